@@ -1,0 +1,39 @@
+// Merge-path partition of CSR SpMV: for every tile boundary b, the row coordinate where the
+// diagonal b * TILE crosses the merge path of (row ends, nonzero indices). Run once per
+// matrix when a plan is made; spmv_csr_merge reads the result.
+#import dispatch
+
+struct Params {
+    rows: u32,
+    nnz: u32,
+    boundaries: u32,
+    tile: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> row_offsets: array<u32>;
+@group(0) @binding(2) var<storage, read_write> tile_rows: array<u32>;
+
+override WG_SIZE: u32 = 256u;
+
+@compute @workgroup_size(WG_SIZE)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let b = linear_workgroup(wid, nwg) * WG_SIZE + lid;
+    if b >= params.boundaries {
+        return;
+    }
+    let diagonal = min(b * params.tile, params.rows + params.nnz);
+    // Largest row count i such that rows 0..i all end before nonzero diagonal - i.
+    var lo = select(0u, diagonal - params.nnz, diagonal > params.nnz);
+    var hi = min(diagonal, params.rows);
+    while lo < hi {
+        let mid = (lo + hi) >> 1u;
+        if row_offsets[mid + 1u] <= diagonal - mid - 1u {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    tile_rows[b] = lo;
+}

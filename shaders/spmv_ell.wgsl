@@ -1,0 +1,40 @@
+// ELL SpMV, one invocation per row. Storage is column-major (slot k of row i at
+// k * rows + i) so neighbouring invocations read neighbouring words. Padding slots hold
+// column 0xffffffff and are skipped, so Inf or NaN in x never meets a padding zero.
+#import dispatch
+#import spmv_store
+
+struct Params {
+    rows: u32,
+    width: u32,
+    alpha: f32,
+    beta: f32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> col_indices: array<u32>;
+@group(0) @binding(2) var<storage, read> values: array<f32>;
+@group(0) @binding(3) var<storage, read> x: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+
+override WG_SIZE: u32 = 256u;
+
+const PADDING: u32 = 0xffffffffu;
+
+@compute @workgroup_size(WG_SIZE)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let row = linear_workgroup(wid, nwg) * WG_SIZE + lid;
+    if row >= params.rows {
+        return;
+    }
+    var sum = 0.0;
+    for (var k = 0u; k < params.width; k++) {
+        let slot = k * params.rows + row;
+        let col = col_indices[slot];
+        if col != PADDING {
+            sum = fma(values[slot], x[col], sum);
+        }
+    }
+    store_y(row, sum);
+}

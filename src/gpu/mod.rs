@@ -1,0 +1,10 @@
+//! GPU plumbing: the context (adapter, device, features, limits), device vectors and
+//! device-resident sparse matrices.
+
+mod buffer;
+mod context;
+mod matrix;
+
+pub use buffer::GpuVec;
+pub use context::{parse_backends, AdapterReport, Context, ContextOptions};
+pub use matrix::{Format, GpuCoo, GpuCsr, GpuEll, GpuHyb, GpuMatrix, RowStats};

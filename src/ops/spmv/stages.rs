@@ -1,0 +1,325 @@
+//! The dispatches behind each SpMV algorithm, with their scratch buffers.
+
+use std::sync::Arc;
+
+use bytemuck::{Pod, Zeroable};
+
+use super::SpmvAlgorithm;
+use crate::gpu::{Context, GpuCoo, GpuCsr, GpuEll, GpuMatrix, GpuVec};
+use crate::pipeline::registry::ids;
+use crate::pipeline::{Kernel, KernelKey};
+use crate::Result;
+
+const WG_SIZE: u32 = 256;
+/// Merge items per invocation of spmv_csr_merge: a tile is WG_SIZE × MERGE_ITEMS long.
+const MERGE_ITEMS: u32 = 6;
+/// Steps of WG_SIZE nonzeros per interval of spmv_coo_segmented.
+const COO_STEPS: u32 = 8;
+/// Bytes of one `Carry { row: u32, value: f32 }`.
+type CarryBits = [u32; 2];
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct RowsParams {
+    rows: u32,
+    alpha: f32,
+    beta: f32,
+    _pad: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct ScaleParams {
+    len: u32,
+    beta: f32,
+    _pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct PartitionParams {
+    rows: u32,
+    nnz: u32,
+    boundaries: u32,
+    tile: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct MergeParams {
+    rows: u32,
+    nnz: u32,
+    tiles: u32,
+    alpha: f32,
+    beta: f32,
+    _pad: [u32; 3],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct FixupParams {
+    count: u32,
+    rows: u32,
+    alpha: f32,
+    _pad: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct CooParams {
+    nnz: u32,
+    intervals: u32,
+    interval_len: u32,
+    alpha: f32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct AtomicParams {
+    nnz: u32,
+    alpha: f32,
+    _pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct EllParams {
+    rows: u32,
+    width: u32,
+    alpha: f32,
+    beta: f32,
+}
+
+/// The kernels and scratch of one planned algorithm.
+#[derive(Debug)]
+pub(super) struct Stages {
+    scale: Arc<Kernel>,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// CsrThread and CsrVector: one dispatch over rows.
+    CsrRows { kernel: Arc<Kernel>, rows_per_workgroup: u32 },
+    CsrMerge { kernel: Arc<Kernel>, tile_rows: GpuVec<u32>, carries: Carries },
+    CooSegmented(CooSegmented),
+    CooAtomic { kernel: Arc<Kernel> },
+    Ell { kernel: Arc<Kernel> },
+    Hyb { ell: Arc<Kernel>, coo: CooSegmented },
+}
+
+/// Per-tile (or per-interval) carries and the kernel that reduces them into y.
+#[derive(Debug)]
+struct Carries {
+    buffer: GpuVec<CarryBits>,
+    fixup: Arc<Kernel>,
+}
+
+#[derive(Debug)]
+struct CooSegmented {
+    kernel: Arc<Kernel>,
+    carries: Carries,
+    intervals: u32,
+    interval_len: u32,
+}
+
+impl Stages {
+    pub(super) fn new(ctx: &Context, a: &GpuMatrix, algorithm: SpmvAlgorithm) -> Result<Self> {
+        let cache = &ctx.inner.pipelines;
+        let scale = cache.get(ctx, &KernelKey::new(ids::SCALE_VECTOR).constant("WG_SIZE", WG_SIZE))?;
+        // Matrices reach the GPU only through validated host formats, so every index the
+        // kernels follow is in bounds: naga's checks can go.
+        let key = |shader| KernelKey::new(shader).constant("WG_SIZE", WG_SIZE).unchecked();
+        let kind = match (a, algorithm) {
+            (GpuMatrix::Csr(_), SpmvAlgorithm::CsrThread) => {
+                Kind::CsrRows { kernel: cache.get(ctx, &key(ids::SPMV_CSR_THREAD))?, rows_per_workgroup: WG_SIZE }
+            }
+            (GpuMatrix::Csr(m), SpmvAlgorithm::CsrVector) => {
+                let group = vector_group(ctx, m.stats.mean);
+                let kernel = cache.get(ctx, &key(ids::SPMV_CSR_VECTOR).subgroups(ctx).constant("GROUP", group))?;
+                Kind::CsrRows { kernel, rows_per_workgroup: WG_SIZE / group }
+            }
+            (GpuMatrix::Csr(m), SpmvAlgorithm::CsrMerge) => plan_merge(ctx, m)?,
+            (GpuMatrix::Coo(m), SpmvAlgorithm::CooSegmented) => Kind::CooSegmented(CooSegmented::new(ctx, m)?),
+            (GpuMatrix::Coo(_), SpmvAlgorithm::CooAtomic) => Kind::CooAtomic { kernel: cache.get(ctx, &key(ids::SPMV_COO_ATOMIC))? },
+            (GpuMatrix::Ell(_), SpmvAlgorithm::Ell) => Kind::Ell { kernel: cache.get(ctx, &key(ids::SPMV_ELL))? },
+            (GpuMatrix::Hyb(m), SpmvAlgorithm::Hyb) => {
+                Kind::Hyb { ell: cache.get(ctx, &key(ids::SPMV_ELL))?, coo: CooSegmented::new(ctx, &m.coo)? }
+            }
+            _ => unreachable!("Spmv::new checked that the algorithm reads the matrix's format"),
+        };
+        Ok(Stages { scale, kind })
+    }
+
+    pub(super) fn extra_bytes(&self) -> u64 {
+        match &self.kind {
+            Kind::CsrMerge { tile_rows, carries, .. } => tile_rows.byte_len() + carries.buffer.byte_len(),
+            Kind::CooSegmented(c) | Kind::Hyb { coo: c, .. } => c.carries.buffer.byte_len(),
+            Kind::CsrRows { .. } | Kind::CooAtomic { .. } | Kind::Ell { .. } => 0,
+        }
+    }
+
+    /// y ← β·y.
+    pub(super) fn encode_scale(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, beta: f32, y: &GpuVec<f32>) -> Result<()> {
+        let params = ScaleParams { len: y.len() as u32, beta, _pad: [0; 2] };
+        let bind = self.scale.bind(ctx, &params, &[("y", y.binding())])?;
+        self.scale.dispatch(ctx, pass, &bind, (y.len() as u64).div_ceil(WG_SIZE as u64))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn encode(
+        &self,
+        ctx: &Context,
+        pass: &mut wgpu::ComputePass<'_>,
+        matrix: &GpuMatrix,
+        alpha: f32,
+        x: &GpuVec<f32>,
+        beta: f32,
+        y: &GpuVec<f32>,
+    ) -> Result<()> {
+        match (&self.kind, matrix) {
+            (Kind::CsrRows { kernel, rows_per_workgroup }, GpuMatrix::Csr(a)) => {
+                let params = RowsParams { rows: a.rows as u32, alpha, beta, _pad: 0 };
+                let bind = kernel.bind(ctx, &params, &csr_bindings(a, x, y))?;
+                kernel.dispatch(ctx, pass, &bind, (a.rows as u64).div_ceil(*rows_per_workgroup as u64))
+            }
+            (Kind::CsrMerge { kernel, tile_rows, carries }, GpuMatrix::Csr(a)) => {
+                let tiles = carries.buffer.len() as u32;
+                let nnz = a.col_indices.len() as u32;
+                let params = MergeParams { rows: a.rows as u32, nnz, tiles, alpha, beta, _pad: [0; 3] };
+                let [offsets, cols, vals, xb, yb] = csr_bindings(a, x, y);
+                let bindings = [offsets, cols, vals, xb, ("tile_rows", tile_rows.binding()), yb, ("carries", carries.buffer.binding())];
+                let bind = kernel.bind(ctx, &params, &bindings)?;
+                kernel.dispatch(ctx, pass, &bind, tiles as u64)?;
+                carries.encode_fixup(ctx, pass, a.rows, alpha, y)
+            }
+            (Kind::CooSegmented(c), GpuMatrix::Coo(a)) => {
+                self.encode_scale(ctx, pass, beta, y)?;
+                c.encode(ctx, pass, a, alpha, x, y)
+            }
+            (Kind::CooAtomic { kernel }, GpuMatrix::Coo(a)) => {
+                self.encode_scale(ctx, pass, beta, y)?;
+                let nnz = a.values.len() as u32;
+                let params = AtomicParams { nnz, alpha, _pad: [0; 2] };
+                let bind = kernel.bind(ctx, &params, &coo_bindings(a, x, y))?;
+                kernel.dispatch(ctx, pass, &bind, (nnz as u64).div_ceil(WG_SIZE as u64))
+            }
+            (Kind::Ell { kernel }, GpuMatrix::Ell(a)) => encode_ell(ctx, pass, kernel, a, alpha, x, beta, y),
+            (Kind::Hyb { ell, coo }, GpuMatrix::Hyb(a)) => {
+                encode_ell(ctx, pass, ell, &a.ell, alpha, x, beta, y)?;
+                coo.encode(ctx, pass, &a.coo, alpha, x, y)
+            }
+            _ => unreachable!("stages are planned for the matrix they run on"),
+        }
+    }
+}
+
+fn csr_bindings<'a>(a: &'a GpuCsr, x: &'a GpuVec<f32>, y: &'a GpuVec<f32>) -> [(&'static str, wgpu::BufferBinding<'a>); 5] {
+    [
+        ("row_offsets", a.row_offsets.binding()),
+        ("col_indices", a.col_indices.binding()),
+        ("values", a.values.binding()),
+        ("x", x.binding()),
+        ("y", y.binding()),
+    ]
+}
+
+fn coo_bindings<'a>(a: &'a GpuCoo, x: &'a GpuVec<f32>, y: &'a GpuVec<f32>) -> [(&'static str, wgpu::BufferBinding<'a>); 5] {
+    [
+        ("row_indices", a.row_indices.binding()),
+        ("col_indices", a.col_indices.binding()),
+        ("values", a.values.binding()),
+        ("x", x.binding()),
+        ("y", y.binding()),
+    ]
+}
+
+#[allow(clippy::too_many_arguments)]
+fn encode_ell(
+    ctx: &Context,
+    pass: &mut wgpu::ComputePass<'_>,
+    kernel: &Kernel,
+    a: &GpuEll,
+    alpha: f32,
+    x: &GpuVec<f32>,
+    beta: f32,
+    y: &GpuVec<f32>,
+) -> Result<()> {
+    let params = EllParams { rows: a.rows as u32, width: a.width as u32, alpha, beta };
+    let bindings = [("col_indices", a.col_indices.binding()), ("values", a.values.binding()), ("x", x.binding()), ("y", y.binding())];
+    let bind = kernel.bind(ctx, &params, &bindings)?;
+    kernel.dispatch(ctx, pass, &bind, (a.rows as u64).div_ceil(WG_SIZE as u64))
+}
+
+/// Lanes per row for CsrVector: the mean row length rounded up to a power of two, at least
+/// 4 and at most a subgroup (32 lanes without subgroups).
+fn vector_group(ctx: &Context, mean_row_len: f64) -> u32 {
+    let max = ctx.subgroup_size_range().map_or(32, |(min, _)| min).clamp(4, WG_SIZE);
+    (mean_row_len.ceil() as u32).next_power_of_two().clamp(4, max)
+}
+
+/// Partitions the merge path once (a dispatch that stays on the GPU) and allocates carries.
+fn plan_merge(ctx: &Context, a: &GpuCsr) -> Result<Kind> {
+    let cache = &ctx.inner.pipelines;
+    let items = merge_items(ctx);
+    let tile = WG_SIZE * items;
+    let nnz = a.col_indices.len() as u64;
+    let tiles = (a.rows as u64 + nnz).div_ceil(tile as u64);
+    let tile_rows = ctx.zeros::<u32>(tiles as usize + 1)?;
+    let carries = Carries::new(ctx, tiles as usize)?;
+    let partition = cache.get(ctx, &KernelKey::new(ids::SPMV_CSR_MERGE_PARTITION).constant("WG_SIZE", WG_SIZE).unchecked())?;
+    let params = PartitionParams { rows: a.rows as u32, nnz: nnz as u32, boundaries: tiles as u32 + 1, tile };
+    let bind = partition.bind(ctx, &params, &[("row_offsets", a.row_offsets.binding()), ("tile_rows", tile_rows.binding())])?;
+    super::super::submit_pass(ctx, "spmv merge partition", |pass| {
+        partition.dispatch(ctx, pass, &bind, (tiles + 1).div_ceil(WG_SIZE as u64))
+    })?;
+    let kernel = cache.get(
+        ctx,
+        &KernelKey::new(ids::SPMV_CSR_MERGE).constant("WG_SIZE", WG_SIZE).constant("ITEMS", items).subgroups(ctx).unchecked(),
+    )?;
+    Ok(Kind::CsrMerge { kernel, tile_rows, carries })
+}
+
+/// Merge items per invocation that fit the device's workgroup memory: the kernel stages
+/// two arrays of WG_SIZE × items words plus two scan arrays of WG_SIZE.
+fn merge_items(ctx: &Context) -> u32 {
+    let budget = ctx.limits().max_compute_workgroup_storage_size / 4;
+    let fit = (budget.saturating_sub(2 * WG_SIZE) / (2 * WG_SIZE)).max(1);
+    MERGE_ITEMS.min(fit)
+}
+
+impl Carries {
+    fn new(ctx: &Context, count: usize) -> Result<Self> {
+        let fixup = ctx.inner.pipelines.get(ctx, &KernelKey::new(ids::SPMV_CARRY_FIXUP).constant("WG_SIZE", WG_SIZE))?;
+        Ok(Carries { buffer: ctx.zeros(count)?, fixup })
+    }
+
+    fn encode_fixup(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, rows: usize, alpha: f32, y: &GpuVec<f32>) -> Result<()> {
+        let count = self.buffer.len() as u32;
+        let params = FixupParams { count, rows: rows as u32, alpha, _pad: 0 };
+        let bind = self.fixup.bind(ctx, &params, &[("carries", self.buffer.binding()), ("y", y.binding())])?;
+        self.fixup.dispatch(ctx, pass, &bind, (count as u64).div_ceil(WG_SIZE as u64))
+    }
+}
+
+impl CooSegmented {
+    fn new(ctx: &Context, a: &GpuCoo) -> Result<Self> {
+        let interval_len = WG_SIZE * COO_STEPS;
+        let intervals = (a.values.len() as u64).div_ceil(interval_len as u64) as u32;
+        let kernel = ctx
+            .inner
+            .pipelines
+            .get(ctx, &KernelKey::new(ids::SPMV_COO_SEGMENTED).constant("WG_SIZE", WG_SIZE).subgroups(ctx).unchecked())?;
+        Ok(CooSegmented { kernel, carries: Carries::new(ctx, intervals as usize)?, intervals, interval_len })
+    }
+
+    /// Adds α·A·x into y (already scaled by β).
+    fn encode(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, a: &GpuCoo, alpha: f32, x: &GpuVec<f32>, y: &GpuVec<f32>) -> Result<()> {
+        let params = CooParams { nnz: a.values.len() as u32, intervals: self.intervals, interval_len: self.interval_len, alpha };
+        let [rows, cols, vals, xb, yb] = coo_bindings(a, x, y);
+        let bindings = [rows, cols, vals, xb, yb, ("carries", self.carries.buffer.binding())];
+        let bind = self.kernel.bind(ctx, &params, &bindings)?;
+        self.kernel.dispatch(ctx, pass, &bind, self.intervals as u64)?;
+        self.carries.encode_fixup(ctx, pass, a.rows, alpha, y)
+    }
+}
