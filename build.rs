@@ -43,7 +43,10 @@ fn main() {
         };
         let flags = flags_used(&text);
         let _ = writeln!(ids, "    pub const {}: ShaderId = ShaderId({index});", name.to_uppercase());
-        let _ = writeln!(out, "    ShaderInfo {{\n        name: {name:?},\n        flags: &{flags:?},\n        variants: &[");
+        let _ = writeln!(
+            out,
+            "    ShaderInfo {{\n        name: {name:?},\n        flags: &{flags:?},\n        variants: &["
+        );
         let mut first_bindings: Option<String> = None;
         for mask in 0..(1u32 << flags.len()) {
             let defined: Vec<&str> =
@@ -160,7 +163,8 @@ struct Interface {
 /// Parses and validates one variant and reflects its interface.
 fn reflect(source: &str) -> Result<Interface, String> {
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
-    let mut validator = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
+    let mut validator =
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all());
     validator.validate(&module).map_err(|e| e.emit_to_string(source))?;
     let entry = match module.entry_points.as_slice() {
         [e] if e.stage == naga::ShaderStage::Compute => e,
@@ -206,7 +210,11 @@ fn reflect(source: &str) -> Result<Interface, String> {
             Some(naga::Expression::Literal(naga::Literal::U32(v))) => format!("Some({v})"),
             _ => "None".into(),
         };
-        let _ = write!(overrides, "OverrideInfo {{ name: {:?}, default: {default} }}, ", o.name.clone().unwrap_or_default());
+        let _ = write!(
+            overrides,
+            "OverrideInfo {{ name: {:?}, default: {default} }}, ",
+            o.name.clone().unwrap_or_default()
+        );
     }
     // A workgroup size set by an override is resolved by the host from the constants.
     let size_override = entry.workgroup_size_overrides.and_then(|o| o[0]).map(|h| match module.global_expressions[h] {
@@ -219,7 +227,10 @@ fn reflect(source: &str) -> Result<Interface, String> {
 
     let mut b = String::new();
     for (binding, name, kind, size) in &bindings {
-        let _ = write!(b, "BindingInfo {{ binding: {binding}, name: {name:?}, kind: BindingKind::{kind}, size: {size} }}, ");
+        let _ = write!(
+            b,
+            "BindingInfo {{ binding: {binding}, name: {name:?}, kind: BindingKind::{kind}, size: {size} }}, "
+        );
     }
     let rest = format!(
         "overrides: &[{overrides}], workgroup_size: {:?}, workgroup_size_override: {size_override:?}, entry_point: {:?}",

@@ -1,7 +1,7 @@
 //! The one error type of wgsparse. Every fallible public function returns [`Result`].
 
-pub use crate::format::FormatError;
 pub use crate::format::matrix_market::MatrixMarketError;
+pub use crate::format::FormatError;
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

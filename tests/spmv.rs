@@ -50,7 +50,13 @@ fn check_all(cases: &[(String, CsrMatrix<f32>)], seed: u64) {
             for algorithm in SpmvAlgorithm::ALL.into_iter().chain([SpmvAlgorithm::Auto]) {
                 let error = spmv_error(ctx, a, algorithm, &mut rng);
                 if !(error <= TOLERANCE) {
-                    failures.push(format!("{mode} {name} ({}x{}, nnz {}) {}: error {error:e}", a.rows(), a.cols(), a.nnz(), algorithm.name()));
+                    failures.push(format!(
+                        "{mode} {name} ({}x{}, nnz {}) {}: error {error:e}",
+                        a.rows(),
+                        a.cols(),
+                        a.nnz(),
+                        algorithm.name()
+                    ));
                 }
             }
         }
@@ -80,7 +86,8 @@ fn spmv_matches_twin_on_generated_matrices() {
 
 #[test]
 fn spmv_handles_degenerate_shapes() {
-    let empty_rows = CsrMatrix::try_from_csr_data(5, 4, vec![0, 0, 2, 2, 2, 3], vec![1, 3, 0], vec![1.0, 2.0, 3.0]).unwrap();
+    let empty_rows =
+        CsrMatrix::try_from_csr_data(5, 4, vec![0, 0, 2, 2, 2, 3], vec![1, 3, 0], vec![1.0, 2.0, 3.0]).unwrap();
     let cases = vec![
         ("0x0".to_string(), CsrMatrix::zeros(0, 0).unwrap()),
         ("7x0".to_string(), CsrMatrix::zeros(7, 0).unwrap()),
@@ -105,7 +112,10 @@ fn spmv_is_exact_around_workgroup_and_subgroup_boundaries() {
         let offsets: Vec<u32> = (0..=rows as u32).map(|i| 2 * i).collect();
         let cols: Vec<u32> = (0..rows as u32).flat_map(|i| [i, (i + 1) % rows as u32]).collect();
         let vals = generate::random_vector(2 * rows, seed);
-        cases.push((format!("2 per row, {rows} rows"), CsrMatrix::try_from_csr_data(rows, rows, offsets, cols, vals).unwrap()));
+        cases.push((
+            format!("2 per row, {rows} rows"),
+            CsrMatrix::try_from_csr_data(rows, rows, offsets, cols, vals).unwrap(),
+        ));
     }
     // One row of exactly 2047, 2048, 2049 entries: a COO interval and a merge tile boundary.
     // Positive values keep the long sum well conditioned, so f32 rounding stays far below

@@ -140,9 +140,8 @@ impl Context {
 
     pub(crate) fn wait(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<()> {
         self.check_alive()?;
-        let result = self
-            .device()
-            .poll(wgpu::PollType::Wait { submission_index: submission, timeout: Some(READBACK_TIMEOUT) });
+        let result =
+            self.device().poll(wgpu::PollType::Wait { submission_index: submission, timeout: Some(READBACK_TIMEOUT) });
         self.check_alive()?;
         result.map(|_| ()).map_err(|e| Error::DeviceLost(format!("waiting for the GPU: {e}")))
     }

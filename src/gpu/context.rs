@@ -236,7 +236,10 @@ impl Context {
 
 impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Context").field("adapter", &self.inner.info.name).field("subgroups", &self.inner.subgroups).finish()
+        f.debug_struct("Context")
+            .field("adapter", &self.inner.info.name)
+            .field("subgroups", &self.inner.subgroups)
+            .finish()
     }
 }
 

@@ -132,7 +132,8 @@ fn compile(ctx: &Context, key: &KernelKey) -> Result<Kernel> {
     }
 
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let source = wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(variant.source.into()) };
+    let source =
+        wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(variant.source.into()) };
     let module = if key.bounds_checks {
         device.create_shader_module(source)
     } else {
@@ -158,7 +159,8 @@ fn compile(ctx: &Context, key: &KernelKey) -> Result<Kernel> {
             count: None,
         })
         .collect();
-    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &entries });
+    let layout =
+        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &entries });
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(&label),
         bind_group_layouts: &[Some(&layout)],
@@ -170,7 +172,10 @@ fn compile(ctx: &Context, key: &KernelKey) -> Result<Kernel> {
         layout: Some(&pipeline_layout),
         module: &module,
         entry_point: Some(variant.entry_point),
-        compilation_options: wgpu::PipelineCompilationOptions { constants: &constants, zero_initialize_workgroup_memory: false },
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants: &constants,
+            zero_initialize_workgroup_memory: false,
+        },
         cache: None,
     });
     if let Some(e) = pollster::block_on(scope.pop()) {
@@ -203,7 +208,10 @@ impl Kernel {
         let names: Vec<&str> = resources.iter().map(|r| r.0).collect();
         let expected: Vec<&str> = bindings[1..].iter().map(|b| b.name).collect();
         if names != expected {
-            return Err(Error::Validation(format!("{}: host binds {names:?}, shader declares {expected:?}", self.name)));
+            return Err(Error::Validation(format!(
+                "{}: host binds {names:?}, shader declares {expected:?}",
+                self.name
+            )));
         }
         let max = ctx.limits().max_storage_buffer_binding_size as u64;
         for (name, b) in resources {
@@ -225,26 +233,40 @@ impl Kernel {
         });
         let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() }];
         for (i, (_, resource)) in resources.iter().enumerate() {
-            entries.push(wgpu::BindGroupEntry { binding: i as u32 + 1, resource: wgpu::BindingResource::Buffer(resource.clone()) });
+            entries.push(wgpu::BindGroupEntry {
+                binding: i as u32 + 1,
+                resource: wgpu::BindingResource::Buffer(resource.clone()),
+            });
         }
-        Ok(device.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(self.name), layout: &self.layout, entries: &entries }))
+        Ok(device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(self.name),
+            layout: &self.layout,
+            entries: &entries,
+        }))
     }
 
     /// Records `workgroups` workgroups, folded into two dimensions past the per-dimension
     /// limit. Shaders recover the linear index as `id.x + id.y * num_workgroups.x` and
     /// bound-check it themselves.
-    pub(crate) fn dispatch(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, bind_group: &wgpu::BindGroup, workgroups: u64) -> Result<()> {
+    pub(crate) fn dispatch(
+        &self,
+        ctx: &Context,
+        pass: &mut wgpu::ComputePass<'_>,
+        bind_group: &wgpu::BindGroup,
+        workgroups: u64,
+    ) -> Result<()> {
         if workgroups == 0 {
             return Ok(());
         }
-        let (x, y) = fold_workgroups(workgroups, ctx.limits().max_compute_workgroups_per_dimension).ok_or_else(|| {
-            Error::LimitExceeded {
-                what: format!("dispatch of {}", self.name),
-                limit: "max_compute_workgroups_per_dimension",
-                requested: workgroups,
-                max: (ctx.limits().max_compute_workgroups_per_dimension as u64).pow(2),
-            }
-        })?;
+        let (x, y) =
+            fold_workgroups(workgroups, ctx.limits().max_compute_workgroups_per_dimension).ok_or_else(|| {
+                Error::LimitExceeded {
+                    what: format!("dispatch of {}", self.name),
+                    limit: "max_compute_workgroups_per_dimension",
+                    requested: workgroups,
+                    max: (ctx.limits().max_compute_workgroups_per_dimension as u64).pow(2),
+                }
+            })?;
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, Some(bind_group), &[]);
         pass.dispatch_workgroups(x, y, 1);
@@ -270,7 +292,9 @@ mod tests {
 
     #[test]
     fn folding_covers_every_workgroup_within_limits() {
-        for &(n, max) in &[(1u64, 65535u32), (65535, 65535), (65536, 65535), (1 << 32, 65535), (1000, 7), (49, 7), (50, 7)] {
+        for &(n, max) in
+            &[(1u64, 65535u32), (65535, 65535), (65536, 65535), (65535 * 65535, 65535), (1000, 40), (49, 7)]
+        {
             let (x, y) = fold_workgroups(n, max).unwrap();
             assert!(x <= max && y <= max, "{n} {max}: {x} {y}");
             assert!(x as u64 * y as u64 >= n && (x as u64 * y as u64) - n < y as u64, "{n} {max}: {x} {y}");

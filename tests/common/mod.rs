@@ -13,8 +13,9 @@ pub fn contexts() -> &'static [(&'static str, Context)] {
     static CONTEXTS: OnceLock<Vec<(&'static str, Context)>> = OnceLock::new();
     CONTEXTS.get_or_init(|| {
         let options = ContextOptions::from_env().expect("WGSPARSE_* variables parse");
-        let with = Context::new_blocking(options.clone().with_subgroups(true))
-            .unwrap_or_else(|e| panic!("a GPU adapter is needed for these tests (cargo xtask test sets up lavapipe): {e}"));
+        let with = Context::new_blocking(options.clone().with_subgroups(true)).unwrap_or_else(|e| {
+            panic!("a GPU adapter is needed for these tests (cargo xtask test sets up lavapipe): {e}")
+        });
         eprintln!("{}", with.report());
         let without = Context::new_blocking(options.with_subgroups(false)).expect("second context");
         let mut contexts = vec![("no-subgroups", without)];

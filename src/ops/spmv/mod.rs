@@ -158,7 +158,14 @@ impl Spmv {
     }
 
     /// Records the product into `pass` (several dispatches; wgpu orders them).
-    pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>, alpha: f32, x: &GpuVec<f32>, beta: f32, y: &mut GpuVec<f32>) -> Result<()> {
+    pub fn encode(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        alpha: f32,
+        x: &GpuVec<f32>,
+        beta: f32,
+        y: &mut GpuVec<f32>,
+    ) -> Result<()> {
         let (rows, cols) = (self.matrix.rows(), self.matrix.cols());
         if x.len() != cols {
             return Err(Error::dimension("spmv", "x length", cols, x.len()));

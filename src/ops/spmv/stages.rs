@@ -100,12 +100,26 @@ pub(super) struct Stages {
 #[derive(Debug)]
 enum Kind {
     /// CsrThread and CsrVector: one dispatch over rows.
-    CsrRows { kernel: Arc<Kernel>, rows_per_workgroup: u32 },
-    CsrMerge { kernel: Arc<Kernel>, tile_rows: GpuVec<u32>, carries: Carries },
+    CsrRows {
+        kernel: Arc<Kernel>,
+        rows_per_workgroup: u32,
+    },
+    CsrMerge {
+        kernel: Arc<Kernel>,
+        tile_rows: GpuVec<u32>,
+        carries: Carries,
+    },
     CooSegmented(CooSegmented),
-    CooAtomic { kernel: Arc<Kernel> },
-    Ell { kernel: Arc<Kernel> },
-    Hyb { ell: Arc<Kernel>, coo: CooSegmented },
+    CooAtomic {
+        kernel: Arc<Kernel>,
+    },
+    Ell {
+        kernel: Arc<Kernel>,
+    },
+    Hyb {
+        ell: Arc<Kernel>,
+        coo: CooSegmented,
+    },
 }
 
 /// Per-tile (or per-interval) carries and the kernel that reduces them into y.
@@ -141,7 +155,9 @@ impl Stages {
             }
             (GpuMatrix::Csr(m), SpmvAlgorithm::CsrMerge) => plan_merge(ctx, m)?,
             (GpuMatrix::Coo(m), SpmvAlgorithm::CooSegmented) => Kind::CooSegmented(CooSegmented::new(ctx, m)?),
-            (GpuMatrix::Coo(_), SpmvAlgorithm::CooAtomic) => Kind::CooAtomic { kernel: cache.get(ctx, &key(ids::SPMV_COO_ATOMIC))? },
+            (GpuMatrix::Coo(_), SpmvAlgorithm::CooAtomic) => {
+                Kind::CooAtomic { kernel: cache.get(ctx, &key(ids::SPMV_COO_ATOMIC))? }
+            }
             (GpuMatrix::Ell(_), SpmvAlgorithm::Ell) => Kind::Ell { kernel: cache.get(ctx, &key(ids::SPMV_ELL))? },
             (GpuMatrix::Hyb(m), SpmvAlgorithm::Hyb) => {
                 Kind::Hyb { ell: cache.get(ctx, &key(ids::SPMV_ELL))?, coo: CooSegmented::new(ctx, &m.coo)? }
@@ -160,7 +176,13 @@ impl Stages {
     }
 
     /// y ← β·y.
-    pub(super) fn encode_scale(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, beta: f32, y: &GpuVec<f32>) -> Result<()> {
+    pub(super) fn encode_scale(
+        &self,
+        ctx: &Context,
+        pass: &mut wgpu::ComputePass<'_>,
+        beta: f32,
+        y: &GpuVec<f32>,
+    ) -> Result<()> {
         let params = ScaleParams { len: y.len() as u32, beta, _pad: [0; 2] };
         let bind = self.scale.bind(ctx, &params, &[("y", y.binding())])?;
         self.scale.dispatch(ctx, pass, &bind, (y.len() as u64).div_ceil(WG_SIZE as u64))
@@ -188,7 +210,15 @@ impl Stages {
                 let nnz = a.col_indices.len() as u32;
                 let params = MergeParams { rows: a.rows as u32, nnz, tiles, alpha, beta, _pad: [0; 3] };
                 let [offsets, cols, vals, xb, yb] = csr_bindings(a, x, y);
-                let bindings = [offsets, cols, vals, xb, ("tile_rows", tile_rows.binding()), yb, ("carries", carries.buffer.binding())];
+                let bindings = [
+                    offsets,
+                    cols,
+                    vals,
+                    xb,
+                    ("tile_rows", tile_rows.binding()),
+                    yb,
+                    ("carries", carries.buffer.binding()),
+                ];
                 let bind = kernel.bind(ctx, &params, &bindings)?;
                 kernel.dispatch(ctx, pass, &bind, tiles as u64)?;
                 carries.encode_fixup(ctx, pass, a.rows, alpha, y)
@@ -214,7 +244,11 @@ impl Stages {
     }
 }
 
-fn csr_bindings<'a>(a: &'a GpuCsr, x: &'a GpuVec<f32>, y: &'a GpuVec<f32>) -> [(&'static str, wgpu::BufferBinding<'a>); 5] {
+fn csr_bindings<'a>(
+    a: &'a GpuCsr,
+    x: &'a GpuVec<f32>,
+    y: &'a GpuVec<f32>,
+) -> [(&'static str, wgpu::BufferBinding<'a>); 5] {
     [
         ("row_offsets", a.row_offsets.binding()),
         ("col_indices", a.col_indices.binding()),
@@ -224,7 +258,11 @@ fn csr_bindings<'a>(a: &'a GpuCsr, x: &'a GpuVec<f32>, y: &'a GpuVec<f32>) -> [(
     ]
 }
 
-fn coo_bindings<'a>(a: &'a GpuCoo, x: &'a GpuVec<f32>, y: &'a GpuVec<f32>) -> [(&'static str, wgpu::BufferBinding<'a>); 5] {
+fn coo_bindings<'a>(
+    a: &'a GpuCoo,
+    x: &'a GpuVec<f32>,
+    y: &'a GpuVec<f32>,
+) -> [(&'static str, wgpu::BufferBinding<'a>); 5] {
     [
         ("row_indices", a.row_indices.binding()),
         ("col_indices", a.col_indices.binding()),
@@ -246,7 +284,12 @@ fn encode_ell(
     y: &GpuVec<f32>,
 ) -> Result<()> {
     let params = EllParams { rows: a.rows as u32, width: a.width as u32, alpha, beta };
-    let bindings = [("col_indices", a.col_indices.binding()), ("values", a.values.binding()), ("x", x.binding()), ("y", y.binding())];
+    let bindings = [
+        ("col_indices", a.col_indices.binding()),
+        ("values", a.values.binding()),
+        ("x", x.binding()),
+        ("y", y.binding()),
+    ];
     let bind = kernel.bind(ctx, &params, &bindings)?;
     kernel.dispatch(ctx, pass, &bind, (a.rows as u64).div_ceil(WG_SIZE as u64))
 }
@@ -267,15 +310,24 @@ fn plan_merge(ctx: &Context, a: &GpuCsr) -> Result<Kind> {
     let tiles = (a.rows as u64 + nnz).div_ceil(tile as u64);
     let tile_rows = ctx.zeros::<u32>(tiles as usize + 1)?;
     let carries = Carries::new(ctx, tiles as usize)?;
-    let partition = cache.get(ctx, &KernelKey::new(ids::SPMV_CSR_MERGE_PARTITION).constant("WG_SIZE", WG_SIZE).unchecked())?;
+    let partition =
+        cache.get(ctx, &KernelKey::new(ids::SPMV_CSR_MERGE_PARTITION).constant("WG_SIZE", WG_SIZE).unchecked())?;
     let params = PartitionParams { rows: a.rows as u32, nnz: nnz as u32, boundaries: tiles as u32 + 1, tile };
-    let bind = partition.bind(ctx, &params, &[("row_offsets", a.row_offsets.binding()), ("tile_rows", tile_rows.binding())])?;
+    let bind = partition.bind(
+        ctx,
+        &params,
+        &[("row_offsets", a.row_offsets.binding()), ("tile_rows", tile_rows.binding())],
+    )?;
     super::super::submit_pass(ctx, "spmv merge partition", |pass| {
         partition.dispatch(ctx, pass, &bind, (tiles + 1).div_ceil(WG_SIZE as u64))
     })?;
     let kernel = cache.get(
         ctx,
-        &KernelKey::new(ids::SPMV_CSR_MERGE).constant("WG_SIZE", WG_SIZE).constant("ITEMS", items).subgroups(ctx).unchecked(),
+        &KernelKey::new(ids::SPMV_CSR_MERGE)
+            .constant("WG_SIZE", WG_SIZE)
+            .constant("ITEMS", items)
+            .subgroups(ctx)
+            .unchecked(),
     )?;
     Ok(Kind::CsrMerge { kernel, tile_rows, carries })
 }
@@ -290,11 +342,19 @@ fn merge_items(ctx: &Context) -> u32 {
 
 impl Carries {
     fn new(ctx: &Context, count: usize) -> Result<Self> {
-        let fixup = ctx.inner.pipelines.get(ctx, &KernelKey::new(ids::SPMV_CARRY_FIXUP).constant("WG_SIZE", WG_SIZE))?;
+        let fixup =
+            ctx.inner.pipelines.get(ctx, &KernelKey::new(ids::SPMV_CARRY_FIXUP).constant("WG_SIZE", WG_SIZE))?;
         Ok(Carries { buffer: ctx.zeros(count)?, fixup })
     }
 
-    fn encode_fixup(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, rows: usize, alpha: f32, y: &GpuVec<f32>) -> Result<()> {
+    fn encode_fixup(
+        &self,
+        ctx: &Context,
+        pass: &mut wgpu::ComputePass<'_>,
+        rows: usize,
+        alpha: f32,
+        y: &GpuVec<f32>,
+    ) -> Result<()> {
         let count = self.buffer.len() as u32;
         let params = FixupParams { count, rows: rows as u32, alpha, _pad: 0 };
         let bind = self.fixup.bind(ctx, &params, &[("carries", self.buffer.binding()), ("y", y.binding())])?;
@@ -306,16 +366,25 @@ impl CooSegmented {
     fn new(ctx: &Context, a: &GpuCoo) -> Result<Self> {
         let interval_len = WG_SIZE * COO_STEPS;
         let intervals = (a.values.len() as u64).div_ceil(interval_len as u64) as u32;
-        let kernel = ctx
-            .inner
-            .pipelines
-            .get(ctx, &KernelKey::new(ids::SPMV_COO_SEGMENTED).constant("WG_SIZE", WG_SIZE).subgroups(ctx).unchecked())?;
+        let kernel = ctx.inner.pipelines.get(
+            ctx,
+            &KernelKey::new(ids::SPMV_COO_SEGMENTED).constant("WG_SIZE", WG_SIZE).subgroups(ctx).unchecked(),
+        )?;
         Ok(CooSegmented { kernel, carries: Carries::new(ctx, intervals as usize)?, intervals, interval_len })
     }
 
     /// Adds α·A·x into y (already scaled by β).
-    fn encode(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, a: &GpuCoo, alpha: f32, x: &GpuVec<f32>, y: &GpuVec<f32>) -> Result<()> {
-        let params = CooParams { nnz: a.values.len() as u32, intervals: self.intervals, interval_len: self.interval_len, alpha };
+    fn encode(
+        &self,
+        ctx: &Context,
+        pass: &mut wgpu::ComputePass<'_>,
+        a: &GpuCoo,
+        alpha: f32,
+        x: &GpuVec<f32>,
+        y: &GpuVec<f32>,
+    ) -> Result<()> {
+        let params =
+            CooParams { nnz: a.values.len() as u32, intervals: self.intervals, interval_len: self.interval_len, alpha };
         let [rows, cols, vals, xb, yb] = coo_bindings(a, x, y);
         let bindings = [rows, cols, vals, xb, yb, ("carries", self.carries.buffer.binding())];
         let bind = self.kernel.bind(ctx, &params, &bindings)?;

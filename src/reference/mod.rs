@@ -1,0 +1,14 @@
+//! CPU twins of the GPU operations: the oracles every kernel test compares against.
+//!
+//! Each twin has the name of its GPU op and loops over its format the way the shader does
+//! (row by row for CSR and ELL, entry by entry for COO), but accumulates in f64 so that its
+//! own rounding error is negligible next to the f32 kernels'.
+//!
+//! These functions take test inputs, not user input: operand shapes are checked with
+//! `assert!`, and a mismatch panics with a message saying which operand is wrong.
+
+mod compare;
+mod spmv;
+
+pub use compare::{max_relative_error, relative_error};
+pub use spmv::{gemv_dense, spmv_coo, spmv_csr, spmv_ell, spmv_hyb};
