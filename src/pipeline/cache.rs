@@ -288,7 +288,39 @@ pub(crate) fn fold_workgroups(n: u64, max: u32) -> Option<(u32, u32)> {
 
 #[cfg(test)]
 mod tests {
-    use super::fold_workgroups;
+    use super::*;
+    use crate::pipeline::registry::ids;
+    use crate::ContextOptions;
+
+    #[test]
+    fn a_key_is_compiled_once_even_when_threads_race_for_it() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).expect("a GPU adapter (lavapipe will do)");
+        let key = KernelKey::new(ids::SCALE_VECTOR).constant("WG_SIZE", 64);
+        let before = ctx.inner.pipelines.compiled();
+        let kernels: Vec<Arc<Kernel>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8).map(|_| s.spawn(|| ctx.inner.pipelines.get(&ctx, &key).unwrap())).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(ctx.inner.pipelines.compiled(), before + 1);
+        assert!(kernels.iter().all(|k| Arc::ptr_eq(k, &kernels[0])));
+        assert_eq!(kernels[0].workgroup_size, 64);
+        // Another constant is another pipeline.
+        ctx.inner.pipelines.get(&ctx, &key.clone().constant("WG_SIZE", 128)).unwrap();
+        assert_eq!(ctx.inner.pipelines.compiled(), before + 2);
+    }
+
+    #[test]
+    fn a_binding_named_differently_on_the_host_is_refused() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).expect("a GPU adapter (lavapipe will do)");
+        let kernel = ctx.inner.pipelines.get(&ctx, &KernelKey::new(ids::SCALE_VECTOR)).unwrap();
+        let y = ctx.zeros::<f32>(4).unwrap();
+        let params = [4u32, 0, 0, 0];
+        let err = kernel.bind(&ctx, &params, &[("z", y.binding())]).unwrap_err();
+        assert!(matches!(err, Error::Validation(ref m) if m.contains("z")), "{err}");
+        let err = kernel.bind(&ctx, &[0u32; 2], &[("y", y.binding())]).unwrap_err();
+        assert!(matches!(err, Error::Validation(ref m) if m.contains("params")), "{err}");
+        kernel.bind(&ctx, &params, &[("y", y.binding())]).unwrap();
+    }
 
     #[test]
     fn folding_covers_every_workgroup_within_limits() {

@@ -392,3 +392,35 @@ impl CooSegmented {
         self.carries.encode_fixup(ctx, pass, a.rows, alpha, y)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::registry::ShaderId;
+
+    fn shader_params_size(shader: ShaderId) -> usize {
+        shader.info().variants.iter().map(|v| v.bindings[0].size as usize).max().unwrap()
+    }
+
+    /// Kernel::bind checks this on every call; this pins it without a GPU.
+    #[test]
+    fn host_params_structs_match_the_shaders() {
+        use std::mem::size_of;
+        let pairs = [
+            (ids::SPMV_CSR_THREAD, size_of::<RowsParams>()),
+            (ids::SPMV_CSR_VECTOR, size_of::<RowsParams>()),
+            (ids::SCALE_VECTOR, size_of::<ScaleParams>()),
+            (ids::SPMV_CSR_MERGE_PARTITION, size_of::<PartitionParams>()),
+            (ids::SPMV_CSR_MERGE, size_of::<MergeParams>()),
+            (ids::SPMV_CARRY_FIXUP, size_of::<FixupParams>()),
+            (ids::SPMV_COO_SEGMENTED, size_of::<CooParams>()),
+            (ids::SPMV_COO_ATOMIC, size_of::<AtomicParams>()),
+            (ids::SPMV_ELL, size_of::<EllParams>()),
+        ];
+        for (shader, host) in pairs {
+            assert_eq!(host, shader_params_size(shader), "{}", shader.info().name);
+        }
+        let carries = ids::SPMV_CARRY_FIXUP.info().variants[0].bindings.iter().find(|b| b.name == "carries").unwrap();
+        assert_eq!(size_of::<CarryBits>(), carries.size as usize, "Carry stride");
+    }
+}
