@@ -49,16 +49,21 @@ fn run(tile: u32, lane: Lane) {
     let nrows = r1 - r0;
     let nnz = diag1 - r1 - n0;
 
-    for (var k = lane.index; k < nrows; k += WG_SIZE) {
-        staged[k] = row_offsets[r0 + 1u + k];
-    }
-    for (var k = lane.index; k < nnz; k += WG_SIZE) {
-        staged[nrows + k] = bitcast<u32>(values[n0 + k] * x[col_indices[n0 + k]]);
+    // Stage row ends, then products. A fixed trip count lets the compiler issue every
+    // load of the tile before the first one returns.
+    let items = nrows + nnz;
+    for (var s = 0u; s < ITEMS; s++) {
+        let k = s * WG_SIZE + lane.index;
+        if k < nrows {
+            staged[k] = row_offsets[r0 + 1u + k];
+        } else if k < items {
+            let n = n0 + k - nrows;
+            staged[k] = bitcast<u32>(values[n] * x[col_indices[n]]);
+        }
     }
     workgroupBarrier();
 
     // This invocation's start on the tile's merge path.
-    let items = nrows + nnz;
     let d = min(lane.index * ITEMS, items);
     var lo = select(0u, d - nnz, d > nnz);
     var hi = min(d, nrows);
@@ -74,8 +79,7 @@ fn run(tile: u32, lane: Lane) {
     var i = lo;
     var j = d - lo;
     var sum = 0.0;
-    let end = min(d + ITEMS, items);
-    for (var k = d; k < end; k++) {
+    for (var s = 0u; s < ITEMS && d + s < items; s++) {
         var row_end = 0xffffffffu;
         if i < nrows {
             row_end = staged[i];

@@ -11,7 +11,7 @@ mod pipeline;
 pub mod reference;
 
 pub use error::{Error, Result};
-/// The shaders wgsparse ships, validated and reflected at build time.
-pub use pipeline::registry as shaders;
 pub use format::{CooMatrix, CsrMatrix, DenseMatrix, EllMatrix, FormatError, HybMatrix, Scalar};
 pub use gpu::{Context, ContextOptions};
+/// The shaders wgsparse ships, validated and reflected at build time.
+pub use pipeline::registry as shaders;

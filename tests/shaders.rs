@@ -25,7 +25,8 @@ fn translate(name: &str, source: &str) -> Result<(), String> {
     spv::write_vec(&module, &info, &spv_options, Some(&spv_pipeline)).map_err(|e| format!("{name}: SPIR-V: {e}"))?;
 
     let msl_options = msl::Options { lang_version: (2, 4), ..Default::default() };
-    let msl_pipeline = msl::PipelineOptions { entry_point: Some((entry.stage, entry.name.clone())), ..Default::default() };
+    let msl_pipeline =
+        msl::PipelineOptions { entry_point: Some((entry.stage, entry.name.clone())), ..Default::default() };
     msl::write_string(&module, &info, &msl_options, &msl_pipeline).map_err(|e| format!("{name}: MSL: {e}"))?;
 
     let hlsl_options = hlsl::Options { shader_model: hlsl::ShaderModel::V6_0, ..Default::default() };

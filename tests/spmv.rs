@@ -176,3 +176,56 @@ fn spmv_refuses_an_algorithm_for_another_format() {
     let hyb = GpuMatrix::from_csr(ctx, &a, Format::Hyb(HybSplit::Width(1))).unwrap();
     assert_eq!(Spmv::new(ctx, &hyb, SpmvAlgorithm::Auto).unwrap().algorithm(), SpmvAlgorithm::Hyb);
 }
+
+/// The tuning knobs change tiling, never results.
+#[test]
+fn spmv_is_correct_for_every_tuning() {
+    use wgsparse::ops::SpmvOptions;
+    let seed = common::seed("tunings");
+    let mut rng = Rng::new(seed);
+    let matrices = [generate::dense_row_mix(3000, 2500, seed), generate::rmat(10, 6, 0.57, 0.19, 0.19, seed)];
+    let tunings = [
+        (SpmvAlgorithm::CsrMerge, SpmvOptions::default().merge_items(1).workgroup_size(32)),
+        (SpmvAlgorithm::CsrMerge, SpmvOptions::default().merge_items(3).workgroup_size(1024)),
+        (SpmvAlgorithm::CsrMerge, SpmvOptions::default().merge_items(11).workgroup_size(64)),
+        (SpmvAlgorithm::CsrVector, SpmvOptions::default().vector_lanes(1)),
+        (SpmvAlgorithm::CsrVector, SpmvOptions::default().vector_lanes(4).workgroup_size(64)),
+        (SpmvAlgorithm::CooSegmented, SpmvOptions::default().coo_steps(1).workgroup_size(32)),
+        (SpmvAlgorithm::CooSegmented, SpmvOptions::default().coo_steps(5).workgroup_size(512)),
+        (SpmvAlgorithm::Hyb, SpmvOptions::default().coo_steps(2).workgroup_size(128)),
+        (SpmvAlgorithm::CsrThread, SpmvOptions::default().workgroup_size(32)),
+    ];
+    for (mode, ctx) in common::contexts() {
+        for a in &matrices {
+            for (algorithm, options) in tunings {
+                let matrix = upload(ctx, a, algorithm);
+                let plan = Spmv::with_options(ctx, &matrix, algorithm, &options).unwrap();
+                let x = generate::random_vector(a.cols(), rng.next_u64());
+                let mut y = ctx.upload(&vec![f32::NAN; a.rows()]).unwrap();
+                plan.run(1.0, &ctx.upload(&x).unwrap(), 0.0, &mut y).unwrap();
+                let error = relative_error(&y.read_blocking(ctx).unwrap(), &spmv_csr(1.0, a, &x, 0.0, &[]));
+                assert!(error <= TOLERANCE, "seed {seed} {mode} {algorithm:?} {options:?}: {error:e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn spmv_refuses_invalid_tunings() {
+    use wgsparse::ops::SpmvOptions;
+    let (_, ctx) = &common::contexts()[0];
+    let a = GpuMatrix::from_csr(ctx, &generate::random(10, 10, 0.3, 3), Format::Csr).unwrap();
+    for options in [
+        SpmvOptions::default().workgroup_size(100),
+        SpmvOptions::default().workgroup_size(16),
+        SpmvOptions::default().workgroup_size(1 << 20),
+        SpmvOptions::default().merge_items(0),
+        SpmvOptions::default().merge_items(1000),
+        SpmvOptions::default().vector_lanes(3),
+        SpmvOptions::default().vector_lanes(64),
+        SpmvOptions::default().coo_steps(0),
+    ] {
+        let err = Spmv::with_options(ctx, &a, SpmvAlgorithm::CsrMerge, &options).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{options:?}: {err}");
+    }
+}

@@ -225,6 +225,11 @@ impl Context {
         }
     }
 
+    /// How many compute pipelines this context has compiled (each kernel variant once).
+    pub fn pipelines_compiled(&self) -> usize {
+        self.inner.pipelines.compiled()
+    }
+
     /// Fails with [`Error::DeviceLost`] once the device is gone.
     pub(crate) fn check_alive(&self) -> Result<()> {
         match &*self.inner.lost.lock().unwrap_or_else(|p| p.into_inner()) {

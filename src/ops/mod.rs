@@ -5,7 +5,7 @@ mod copy;
 pub mod spmv;
 
 pub use copy::encode_copy;
-pub use spmv::{spmv, Spmv, SpmvAlgorithm};
+pub use spmv::{spmv, Spmv, SpmvAlgorithm, SpmvOptions};
 
 use crate::gpu::Context;
 use crate::Result;

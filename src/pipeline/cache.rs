@@ -245,6 +245,17 @@ impl Kernel {
         }))
     }
 
+    /// Records enough workgroups for one invocation per item.
+    pub(crate) fn dispatch_items(
+        &self,
+        ctx: &Context,
+        pass: &mut wgpu::ComputePass<'_>,
+        bind_group: &wgpu::BindGroup,
+        items: u64,
+    ) -> Result<()> {
+        self.dispatch(ctx, pass, bind_group, items.div_ceil(self.workgroup_size as u64))
+    }
+
     /// Records `workgroups` workgroups, folded into two dimensions past the per-dimension
     /// limit. Shaders recover the linear index as `id.x + id.y * num_workgroups.x` and
     /// bound-check it themselves.

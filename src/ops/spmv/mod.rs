@@ -116,6 +116,84 @@ impl SpmvAlgorithm {
     }
 }
 
+/// Tuning knobs of the SpMV kernels. The defaults are what `Spmv::new` uses; the benchmark
+/// sweeps them. Invalid values are refused by [`Spmv::with_options`] with
+/// [`Error::InvalidArgument`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SpmvOptions {
+    /// Invocations per workgroup: a power of two, at least the adapter's largest subgroup
+    /// and at most its invocation limit. Default 256.
+    pub workgroup_size: u32,
+    /// `CsrMerge`: merge items (row ends + nonzeros) per invocation. Default: 6, or fewer
+    /// where workgroup memory is small.
+    pub merge_items: Option<u32>,
+    /// `CsrVector`: lanes per row, a power of two up to the subgroup size (32 without
+    /// subgroups). Default: the mean row length rounded up, at least 4.
+    pub vector_lanes: Option<u32>,
+    /// `CooSegmented` and `Hyb`: workgroup-sized steps per interval. Default 8.
+    pub coo_steps: u32,
+}
+
+impl Default for SpmvOptions {
+    fn default() -> Self {
+        SpmvOptions { workgroup_size: 256, merge_items: None, vector_lanes: None, coo_steps: 8 }
+    }
+}
+
+impl SpmvOptions {
+    /// Sets [`SpmvOptions::workgroup_size`].
+    pub fn workgroup_size(mut self, size: u32) -> Self {
+        self.workgroup_size = size;
+        self
+    }
+    /// Sets [`SpmvOptions::merge_items`].
+    pub fn merge_items(mut self, items: u32) -> Self {
+        self.merge_items = Some(items);
+        self
+    }
+    /// Sets [`SpmvOptions::vector_lanes`].
+    pub fn vector_lanes(mut self, lanes: u32) -> Self {
+        self.vector_lanes = Some(lanes);
+        self
+    }
+    /// Sets [`SpmvOptions::coo_steps`].
+    pub fn coo_steps(mut self, steps: u32) -> Self {
+        self.coo_steps = steps;
+        self
+    }
+
+    fn validate(&self, ctx: &Context) -> Result<()> {
+        let wg = self.workgroup_size;
+        let largest_subgroup = ctx.subgroup_size_range().map_or(1, |r| r.1);
+        let bad = |what: String| Err(Error::InvalidArgument(format!("SpmvOptions: {what}")));
+        if !wg.is_power_of_two()
+            || wg < largest_subgroup.max(32)
+            || wg > ctx.limits().max_compute_invocations_per_workgroup
+        {
+            return bad(format!(
+                "workgroup_size {wg} must be a power of two between 32, the subgroup size and the device limit"
+            ));
+        }
+        let max_lanes = ctx.subgroup_size_range().map_or(32, |r| r.0).min(wg);
+        if let Some(lanes) = self.vector_lanes {
+            if !lanes.is_power_of_two() || lanes > max_lanes {
+                return bad(format!("vector_lanes {lanes} must be a power of two up to {max_lanes}"));
+            }
+        }
+        if let Some(items) = self.merge_items {
+            let bytes = 4 * (2 * wg * items + 2 * wg) as u64;
+            if items == 0 || bytes > ctx.limits().max_compute_workgroup_storage_size as u64 {
+                return bad(format!("merge_items {items} needs {bytes} bytes of workgroup memory"));
+            }
+        }
+        if self.coo_steps == 0 {
+            return bad("coo_steps must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
 /// A planned SpMV for one matrix: kernels compiled and scratch allocated once, run many
 /// times. The plan holds its own handles to the matrix's buffers.
 #[derive(Debug)]
@@ -130,7 +208,13 @@ impl Spmv {
     /// Plans `y ← α·A·x + β·y` for `a`. `algorithm` must read `a`'s format
     /// ([`SpmvAlgorithm::format`]); `Auto` always does.
     pub fn new(ctx: &Context, a: &GpuMatrix, algorithm: SpmvAlgorithm) -> Result<Self> {
+        Self::with_options(ctx, a, algorithm, &SpmvOptions::default())
+    }
+
+    /// [`Spmv::new`] with tuning knobs.
+    pub fn with_options(ctx: &Context, a: &GpuMatrix, algorithm: SpmvAlgorithm, options: &SpmvOptions) -> Result<Self> {
         ctx.check_alive()?;
+        options.validate(ctx)?;
         let algorithm = match algorithm {
             SpmvAlgorithm::Auto => SpmvAlgorithm::auto_for(a),
             other => other,
@@ -143,7 +227,7 @@ impl Spmv {
                 a.format_name()
             )));
         }
-        let stages = Stages::new(ctx, a, algorithm)?;
+        let stages = Stages::new(ctx, a, algorithm, options)?;
         Ok(Spmv { ctx: ctx.clone(), matrix: a.clone(), algorithm, stages })
     }
 

@@ -4,17 +4,12 @@ use std::sync::Arc;
 
 use bytemuck::{Pod, Zeroable};
 
-use super::SpmvAlgorithm;
+use super::{SpmvAlgorithm, SpmvOptions};
 use crate::gpu::{Context, GpuCoo, GpuCsr, GpuEll, GpuMatrix, GpuVec};
 use crate::pipeline::registry::ids;
 use crate::pipeline::{Kernel, KernelKey};
 use crate::Result;
 
-const WG_SIZE: u32 = 256;
-/// Merge items per invocation of spmv_csr_merge: a tile is WG_SIZE × MERGE_ITEMS long.
-const MERGE_ITEMS: u32 = 6;
-/// Steps of WG_SIZE nonzeros per interval of spmv_coo_segmented.
-const COO_STEPS: u32 = 8;
 /// Bytes of one `Carry { row: u32, value: f32 }`.
 type CarryBits = [u32; 2];
 
@@ -138,29 +133,30 @@ struct CooSegmented {
 }
 
 impl Stages {
-    pub(super) fn new(ctx: &Context, a: &GpuMatrix, algorithm: SpmvAlgorithm) -> Result<Self> {
+    pub(super) fn new(ctx: &Context, a: &GpuMatrix, algorithm: SpmvAlgorithm, options: &SpmvOptions) -> Result<Self> {
         let cache = &ctx.inner.pipelines;
-        let scale = cache.get(ctx, &KernelKey::new(ids::SCALE_VECTOR).constant("WG_SIZE", WG_SIZE))?;
+        let wg = options.workgroup_size;
+        let scale = cache.get(ctx, &KernelKey::new(ids::SCALE_VECTOR).constant("WG_SIZE", wg))?;
         // Matrices reach the GPU only through validated host formats, so every index the
         // kernels follow is in bounds: naga's checks can go.
-        let key = |shader| KernelKey::new(shader).constant("WG_SIZE", WG_SIZE).unchecked();
+        let key = |shader| KernelKey::new(shader).constant("WG_SIZE", wg).unchecked();
         let kind = match (a, algorithm) {
             (GpuMatrix::Csr(_), SpmvAlgorithm::CsrThread) => {
-                Kind::CsrRows { kernel: cache.get(ctx, &key(ids::SPMV_CSR_THREAD))?, rows_per_workgroup: WG_SIZE }
+                Kind::CsrRows { kernel: cache.get(ctx, &key(ids::SPMV_CSR_THREAD))?, rows_per_workgroup: wg }
             }
             (GpuMatrix::Csr(m), SpmvAlgorithm::CsrVector) => {
-                let group = vector_group(ctx, m.stats.mean);
-                let kernel = cache.get(ctx, &key(ids::SPMV_CSR_VECTOR).subgroups(ctx).constant("GROUP", group))?;
-                Kind::CsrRows { kernel, rows_per_workgroup: WG_SIZE / group }
+                let lanes = options.vector_lanes.unwrap_or_else(|| vector_lanes(ctx, wg, m.stats.mean));
+                let kernel = cache.get(ctx, &key(ids::SPMV_CSR_VECTOR).subgroups(ctx).constant("GROUP", lanes))?;
+                Kind::CsrRows { kernel, rows_per_workgroup: wg / lanes }
             }
-            (GpuMatrix::Csr(m), SpmvAlgorithm::CsrMerge) => plan_merge(ctx, m)?,
-            (GpuMatrix::Coo(m), SpmvAlgorithm::CooSegmented) => Kind::CooSegmented(CooSegmented::new(ctx, m)?),
+            (GpuMatrix::Csr(m), SpmvAlgorithm::CsrMerge) => plan_merge(ctx, m, options)?,
+            (GpuMatrix::Coo(m), SpmvAlgorithm::CooSegmented) => Kind::CooSegmented(CooSegmented::new(ctx, m, options)?),
             (GpuMatrix::Coo(_), SpmvAlgorithm::CooAtomic) => {
                 Kind::CooAtomic { kernel: cache.get(ctx, &key(ids::SPMV_COO_ATOMIC))? }
             }
             (GpuMatrix::Ell(_), SpmvAlgorithm::Ell) => Kind::Ell { kernel: cache.get(ctx, &key(ids::SPMV_ELL))? },
             (GpuMatrix::Hyb(m), SpmvAlgorithm::Hyb) => {
-                Kind::Hyb { ell: cache.get(ctx, &key(ids::SPMV_ELL))?, coo: CooSegmented::new(ctx, &m.coo)? }
+                Kind::Hyb { ell: cache.get(ctx, &key(ids::SPMV_ELL))?, coo: CooSegmented::new(ctx, &m.coo, options)? }
             }
             _ => unreachable!("Spmv::new checked that the algorithm reads the matrix's format"),
         };
@@ -185,7 +181,7 @@ impl Stages {
     ) -> Result<()> {
         let params = ScaleParams { len: y.len() as u32, beta, _pad: [0; 2] };
         let bind = self.scale.bind(ctx, &params, &[("y", y.binding())])?;
-        self.scale.dispatch(ctx, pass, &bind, (y.len() as u64).div_ceil(WG_SIZE as u64))
+        self.scale.dispatch_items(ctx, pass, &bind, y.len() as u64)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -232,7 +228,7 @@ impl Stages {
                 let nnz = a.values.len() as u32;
                 let params = AtomicParams { nnz, alpha, _pad: [0; 2] };
                 let bind = kernel.bind(ctx, &params, &coo_bindings(a, x, y))?;
-                kernel.dispatch(ctx, pass, &bind, (nnz as u64).div_ceil(WG_SIZE as u64))
+                kernel.dispatch_items(ctx, pass, &bind, nnz as u64)
             }
             (Kind::Ell { kernel }, GpuMatrix::Ell(a)) => encode_ell(ctx, pass, kernel, a, alpha, x, beta, y),
             (Kind::Hyb { ell, coo }, GpuMatrix::Hyb(a)) => {
@@ -291,27 +287,27 @@ fn encode_ell(
         ("y", y.binding()),
     ];
     let bind = kernel.bind(ctx, &params, &bindings)?;
-    kernel.dispatch(ctx, pass, &bind, (a.rows as u64).div_ceil(WG_SIZE as u64))
+    kernel.dispatch_items(ctx, pass, &bind, a.rows as u64)
 }
 
 /// Lanes per row for CsrVector: the mean row length rounded up to a power of two, at least
 /// 4 and at most a subgroup (32 lanes without subgroups).
-fn vector_group(ctx: &Context, mean_row_len: f64) -> u32 {
-    let max = ctx.subgroup_size_range().map_or(32, |(min, _)| min).clamp(4, WG_SIZE);
+fn vector_lanes(ctx: &Context, wg: u32, mean_row_len: f64) -> u32 {
+    let max = ctx.subgroup_size_range().map_or(32, |(min, _)| min).clamp(4, wg);
     (mean_row_len.ceil() as u32).next_power_of_two().clamp(4, max)
 }
 
 /// Partitions the merge path once (a dispatch that stays on the GPU) and allocates carries.
-fn plan_merge(ctx: &Context, a: &GpuCsr) -> Result<Kind> {
+fn plan_merge(ctx: &Context, a: &GpuCsr, options: &SpmvOptions) -> Result<Kind> {
     let cache = &ctx.inner.pipelines;
-    let items = merge_items(ctx);
-    let tile = WG_SIZE * items;
+    let wg = options.workgroup_size;
+    let items = options.merge_items.unwrap_or_else(|| merge_items(ctx, wg));
+    let tile = wg * items;
     let nnz = a.col_indices.len() as u64;
     let tiles = (a.rows as u64 + nnz).div_ceil(tile as u64);
     let tile_rows = ctx.zeros::<u32>(tiles as usize + 1)?;
     let carries = Carries::new(ctx, tiles as usize)?;
-    let partition =
-        cache.get(ctx, &KernelKey::new(ids::SPMV_CSR_MERGE_PARTITION).constant("WG_SIZE", WG_SIZE).unchecked())?;
+    let partition = cache.get(ctx, &KernelKey::new(ids::SPMV_CSR_MERGE_PARTITION).unchecked())?;
     let params = PartitionParams { rows: a.rows as u32, nnz: nnz as u32, boundaries: tiles as u32 + 1, tile };
     let bind = partition.bind(
         ctx,
@@ -319,12 +315,12 @@ fn plan_merge(ctx: &Context, a: &GpuCsr) -> Result<Kind> {
         &[("row_offsets", a.row_offsets.binding()), ("tile_rows", tile_rows.binding())],
     )?;
     super::super::submit_pass(ctx, "spmv merge partition", |pass| {
-        partition.dispatch(ctx, pass, &bind, (tiles + 1).div_ceil(WG_SIZE as u64))
+        partition.dispatch_items(ctx, pass, &bind, tiles + 1)
     })?;
     let kernel = cache.get(
         ctx,
         &KernelKey::new(ids::SPMV_CSR_MERGE)
-            .constant("WG_SIZE", WG_SIZE)
+            .constant("WG_SIZE", wg)
             .constant("ITEMS", items)
             .subgroups(ctx)
             .unchecked(),
@@ -332,18 +328,17 @@ fn plan_merge(ctx: &Context, a: &GpuCsr) -> Result<Kind> {
     Ok(Kind::CsrMerge { kernel, tile_rows, carries })
 }
 
-/// Merge items per invocation that fit the device's workgroup memory: the kernel stages
-/// two arrays of WG_SIZE × items words plus two scan arrays of WG_SIZE.
-fn merge_items(ctx: &Context) -> u32 {
+/// Merge items per invocation: 6, or fewer where the device's workgroup memory is small
+/// (the kernel stages two arrays of wg × items words plus two scan arrays of wg).
+fn merge_items(ctx: &Context, wg: u32) -> u32 {
     let budget = ctx.limits().max_compute_workgroup_storage_size / 4;
-    let fit = (budget.saturating_sub(2 * WG_SIZE) / (2 * WG_SIZE)).max(1);
-    MERGE_ITEMS.min(fit)
+    let fit = (budget.saturating_sub(2 * wg) / (2 * wg)).max(1);
+    fit.min(6)
 }
 
 impl Carries {
     fn new(ctx: &Context, count: usize) -> Result<Self> {
-        let fixup =
-            ctx.inner.pipelines.get(ctx, &KernelKey::new(ids::SPMV_CARRY_FIXUP).constant("WG_SIZE", WG_SIZE))?;
+        let fixup = ctx.inner.pipelines.get(ctx, &KernelKey::new(ids::SPMV_CARRY_FIXUP))?;
         Ok(Carries { buffer: ctx.zeros(count)?, fixup })
     }
 
@@ -358,18 +353,19 @@ impl Carries {
         let count = self.buffer.len() as u32;
         let params = FixupParams { count, rows: rows as u32, alpha, _pad: 0 };
         let bind = self.fixup.bind(ctx, &params, &[("carries", self.buffer.binding()), ("y", y.binding())])?;
-        self.fixup.dispatch(ctx, pass, &bind, (count as u64).div_ceil(WG_SIZE as u64))
+        self.fixup.dispatch_items(ctx, pass, &bind, count as u64)
     }
 }
 
 impl CooSegmented {
-    fn new(ctx: &Context, a: &GpuCoo) -> Result<Self> {
-        let interval_len = WG_SIZE * COO_STEPS;
+    fn new(ctx: &Context, a: &GpuCoo, options: &SpmvOptions) -> Result<Self> {
+        let wg = options.workgroup_size;
+        let interval_len = wg * options.coo_steps;
         let intervals = (a.values.len() as u64).div_ceil(interval_len as u64) as u32;
-        let kernel = ctx.inner.pipelines.get(
-            ctx,
-            &KernelKey::new(ids::SPMV_COO_SEGMENTED).constant("WG_SIZE", WG_SIZE).subgroups(ctx).unchecked(),
-        )?;
+        let kernel = ctx
+            .inner
+            .pipelines
+            .get(ctx, &KernelKey::new(ids::SPMV_COO_SEGMENTED).constant("WG_SIZE", wg).subgroups(ctx).unchecked())?;
         Ok(CooSegmented { kernel, carries: Carries::new(ctx, intervals as usize)?, intervals, interval_len })
     }
 
