@@ -46,6 +46,12 @@ impl<T: Pod> GpuVec<T> {
         self.buffer.as_entire_buffer_binding()
     }
 
+    /// Elements `range` as a slice to bind (an op's row panel of y).
+    pub(crate) fn slice(&self, range: std::ops::Range<usize>) -> VecSlice<'_> {
+        let size = std::mem::size_of::<T>();
+        VecSlice { buffer: &self.buffer, offset: (range.start * size) as u64, len: range.len(), element_size: size }
+    }
+
     /// Copies the vector back to the host.
     pub async fn read(&self, ctx: &Context) -> Result<Vec<T>> {
         let bytes = read_bytes(ctx, &self.buffer, self.byte_len()).await?;
@@ -67,6 +73,27 @@ impl<T: Pod> GpuVec<T> {
             ctx.queue().write_buffer(&self.buffer, 0, bytemuck::cast_slice(data));
         }
         Ok(())
+    }
+}
+
+/// A range of a device vector, bindable at its offset (which the caller keeps aligned to
+/// `min_storage_buffer_offset_alignment`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VecSlice<'a> {
+    buffer: &'a wgpu::Buffer,
+    offset: u64,
+    len: usize,
+    element_size: usize,
+}
+
+impl<'a> VecSlice<'a> {
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+    pub(crate) fn binding(&self) -> wgpu::BufferBinding<'a> {
+        // An empty range still binds one element: bindings of size zero are invalid.
+        let size = (self.len.max(1) * self.element_size) as u64;
+        wgpu::BufferBinding { buffer: self.buffer, offset: self.offset, size: std::num::NonZeroU64::new(size) }
     }
 }
 

@@ -6,5 +6,7 @@ mod context;
 mod matrix;
 
 pub use buffer::GpuVec;
+pub(crate) use buffer::VecSlice;
 pub use context::{parse_backends, AdapterReport, Context, ContextOptions};
-pub use matrix::{Format, GpuCoo, GpuCsr, GpuEll, GpuHyb, GpuMatrix, RowStats};
+pub use matrix::{Format, GpuMatrix, RowStats};
+pub(crate) use matrix::{GpuCoo, GpuCsr, GpuEll, Storage};

@@ -106,12 +106,13 @@ impl SpmvAlgorithm {
     /// - `CsrMerge` otherwise: its work per workgroup is bounded, so long, empty or skewed
     ///   rows cannot unbalance it.
     pub fn auto_for(a: &GpuMatrix) -> SpmvAlgorithm {
-        match a {
-            GpuMatrix::Coo(_) => SpmvAlgorithm::CooSegmented,
-            GpuMatrix::Ell(_) => SpmvAlgorithm::Ell,
-            GpuMatrix::Hyb(_) => SpmvAlgorithm::Hyb,
-            GpuMatrix::Csr(m) if m.stats.max_len <= 16 && m.stats.std_dev <= m.stats.mean => SpmvAlgorithm::CsrThread,
-            GpuMatrix::Csr(_) => SpmvAlgorithm::CsrMerge,
+        let stats = a.stats();
+        match a.format_name() {
+            "coo" => SpmvAlgorithm::CooSegmented,
+            "ell" => SpmvAlgorithm::Ell,
+            "hyb" => SpmvAlgorithm::Hyb,
+            _ if stats.max_len <= 16 && stats.std_dev <= stats.mean => SpmvAlgorithm::CsrThread,
+            _ => SpmvAlgorithm::CsrMerge,
         }
     }
 }
@@ -201,7 +202,8 @@ pub struct Spmv {
     ctx: Context,
     matrix: GpuMatrix,
     algorithm: SpmvAlgorithm,
-    stages: Stages,
+    /// One set of stages per row panel of the matrix.
+    stages: Vec<Stages>,
 }
 
 impl Spmv {
@@ -227,7 +229,8 @@ impl Spmv {
                 a.format_name()
             )));
         }
-        let stages = Stages::new(ctx, a, algorithm, options)?;
+        let stages =
+            a.panels.iter().map(|p| Stages::new(ctx, &p.storage, algorithm, options)).collect::<Result<_>>()?;
         Ok(Spmv { ctx: ctx.clone(), matrix: a.clone(), algorithm, stages })
     }
 
@@ -238,7 +241,7 @@ impl Spmv {
 
     /// Device bytes this plan allocated beyond A, x and y.
     pub fn extra_bytes(&self) -> u64 {
-        self.stages.extra_bytes()
+        self.stages.iter().map(Stages::extra_bytes).sum()
     }
 
     /// Records the product into `pass` (several dispatches; wgpu orders them).
@@ -258,10 +261,15 @@ impl Spmv {
             return Err(Error::dimension("spmv", "y length", rows, y.len()));
         }
         self.ctx.check_alive()?;
-        if alpha == 0.0 {
-            return self.stages.encode_scale(&self.ctx, pass, beta, y);
+        for (panel, stages) in self.matrix.panels.iter().zip(&self.stages) {
+            let y_rows = y.slice(panel.row_start..panel.row_start + panel.storage.rows());
+            if alpha == 0.0 {
+                stages.encode_scale(&self.ctx, pass, beta, y_rows)?;
+            } else {
+                stages.encode(&self.ctx, pass, &panel.storage, alpha, x, beta, y_rows)?;
+            }
         }
-        self.stages.encode(&self.ctx, pass, &self.matrix, alpha, x, beta, y)
+        Ok(())
     }
 
     /// Records and submits the product; returns without waiting for the GPU.

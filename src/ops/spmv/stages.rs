@@ -5,7 +5,7 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 
 use super::{SpmvAlgorithm, SpmvOptions};
-use crate::gpu::{Context, GpuCoo, GpuCsr, GpuEll, GpuMatrix, GpuVec};
+use crate::gpu::{Context, GpuCoo, GpuCsr, GpuEll, GpuVec, Storage, VecSlice};
 use crate::pipeline::registry::ids;
 use crate::pipeline::{Kernel, KernelKey};
 use crate::Result;
@@ -133,7 +133,7 @@ struct CooSegmented {
 }
 
 impl Stages {
-    pub(super) fn new(ctx: &Context, a: &GpuMatrix, algorithm: SpmvAlgorithm, options: &SpmvOptions) -> Result<Self> {
+    pub(super) fn new(ctx: &Context, a: &Storage, algorithm: SpmvAlgorithm, options: &SpmvOptions) -> Result<Self> {
         let cache = &ctx.inner.pipelines;
         let wg = options.workgroup_size;
         let scale = cache.get(ctx, &KernelKey::new(ids::SCALE_VECTOR).constant("WG_SIZE", wg))?;
@@ -141,21 +141,21 @@ impl Stages {
         // kernels follow is in bounds: naga's checks can go.
         let key = |shader| KernelKey::new(shader).constant("WG_SIZE", wg).unchecked();
         let kind = match (a, algorithm) {
-            (GpuMatrix::Csr(_), SpmvAlgorithm::CsrThread) => {
+            (Storage::Csr(_), SpmvAlgorithm::CsrThread) => {
                 Kind::CsrRows { kernel: cache.get(ctx, &key(ids::SPMV_CSR_THREAD))?, rows_per_workgroup: wg }
             }
-            (GpuMatrix::Csr(m), SpmvAlgorithm::CsrVector) => {
+            (Storage::Csr(m), SpmvAlgorithm::CsrVector) => {
                 let lanes = options.vector_lanes.unwrap_or_else(|| vector_lanes(ctx, wg, m.stats.mean));
                 let kernel = cache.get(ctx, &key(ids::SPMV_CSR_VECTOR).subgroups(ctx).constant("GROUP", lanes))?;
                 Kind::CsrRows { kernel, rows_per_workgroup: wg / lanes }
             }
-            (GpuMatrix::Csr(m), SpmvAlgorithm::CsrMerge) => plan_merge(ctx, m, options)?,
-            (GpuMatrix::Coo(m), SpmvAlgorithm::CooSegmented) => Kind::CooSegmented(CooSegmented::new(ctx, m, options)?),
-            (GpuMatrix::Coo(_), SpmvAlgorithm::CooAtomic) => {
+            (Storage::Csr(m), SpmvAlgorithm::CsrMerge) => plan_merge(ctx, m, options)?,
+            (Storage::Coo(m), SpmvAlgorithm::CooSegmented) => Kind::CooSegmented(CooSegmented::new(ctx, m, options)?),
+            (Storage::Coo(_), SpmvAlgorithm::CooAtomic) => {
                 Kind::CooAtomic { kernel: cache.get(ctx, &key(ids::SPMV_COO_ATOMIC))? }
             }
-            (GpuMatrix::Ell(_), SpmvAlgorithm::Ell) => Kind::Ell { kernel: cache.get(ctx, &key(ids::SPMV_ELL))? },
-            (GpuMatrix::Hyb(m), SpmvAlgorithm::Hyb) => {
+            (Storage::Ell(_), SpmvAlgorithm::Ell) => Kind::Ell { kernel: cache.get(ctx, &key(ids::SPMV_ELL))? },
+            (Storage::Hyb(m), SpmvAlgorithm::Hyb) => {
                 Kind::Hyb { ell: cache.get(ctx, &key(ids::SPMV_ELL))?, coo: CooSegmented::new(ctx, &m.coo, options)? }
             }
             _ => unreachable!("Spmv::new checked that the algorithm reads the matrix's format"),
@@ -177,7 +177,7 @@ impl Stages {
         ctx: &Context,
         pass: &mut wgpu::ComputePass<'_>,
         beta: f32,
-        y: &GpuVec<f32>,
+        y: VecSlice<'_>,
     ) -> Result<()> {
         let params = ScaleParams { len: y.len() as u32, beta, _pad: [0; 2] };
         let bind = self.scale.bind(ctx, &params, &[("y", y.binding())])?;
@@ -189,19 +189,19 @@ impl Stages {
         &self,
         ctx: &Context,
         pass: &mut wgpu::ComputePass<'_>,
-        matrix: &GpuMatrix,
+        matrix: &Storage,
         alpha: f32,
         x: &GpuVec<f32>,
         beta: f32,
-        y: &GpuVec<f32>,
+        y: VecSlice<'_>,
     ) -> Result<()> {
         match (&self.kind, matrix) {
-            (Kind::CsrRows { kernel, rows_per_workgroup }, GpuMatrix::Csr(a)) => {
+            (Kind::CsrRows { kernel, rows_per_workgroup }, Storage::Csr(a)) => {
                 let params = RowsParams { rows: a.rows as u32, alpha, beta, _pad: 0 };
                 let bind = kernel.bind(ctx, &params, &csr_bindings(a, x, y))?;
                 kernel.dispatch(ctx, pass, &bind, (a.rows as u64).div_ceil(*rows_per_workgroup as u64))
             }
-            (Kind::CsrMerge { kernel, tile_rows, carries }, GpuMatrix::Csr(a)) => {
+            (Kind::CsrMerge { kernel, tile_rows, carries }, Storage::Csr(a)) => {
                 let tiles = carries.buffer.len() as u32;
                 let nnz = a.col_indices.len() as u32;
                 let params = MergeParams { rows: a.rows as u32, nnz, tiles, alpha, beta, _pad: [0; 3] };
@@ -219,19 +219,19 @@ impl Stages {
                 kernel.dispatch(ctx, pass, &bind, tiles as u64)?;
                 carries.encode_fixup(ctx, pass, a.rows, alpha, y)
             }
-            (Kind::CooSegmented(c), GpuMatrix::Coo(a)) => {
+            (Kind::CooSegmented(c), Storage::Coo(a)) => {
                 self.encode_scale(ctx, pass, beta, y)?;
                 c.encode(ctx, pass, a, alpha, x, y)
             }
-            (Kind::CooAtomic { kernel }, GpuMatrix::Coo(a)) => {
+            (Kind::CooAtomic { kernel }, Storage::Coo(a)) => {
                 self.encode_scale(ctx, pass, beta, y)?;
                 let nnz = a.values.len() as u32;
                 let params = AtomicParams { nnz, alpha, _pad: [0; 2] };
                 let bind = kernel.bind(ctx, &params, &coo_bindings(a, x, y))?;
                 kernel.dispatch_items(ctx, pass, &bind, nnz as u64)
             }
-            (Kind::Ell { kernel }, GpuMatrix::Ell(a)) => encode_ell(ctx, pass, kernel, a, alpha, x, beta, y),
-            (Kind::Hyb { ell, coo }, GpuMatrix::Hyb(a)) => {
+            (Kind::Ell { kernel }, Storage::Ell(a)) => encode_ell(ctx, pass, kernel, a, alpha, x, beta, y),
+            (Kind::Hyb { ell, coo }, Storage::Hyb(a)) => {
                 encode_ell(ctx, pass, ell, &a.ell, alpha, x, beta, y)?;
                 coo.encode(ctx, pass, &a.coo, alpha, x, y)
             }
@@ -243,7 +243,7 @@ impl Stages {
 fn csr_bindings<'a>(
     a: &'a GpuCsr,
     x: &'a GpuVec<f32>,
-    y: &'a GpuVec<f32>,
+    y: VecSlice<'a>,
 ) -> [(&'static str, wgpu::BufferBinding<'a>); 5] {
     [
         ("row_offsets", a.row_offsets.binding()),
@@ -257,7 +257,7 @@ fn csr_bindings<'a>(
 fn coo_bindings<'a>(
     a: &'a GpuCoo,
     x: &'a GpuVec<f32>,
-    y: &'a GpuVec<f32>,
+    y: VecSlice<'a>,
 ) -> [(&'static str, wgpu::BufferBinding<'a>); 5] {
     [
         ("row_indices", a.row_indices.binding()),
@@ -277,7 +277,7 @@ fn encode_ell(
     alpha: f32,
     x: &GpuVec<f32>,
     beta: f32,
-    y: &GpuVec<f32>,
+    y: VecSlice<'_>,
 ) -> Result<()> {
     let params = EllParams { rows: a.rows as u32, width: a.width as u32, alpha, beta };
     let bindings = [
@@ -348,7 +348,7 @@ impl Carries {
         pass: &mut wgpu::ComputePass<'_>,
         rows: usize,
         alpha: f32,
-        y: &GpuVec<f32>,
+        y: VecSlice<'_>,
     ) -> Result<()> {
         let count = self.buffer.len() as u32;
         let params = FixupParams { count, rows: rows as u32, alpha, _pad: 0 };
@@ -377,7 +377,7 @@ impl CooSegmented {
         a: &GpuCoo,
         alpha: f32,
         x: &GpuVec<f32>,
-        y: &GpuVec<f32>,
+        y: VecSlice<'_>,
     ) -> Result<()> {
         let params =
             CooParams { nnz: a.values.len() as u32, intervals: self.intervals, interval_len: self.interval_len, alpha };

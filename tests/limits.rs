@@ -1,0 +1,107 @@
+//! Device limits are data: matrices past the binding or buffer size are split into row
+//! panels, dispatches past 65,535 workgroups fold into two dimensions, and what cannot be
+//! split is refused with an error naming the limit. Run on a context opened with
+//! deliberately small limits.
+
+mod common;
+
+use wgsparse::generate::{self, Rng};
+use wgsparse::gpu::{Format, GpuMatrix};
+use wgsparse::ops::{Spmv, SpmvAlgorithm, SpmvOptions};
+use wgsparse::reference::{relative_error, spmv_csr};
+use wgsparse::{Context, ContextOptions, CsrMatrix, Error};
+
+const BINDING: u64 = 16 * 1024;
+
+/// A context whose storage bindings hold 4096 words, whose buffers hold 1 MiB, and which
+/// dispatches at most 16 workgroups per dimension.
+fn small_context(subgroups: bool) -> Context {
+    let probe = &common::contexts()[0].1;
+    let mut limits = probe.limits().clone();
+    limits.max_storage_buffer_binding_size = BINDING;
+    limits.max_buffer_size = 64 * BINDING;
+    limits.max_compute_workgroups_per_dimension = 16;
+    limits.min_storage_buffer_offset_alignment = 256;
+    let options =
+        ContextOptions { limits: Some(limits), ..ContextOptions::from_env().unwrap() }.with_subgroups(subgroups);
+    Context::new_blocking(options).unwrap()
+}
+
+fn check(
+    ctx: &Context,
+    a: &CsrMatrix<f32>,
+    algorithm: SpmvAlgorithm,
+    options: SpmvOptions,
+    rng: &mut Rng,
+) -> (usize, f64) {
+    let format = match algorithm.default_format().unwrap() {
+        Format::Ell(_) => Format::Ell(wgsparse::format::EllOptions { max_padding_ratio: f64::INFINITY }),
+        f => f,
+    };
+    let matrix = GpuMatrix::from_csr(ctx, a, format).unwrap();
+    let plan = Spmv::with_options(ctx, &matrix, algorithm, &options).unwrap();
+    let x = generate::random_vector(a.cols(), rng.next_u64());
+    let y0 = generate::random_vector(a.rows(), rng.next_u64());
+    let mut y = ctx.upload(&y0).unwrap();
+    plan.run(1.25, &ctx.upload(&x).unwrap(), -0.5, &mut y).unwrap();
+    let error = relative_error(&y.read_blocking(ctx).unwrap(), &spmv_csr(1.25, a, &x, -0.5, &y0));
+    (matrix.panel_count(), error)
+}
+
+#[test]
+fn matrices_past_the_binding_limit_are_split_into_row_panels() {
+    let seed = common::seed("row panels");
+    let mut rng = Rng::new(seed);
+    // 20,000 rows × ~5 entries: 400 KB of indices against 16 KB bindings. x (2,000
+    // columns) fits one binding; y is bound panel by panel.
+    let a = generate::random(20_000, 2_000, 5.0 / 2_000.0, seed);
+    for subgroups in [true, false] {
+        let ctx = small_context(subgroups);
+        for algorithm in SpmvAlgorithm::ALL {
+            let (panels, error) = check(&ctx, &a, algorithm, SpmvOptions::default(), &mut rng);
+            assert!(panels > 20, "{}: only {panels} panels", algorithm.name());
+            assert!(error <= 1e-5, "seed {seed} subgroups={subgroups} {}: error {error:e}", algorithm.name());
+        }
+    }
+}
+
+#[test]
+fn dispatches_past_the_workgroup_limit_fold_into_two_dimensions() {
+    let seed = common::seed("folded dispatch");
+    let mut rng = Rng::new(seed);
+    // Workgroups of 32 over 1,500 rows (or entries): 47 to 188 workgroups per
+    // dispatch against a limit of 16 per dimension. A dispatch that did not fold would be
+    // rejected by wgpu and leave y wrong.
+    let a = generate::random(1_500, 300, 1.0 / 300.0, seed);
+    let ctx = small_context(true);
+    for algorithm in SpmvAlgorithm::ALL {
+        let (_, error) = check(&ctx, &a, algorithm, SpmvOptions::default().workgroup_size(32).merge_items(1), &mut rng);
+        assert!(error <= 1e-5, "seed {seed} {}: error {error:e}", algorithm.name());
+    }
+}
+
+#[test]
+fn what_cannot_be_split_is_refused_with_the_limit_named() {
+    let ctx = small_context(true);
+    // One row of 5,000 entries: 20 KB of column indices in a single row block.
+    let len = 5_000u32;
+    let long_row =
+        CsrMatrix::try_from_csr_data(1, len as usize, vec![0, len], (0..len).collect(), vec![1.0; len as usize])
+            .unwrap();
+    let err = GpuMatrix::from_csr(&ctx, &long_row, Format::Csr).unwrap_err();
+    assert!(matches!(err, Error::LimitExceeded { limit: "max_storage_buffer_binding_size", .. }), "{err}");
+
+    // x of 5,000 columns does not fit one binding: the product is refused, y untouched.
+    let wide = generate::random(100, 5_000, 0.001, 1);
+    let matrix = GpuMatrix::from_csr(&ctx, &wide, Format::Csr).unwrap();
+    let plan = Spmv::new(&ctx, &matrix, SpmvAlgorithm::CsrThread).unwrap();
+    let x = ctx.upload(&vec![1.0f32; 5_000]).unwrap();
+    let mut y = ctx.upload(&[3.0f32; 100]).unwrap();
+    let err = plan.run(1.0, &x, 0.0, &mut y).unwrap_err();
+    assert!(matches!(err, Error::LimitExceeded { limit: "max_storage_buffer_binding_size", .. }), "{err}");
+    assert_eq!(y.read_blocking(&ctx).unwrap(), vec![3.0; 100]);
+
+    // A vector past max_buffer_size is refused before wgpu sees it.
+    let err = ctx.zeros::<f32>(BINDING as usize * 16 + 1).unwrap_err();
+    assert!(matches!(err, Error::LimitExceeded { limit: "max_buffer_size", .. }), "{err}");
+}
