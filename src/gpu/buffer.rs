@@ -103,10 +103,9 @@ impl Context {
         let bytes: &[u8] = bytemuck::cast_slice(data);
         let buffer = self.create_buffer("wgsparse vector", bytes.len() as u64, true)?;
         {
-            let mut view = buffer
-                .slice(..)
-                .get_mapped_range_mut()
-                .map_err(|e| Error::Validation(format!("mapping a new buffer: {e}")))?;
+            let mut view = buffer.slice(..).get_mapped_range_mut().map_err(|e| {
+                self.check_alive().err().unwrap_or_else(|| Error::Validation(format!("mapping a new buffer: {e}")))
+            })?;
             view.slice(..bytes.len()).copy_from_slice(bytes);
         }
         buffer.unmap();
@@ -139,24 +138,14 @@ impl Context {
                 max,
             });
         }
-        let device = self.device();
-        let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: padded,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: mapped,
-        });
-        let validation = pollster::block_on(validation.pop());
-        let oom = pollster::block_on(oom.pop());
-        if let Some(e) = oom {
-            return Err(Error::OutOfMemory(format!("allocating {label} ({padded} bytes): {e}")));
-        }
-        if let Some(e) = validation {
-            return Err(Error::Validation(format!("allocating {label} ({padded} bytes): {e}")));
-        }
-        self.check_alive()?;
+        let buffer = self.scoped(&format!("allocating {label} ({padded} bytes)"), || {
+            self.device().create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: padded,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: mapped,
+            })
+        })?;
         Ok(buffer)
     }
 
@@ -183,19 +172,18 @@ pub(crate) async fn read_bytes(ctx: &Context, source: &wgpu::Buffer, len: u64) -
     let device = ctx.device();
     // Copies and maps need 4-byte multiples; allocations are padded, so rounding stays inside.
     let copy_len = len.div_ceil(wgpu::COPY_BUFFER_ALIGNMENT) * wgpu::COPY_BUFFER_ALIGNMENT;
-    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("wgsparse readback"),
-        size: copy_len,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    if let Some(e) = oom.pop().await {
-        return Err(Error::OutOfMemory(format!("allocating a readback buffer of {copy_len} bytes: {e}")));
-    }
-    let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
-    encoder.copy_buffer_to_buffer(source, 0, &staging, 0, copy_len);
-    let submission = ctx.queue().submit([encoder.finish()]);
+    let (staging, submission) = ctx.scoped(&format!("reading back {len} bytes"), || {
+        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("wgsparse readback"),
+            size: copy_len,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("readback") });
+        encoder.copy_buffer_to_buffer(source, 0, &staging, 0, copy_len);
+        let submission = ctx.queue().submit([encoder.finish()]);
+        (staging, submission)
+    })?;
     let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
     staging.slice(..).map_async(wgpu::MapMode::Read, move |result| {
         let _ = sender.send(result);

@@ -230,12 +230,42 @@ impl Context {
         self.inner.pipelines.compiled()
     }
 
-    /// Fails with [`Error::DeviceLost`] once the device is gone.
+    /// Fails with [`Error::DeviceLost`] once the device is gone. wgpu reports a loss
+    /// through a callback that runs when the device is polled, so this polls (without
+    /// waiting) before looking.
     pub(crate) fn check_alive(&self) -> Result<()> {
-        match &*self.inner.lost.lock().unwrap_or_else(|p| p.into_inner()) {
-            Some(why) => Err(Error::DeviceLost(why.clone())),
+        let lost = || self.inner.lost.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if lost().is_none() {
+            let _ = self.inner.device.poll(wgpu::PollType::Poll);
+        }
+        match lost() {
+            Some(why) => Err(Error::DeviceLost(why)),
             None => Ok(()),
         }
+    }
+
+    /// Runs `f` inside wgpu error scopes and returns what they caught as a typed error:
+    /// out-of-memory as [`Error::OutOfMemory`], anything on a lost device as
+    /// [`Error::DeviceLost`], other validation errors as [`Error::Validation`] (a wgsparse
+    /// bug: inputs are validated before they reach wgpu).
+    pub(crate) fn scoped<T>(&self, what: &str, f: impl FnOnce() -> T) -> Result<T> {
+        self.check_alive()?;
+        let device = &self.inner.device;
+        let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
+        let value = f();
+        let internal = pollster::block_on(internal.pop());
+        let validation = pollster::block_on(validation.pop());
+        let oom = pollster::block_on(oom.pop());
+        if let Some(e) = oom {
+            return Err(Error::OutOfMemory(format!("{what}: {e}")));
+        }
+        if let Some(e) = validation.or(internal) {
+            self.check_alive()?;
+            return Err(Error::Validation(format!("{what}: {e}")));
+        }
+        Ok(value)
     }
 }
 

@@ -16,13 +16,12 @@ pub(crate) fn submit_pass(
     label: &str,
     record: impl FnOnce(&mut wgpu::ComputePass<'_>) -> Result<()>,
 ) -> Result<()> {
-    ctx.check_alive()?;
     let mut encoder = ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
     {
         let mut pass =
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(label), timestamp_writes: None });
         record(&mut pass)?;
     }
-    ctx.queue().submit([encoder.finish()]);
+    ctx.scoped(label, || ctx.queue().submit([encoder.finish()]))?;
     Ok(())
 }

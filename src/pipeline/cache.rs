@@ -131,57 +131,57 @@ fn compile(ctx: &Context, key: &KernelKey) -> Result<Kernel> {
         });
     }
 
-    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let source =
-        wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(variant.source.into()) };
-    let module = if key.bounds_checks {
-        device.create_shader_module(source)
-    } else {
-        // SAFETY: unchecked kernels are only requested for matrices whose indices the host
-        // validated on upload (see `KernelKey::unchecked`), so every access is in bounds.
-        unsafe { device.create_shader_module_trusted(source, wgpu::ShaderRuntimeChecks::unchecked()) }
-    };
-    let entries: Vec<wgpu::BindGroupLayoutEntry> = variant
-        .bindings
-        .iter()
-        .map(|b| wgpu::BindGroupLayoutEntry {
-            binding: b.binding,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: match b.kind {
-                    BindingKind::Uniform => wgpu::BufferBindingType::Uniform,
-                    BindingKind::StorageRead => wgpu::BufferBindingType::Storage { read_only: true },
-                    BindingKind::StorageReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+    let (pipeline, layout) = ctx.scoped(&format!("compiling {label}"), || {
+        let source = wgpu::ShaderModuleDescriptor {
+            label: Some(&label),
+            source: wgpu::ShaderSource::Wgsl(variant.source.into()),
+        };
+        let module = if key.bounds_checks {
+            device.create_shader_module(source)
+        } else {
+            // SAFETY: unchecked kernels are only requested for matrices whose indices the host
+            // validated on upload (see `KernelKey::unchecked`), so every access is in bounds.
+            unsafe { device.create_shader_module_trusted(source, wgpu::ShaderRuntimeChecks::unchecked()) }
+        };
+        let entries: Vec<wgpu::BindGroupLayoutEntry> = variant
+            .bindings
+            .iter()
+            .map(|b| wgpu::BindGroupLayoutEntry {
+                binding: b.binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: match b.kind {
+                        BindingKind::Uniform => wgpu::BufferBindingType::Uniform,
+                        BindingKind::StorageRead => wgpu::BufferBindingType::Storage { read_only: true },
+                        BindingKind::StorageReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
                 },
-                has_dynamic_offset: false,
-                min_binding_size: None,
+                count: None,
+            })
+            .collect();
+        let layout = device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &entries });
+        let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(&label),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let constants: Vec<(&str, f64)> = key.constants.iter().map(|&(n, v)| (n, v as f64)).collect();
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(&label),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some(variant.entry_point),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &constants,
+                zero_initialize_workgroup_memory: false,
             },
-            count: None,
-        })
-        .collect();
-    let layout =
-        device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &entries });
-    let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(&label),
-        bind_group_layouts: &[Some(&layout)],
-        immediate_size: 0,
-    });
-    let constants: Vec<(&str, f64)> = key.constants.iter().map(|&(n, v)| (n, v as f64)).collect();
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(&label),
-        layout: Some(&pipeline_layout),
-        module: &module,
-        entry_point: Some(variant.entry_point),
-        compilation_options: wgpu::PipelineCompilationOptions {
-            constants: &constants,
-            zero_initialize_workgroup_memory: false,
-        },
-        cache: None,
-    });
-    if let Some(e) = pollster::block_on(scope.pop()) {
-        return Err(Error::Validation(format!("compiling {label}: {e}")));
-    }
-    ctx.check_alive()?;
+            cache: None,
+        });
+        (pipeline, layout)
+    })?;
     Ok(Kernel { pipeline, layout, variant, name: key.shader.info().name, workgroup_size })
 }
 
@@ -226,23 +226,25 @@ impl Kernel {
             }
         }
         let device = ctx.device();
-        let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("params"),
-            contents: bytemuck::bytes_of(params),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-        let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() }];
-        for (i, (_, resource)) in resources.iter().enumerate() {
-            entries.push(wgpu::BindGroupEntry {
-                binding: i as u32 + 1,
-                resource: wgpu::BindingResource::Buffer(resource.clone()),
+        ctx.scoped(self.name, || {
+            let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("params"),
+                contents: bytemuck::bytes_of(params),
+                usage: wgpu::BufferUsages::UNIFORM,
             });
-        }
-        Ok(device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(self.name),
-            layout: &self.layout,
-            entries: &entries,
-        }))
+            let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() }];
+            for (i, (_, resource)) in resources.iter().enumerate() {
+                entries.push(wgpu::BindGroupEntry {
+                    binding: i as u32 + 1,
+                    resource: wgpu::BindingResource::Buffer(resource.clone()),
+                });
+            }
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(self.name),
+                layout: &self.layout,
+                entries: &entries,
+            })
+        })
     }
 
     /// Records enough workgroups for one invocation per item.
