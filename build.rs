@@ -42,7 +42,11 @@ fn main() {
             }
         };
         let flags = flags_used(&text);
-        let _ = writeln!(ids, "    /// `shaders/{name}.wgsl`\n    pub const {}: ShaderId = ShaderId({index});", name.to_uppercase());
+        let _ = writeln!(
+            ids,
+            "    /// `shaders/{name}.wgsl`\n    pub const {}: ShaderId = ShaderId({index});",
+            name.to_uppercase()
+        );
         let _ = writeln!(
             out,
             "    ShaderInfo {{\n        name: {name:?},\n        flags: &{flags:?},\n        variants: &["

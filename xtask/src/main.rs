@@ -108,9 +108,10 @@ fn ensure_vulkan_driver() -> Result<(), String> {
 
 /// A Vulkan loader plus at least one installable client driver manifest.
 fn vulkan_driver_visible() -> bool {
-    let loader = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"]
-        .iter()
-        .any(|d| Path::new(d).join("libvulkan.so.1").exists());
+    let loader =
+        ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib"]
+            .iter()
+            .any(|d| Path::new(d).join("libvulkan.so.1").exists());
     let from_env = ["VK_DRIVER_FILES", "VK_ICD_FILENAMES"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
