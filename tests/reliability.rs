@@ -142,3 +142,60 @@ fn nan_and_infinity_propagate_as_ieee_arithmetic_says() {
         }
     }
 }
+
+/// Out-of-memory is an error, not an abort. Drivers that report a memory budget (NVIDIA,
+/// AMD, Intel Vulkan; DX12) let a context refuse allocations past a share of it; lavapipe
+/// reports none, so there the allocation succeeds and only the success path is checked.
+#[test]
+fn out_of_memory_is_a_typed_error() {
+    let options = ContextOptions { memory_budget_percent: Some(1), ..ContextOptions::from_env().unwrap() };
+    let ctx = Context::new_blocking(options).unwrap();
+    // 1 GiB: more than 1% of any GPU's memory budget today.
+    let len = (ctx.limits().max_buffer_size / 8).min(1 << 28) as usize;
+    match ctx.zeros::<f32>(len) {
+        Err(Error::OutOfMemory(message)) => {
+            eprintln!("{}: out of memory as expected: {message}", ctx.adapter_info().name);
+            // The context stays usable for allocations within the budget.
+            assert_eq!(ctx.upload(&[1.0f32, 2.0]).unwrap().read_blocking(&ctx).unwrap(), vec![1.0, 2.0]);
+        }
+        Ok(v) => {
+            eprintln!("{}: reports no memory budget; allocated {} MiB", ctx.adapter_info().name, v.byte_len() >> 20);
+            assert!(ctx.is_cpu(), "a GPU driver without a memory budget: {}", ctx.adapter_info().name);
+        }
+        Err(other) => panic!("expected OutOfMemory, got {other}"),
+    }
+}
+
+#[test]
+fn a_missing_adapter_or_backend_is_a_typed_error() {
+    let options = ContextOptions { adapter_name: Some("no adapter has this name".into()), ..ContextOptions::default() };
+    let err = Context::new_blocking(options).unwrap_err();
+    assert!(matches!(&err, Error::NoAdapter { .. }) && err.to_string().contains("mesa-vulkan-drivers"), "{err}");
+    assert!(matches!(wgsparse::gpu::parse_backends("vulkan,metl"), Err(Error::UnknownBackend(b)) if b == "metl"));
+    assert_eq!(wgsparse::gpu::parse_backends("Vulkan, dx12").unwrap(), wgpu::Backends::VULKAN | wgpu::Backends::DX12);
+}
+
+/// Every algorithm but CooAtomic promises results that do not depend on scheduling: the
+/// same bits, run after run.
+#[test]
+fn deterministic_algorithms_repeat_bit_for_bit() {
+    let seed = common::seed("determinism");
+    let a = generate::rmat(12, 8, 0.57, 0.19, 0.19, seed);
+    let x = generate::random_vector(a.cols(), seed);
+    for (mode, ctx) in common::contexts() {
+        let x_gpu = ctx.upload(&x).unwrap();
+        for algorithm in SpmvAlgorithm::ALL.into_iter().filter(|a| a.deterministic()) {
+            let plan =
+                Spmv::new(ctx, &GpuMatrix::from_csr(ctx, &a, format_for(algorithm)).unwrap(), algorithm).unwrap();
+            let runs: Vec<Vec<u32>> = (0..4)
+                .map(|_| {
+                    let mut y = ctx.upload(&vec![f32::NAN; a.rows()]).unwrap();
+                    plan.run(1.0, &x_gpu, 0.0, &mut y).unwrap();
+                    y.read_blocking(ctx).unwrap().iter().map(|v| v.to_bits()).collect()
+                })
+                .collect();
+            assert!(runs.windows(2).all(|w| w[0] == w[1]), "{mode} {} differs between runs", algorithm.name());
+        }
+    }
+    assert!(!SpmvAlgorithm::CooAtomic.deterministic());
+}

@@ -132,9 +132,9 @@ impl Context {
         let max = self.limits().max_buffer_size;
         if padded > max {
             return Err(Error::LimitExceeded {
-                what: format!("{label} of {size} bytes"),
+                what: format!("{label} of {size} bytes ({padded} allocated)"),
                 limit: "max_buffer_size",
-                requested: size,
+                requested: padded,
                 max,
             });
         }

@@ -30,6 +30,11 @@ pub struct ContextOptions {
     /// Limits to request instead of the adapter's own (each must be within the adapter's).
     /// Tests use this to shrink binding sizes and exercise splitting.
     pub limits: Option<wgpu::Limits>,
+    /// Refuse allocations (with [`Error::OutOfMemory`]) once device memory use would pass
+    /// this percentage of the driver's budget, instead of letting the driver page or lose
+    /// the device. Needs a driver that reports its budget (Vulkan `VK_EXT_memory_budget`,
+    /// DX12); ignored elsewhere.
+    pub memory_budget_percent: Option<u8>,
 }
 
 impl Default for ContextOptions {
@@ -40,6 +45,7 @@ impl Default for ContextOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
             subgroups: true,
             limits: None,
+            memory_budget_percent: None,
         }
     }
 }
@@ -112,6 +118,7 @@ impl Context {
     pub async fn new(options: ContextOptions) -> Result<Self> {
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
         descriptor.backends = options.backends.unwrap_or(wgpu::Backends::all());
+        descriptor.memory_budget_thresholds.for_resource_creation = options.memory_budget_percent;
         let instance = wgpu::Instance::new(descriptor);
         let adapter = pick_adapter(&instance, &options).await?;
         let info = adapter.get_info();
