@@ -1,5 +1,5 @@
 // dst = src, 16 bytes per invocation: the bandwidth yardstick of the benchmark.
-#import dispatch
+#import invocation
 
 struct Params {
     len: u32,
@@ -14,10 +14,7 @@ struct Params {
 
 override WG_SIZE: u32 = 256u;
 
-@compute @workgroup_size(WG_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-    let i = linear_workgroup(wid, nwg) * WG_SIZE + lid;
+fn run(i: u32) {
     if i < params.len {
         dst[i] = src[i];
     }

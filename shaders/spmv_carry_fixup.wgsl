@@ -1,7 +1,7 @@
 // Adds the carries of tiles or intervals into y: y[row] += alpha * (sum of the run of
 // consecutive carries with that row). Carries are ordered by row, so the first carry of a
 // run sums it alone: no atomics, and the order of additions is fixed.
-#import dispatch
+#import invocation
 #import carry
 #import spmv_accumulate
 
@@ -18,10 +18,7 @@ struct Params {
 
 override WG_SIZE: u32 = 256u;
 
-@compute @workgroup_size(WG_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-    let t = linear_workgroup(wid, nwg) * WG_SIZE + lid;
+fn run(t: u32) {
     if t >= params.count {
         return;
     }

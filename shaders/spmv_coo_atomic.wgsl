@@ -1,7 +1,7 @@
 // COO SpMV, one invocation per nonzero, accumulating with float atomics into a y that was
 // scaled by beta first. The order of the additions depends on scheduling: NOT deterministic.
 // spmv_coo_segmented is the deterministic alternative.
-#import dispatch
+#import invocation
 #import atomic_f32
 
 struct Params {
@@ -20,10 +20,7 @@ struct Params {
 
 override WG_SIZE: u32 = 256u;
 
-@compute @workgroup_size(WG_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-    let e = linear_workgroup(wid, nwg) * WG_SIZE + lid;
+fn run(e: u32) {
     if e >= params.nnz {
         return;
     }

@@ -1,7 +1,7 @@
 // Merge-path partition of CSR SpMV: for every tile boundary b, the row coordinate where the
 // diagonal b * TILE crosses the merge path of (row ends, nonzero indices). Run once per
 // matrix when a plan is made; spmv_csr_merge reads the result.
-#import dispatch
+#import invocation
 
 struct Params {
     rows: u32,
@@ -16,10 +16,7 @@ struct Params {
 
 override WG_SIZE: u32 = 256u;
 
-@compute @workgroup_size(WG_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-    let b = linear_workgroup(wid, nwg) * WG_SIZE + lid;
+fn run(b: u32) {
     if b >= params.boundaries {
         return;
     }

@@ -2,21 +2,7 @@
 // the lanes stride over the row and their partial sums are reduced by shuffles, or through
 // workgroup memory without subgroups. For long rows; short rows waste lanes.
 #import entry
-#import spmv_store
-
-struct Params {
-    rows: u32,
-    alpha: f32,
-    beta: f32,
-    _pad: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> row_offsets: array<u32>;
-@group(0) @binding(2) var<storage, read> col_indices: array<u32>;
-@group(0) @binding(3) var<storage, read> values: array<f32>;
-@group(0) @binding(4) var<storage, read> x: array<f32>;
-@group(0) @binding(5) var<storage, read_write> y: array<f32>;
+#import spmv_csr_rows
 
 override WG_SIZE: u32 = 256u;
 // Lanes per row: a power of two dividing WG_SIZE; with subgroups, at most the subgroup size.

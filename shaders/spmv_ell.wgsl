@@ -1,7 +1,7 @@
 // ELL SpMV, one invocation per row. Storage is column-major (slot k of row i at
 // k * rows + i) so neighbouring invocations read neighbouring words. Padding slots hold
 // column 0xffffffff and are skipped, so Inf or NaN in x never meets a padding zero.
-#import dispatch
+#import invocation
 #import spmv_store
 
 struct Params {
@@ -21,10 +21,7 @@ override WG_SIZE: u32 = 256u;
 
 const PADDING: u32 = 0xffffffffu;
 
-@compute @workgroup_size(WG_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-    let row = linear_workgroup(wid, nwg) * WG_SIZE + lid;
+fn run(row: u32) {
     if row >= params.rows {
         return;
     }

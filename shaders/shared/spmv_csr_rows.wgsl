@@ -1,0 +1,17 @@
+// The interface of the CSR kernels that assign rows to invocations or lane groups
+// (spmv_csr_thread, spmv_csr_vector): y = alpha * A * x + beta * y over `rows` rows.
+#import spmv_store
+
+struct Params {
+    rows: u32,
+    alpha: f32,
+    beta: f32,
+    _pad: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> row_offsets: array<u32>;
+@group(0) @binding(2) var<storage, read> col_indices: array<u32>;
+@group(0) @binding(3) var<storage, read> values: array<f32>;
+@group(0) @binding(4) var<storage, read> x: array<f32>;
+@group(0) @binding(5) var<storage, read_write> y: array<f32>;
