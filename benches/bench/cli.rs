@@ -1,0 +1,157 @@
+//! Command-line options of the benchmark binary (hand-parsed: a dozen flags do not need a
+//! parser crate).
+
+use std::path::PathBuf;
+
+/// What `--help` prints.
+pub const USAGE: &str = "\
+wgsparse benchmark: every op and algorithm on a suite of matrices, timed on the GPU and
+verified against the CPU twin.
+
+usage: bench [OPTIONS]
+       cargo bench --bench bench -- [OPTIONS]
+
+  --mtx FILE...        Matrix Market files to run (instead of the generated suite, unless
+                       --suite is given too)
+  --suite              run the generated suite as well as the --mtx files
+  --quick              tiny suite and few repetitions (a smoke test)
+  --matrices LIST      comma-separated matrix names to keep (suite names such as
+                       lap2d_2048, or file names without .mtx; default: all)
+  --ops LIST           comma-separated ops to run (default: all)
+  --algorithms LIST    comma-separated algorithms to run, `auto` included (default: all)
+  --json PATH          write the records as JSON
+  --markdown PATH      write the table as Markdown
+  --plot PATH.svg      write a bar chart of GB/s (or GFLOP/s) per matrix and algorithm
+  --peer cusparse      also time cuSPARSE (python3 + CuPy) on the same matrices
+  --peer-script PATH   the peer script (default: benches/peer_cusparse.py, found beside
+                       the current directory, the executable or the source tree)
+  --seed N             seed of the generated matrices and vectors (default 1)
+  --shared-device      run every row on one device instead of a fresh one per row (a row
+                       then runs in memory the rows before it freed, which on an H100 made
+                       the same kernel up to 3.8x slower)
+  -v, --verbose        print each row to stderr as it finishes, with its wall time
+  -h, --help           this text
+
+The adapter is the best one found; WGSPARSE_ADAPTER, WGSPARSE_BACKEND and
+WGSPARSE_SUBGROUPS=0 choose another. On a CPU adapter the suite is shrunk.
+Exit status: 0 all verified, 1 some row FAILED, 2 bad usage or no GPU.";
+
+/// The parsed command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Matrix Market files to benchmark.
+    pub mtx: Vec<PathBuf>,
+    /// Whether to run the generated suite (true unless only `--mtx` files were asked for).
+    pub suite: bool,
+    /// Tiny sizes and few repetitions.
+    pub quick: bool,
+    /// Matrices to keep, by name; `None` means all.
+    pub matrices: Option<Vec<String>>,
+    /// Ops to run; `None` means all.
+    pub ops: Option<Vec<String>>,
+    /// Algorithms to run; `None` means all.
+    pub algorithms: Option<Vec<String>>,
+    /// Where to write JSON records.
+    pub json: Option<PathBuf>,
+    /// Where to write the Markdown table.
+    pub markdown: Option<PathBuf>,
+    /// Where to write the SVG chart.
+    pub plot: Option<PathBuf>,
+    /// The peer library to compare with (`cusparse`).
+    pub peer: Option<String>,
+    /// Explicit path of the peer script.
+    pub peer_script: Option<PathBuf>,
+    /// Seed of generated matrices and vectors.
+    pub seed: u64,
+    /// A fresh device per row (the default; `--shared-device` turns it off).
+    pub isolate: bool,
+    /// Print each row as it finishes (for logs of long runs, where no bar is drawn).
+    pub verbose: bool,
+}
+
+/// Either options to run with, or a request for the usage text.
+pub enum Command {
+    /// Run the benchmark.
+    Run(Box<Options>),
+    /// Print [`USAGE`].
+    Help,
+}
+
+/// The peers `--peer` accepts.
+pub const PEERS: [&str; 1] = ["cusparse"];
+
+/// Parses the arguments after the program name. `--flag value` and `--flag=value` both work;
+/// the `--bench` flag that `cargo bench` appends is ignored.
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
+    let mut options = Options {
+        mtx: Vec::new(),
+        suite: false,
+        quick: false,
+        matrices: None,
+        ops: None,
+        algorithms: None,
+        json: None,
+        markdown: None,
+        plot: None,
+        peer: None,
+        peer_script: None,
+        seed: 1,
+        verbose: false,
+        isolate: true,
+    };
+    let mut args = args.into_iter().peekable();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (arg.clone(), None),
+        };
+        // The flag's single value: inline after `=`, else the next argument.
+        let mut value =
+            || inline.clone().or_else(|| args.next_if(|a| !a.starts_with("--"))).ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "--bench" => {}
+            "--quick" => options.quick = true,
+            "--suite" => options.suite = true,
+            "-v" | "--verbose" => options.verbose = true,
+            "--shared-device" => options.isolate = false,
+            "--mtx" => {
+                let before = options.mtx.len();
+                options.mtx.extend(inline.clone().map(PathBuf::from));
+                while let Some(file) = args.next_if(|a| !a.starts_with("--")) {
+                    options.mtx.push(PathBuf::from(file));
+                }
+                if options.mtx.len() == before {
+                    return Err("--mtx needs at least one file".into());
+                }
+            }
+            "--matrices" => options.matrices = Some(list(&value()?)),
+            "--ops" => options.ops = Some(list(&value()?)),
+            "--algorithms" => options.algorithms = Some(list(&value()?)),
+            "--json" => options.json = Some(value()?.into()),
+            "--markdown" => options.markdown = Some(value()?.into()),
+            "--plot" => options.plot = Some(value()?.into()),
+            "--peer" => {
+                let peer = value()?.to_ascii_lowercase();
+                if !PEERS.contains(&peer.as_str()) {
+                    return Err(format!("unknown peer {peer:?}: expected one of {}", PEERS.join(", ")));
+                }
+                options.peer = Some(peer);
+            }
+            "--peer-script" => options.peer_script = Some(value()?.into()),
+            "--seed" => {
+                let v = value()?;
+                options.seed = v.parse().map_err(|_| format!("--seed expects an unsigned integer, got {v:?}"))?;
+            }
+            _ => return Err(format!("unknown argument {arg:?} (see --help)")),
+        }
+    }
+    // The suite runs by default; `--mtx` alone replaces it.
+    options.suite |= options.mtx.is_empty();
+    Ok(Command::Run(Box::new(options)))
+}
+
+/// Splits `a,b, c` into names.
+fn list(value: &str) -> Vec<String> {
+    value.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+}

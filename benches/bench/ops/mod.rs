@@ -1,0 +1,97 @@
+//! The benchmarked ops behind one interface, so that the runner, the report and the peer
+//! know nothing op-specific. Adding an op (SpMM, SDDMM, GEMV, triangular solve) is one new
+//! module implementing [`Op`], its cost model in [`cost`], and one line in [`all`].
+
+pub mod cost;
+mod spmv;
+
+use wgsparse::{Context, CsrMatrix};
+
+use crate::suite::Scale;
+pub use cost::{Cost, Model};
+
+/// The dense width of a case (K of SpMM and SDDMM); `None` for ops without one.
+pub type K = Option<usize>;
+
+/// Every op the bench knows, in report order.
+pub fn all() -> Vec<Box<dyn Op>> {
+    vec![Box::new(spmv::SpmvOp)]
+}
+
+/// One operation of the library, with all its algorithms.
+pub trait Op {
+    /// Name in tables, JSON, `--ops` and the peer script.
+    fn name(&self) -> &'static str;
+    /// Algorithm names as `--algorithms` and the table spell them, `auto` last.
+    fn algorithms(&self) -> Vec<&'static str>;
+    /// The device format `algorithm` reads (`auto` reads CSR uploads).
+    fn format(&self, algorithm: &str) -> &'static str;
+    /// The cases to run on `a`: `[None]`, or the dense widths K.
+    fn cases(&self, a: &CsrMatrix<f32>, scale: Scale) -> Vec<K>;
+    /// How bytes and flops are counted.
+    fn model(&self) -> Model;
+    /// Bytes and flops of one run on `a`.
+    fn cost(&self, a: &CsrMatrix<f32>, k: K) -> Cost;
+    /// The same op's name in the peer script, `None` when the peer lacks it.
+    fn peer_op(&self) -> Option<&'static str>;
+    /// Host operands and the CPU twin's result for one case, shared by all algorithms.
+    fn inputs<'a>(&self, a: &'a CsrMatrix<f32>, k: K, seed: u64) -> Box<dyn Inputs + 'a>;
+}
+
+/// One case of an op on one matrix, ready to plan any algorithm.
+pub trait Inputs {
+    /// Uploads the operands to `ctx` in the algorithm's format and plans the op.
+    fn prepare(&self, ctx: &Context, algorithm: &str) -> Result<Box<dyn Prepared + '_>, OpError>;
+}
+
+/// A planned op with its device operands: possibly several copies of them, which timed
+/// runs rotate through so that repeated runs do not find their inputs in cache.
+pub trait Prepared {
+    /// The algorithm as the table shows it: `auto (csr-merge)` says what `auto` picked.
+    fn label(&self) -> String;
+    /// Device bytes the plan allocated beyond its inputs and outputs.
+    fn extra_bytes(&self) -> u64;
+    /// Device bytes one copy of the operands (matrix, inputs, outputs) occupies.
+    fn working_set_bytes(&self) -> u64;
+    /// Copies uploaded so far (at least one).
+    fn copies(&self) -> usize;
+    /// Uploads and plans one more copy.
+    fn add_copy(&mut self) -> Result<(), OpError>;
+    /// Records one run on copy `copy` into `pass` (α = 1, β = 0 where the op has them).
+    fn encode(&mut self, pass: &mut wgpu::ComputePass<'_>, copy: usize) -> Result<(), OpError>;
+    /// Fills copy `copy`'s outputs with NaN and waits until that is done, so that a run that
+    /// skips an entry cannot pass [`Prepared::check`].
+    fn poison(&mut self, copy: usize) -> Result<(), OpError>;
+    /// Submits one run on copy `copy` (α = 1, β = 0 where the op has them) and reads its
+    /// output back to the host: the end-to-end path.
+    fn run_and_read(&mut self, copy: usize) -> Result<(), OpError>;
+    /// The relative error of the output last read back against the CPU twin.
+    fn check(&self) -> f64;
+}
+
+/// Why a row has no measurement.
+#[derive(Debug, Clone)]
+pub struct OpError {
+    /// The library declined the case (format conversion, device limits, memory): the row is
+    /// skipped. Otherwise something broke and the row FAILED.
+    pub refused: bool,
+    /// What happened.
+    pub message: String,
+}
+
+impl OpError {
+    /// A failure that is not a refusal.
+    pub fn failed(message: impl Into<String>) -> Self {
+        OpError { refused: false, message: message.into() }
+    }
+}
+
+impl From<wgsparse::Error> for OpError {
+    fn from(e: wgsparse::Error) -> Self {
+        use wgsparse::Error::*;
+        // Refusals are the library doing its job on a case it does not take; anything else
+        // (validation, device loss, readback) is a bug to flag.
+        let refused = matches!(e, Format(_) | LimitExceeded { .. } | OutOfMemory(_) | InvalidArgument(_));
+        OpError { refused, message: e.to_string() }
+    }
+}

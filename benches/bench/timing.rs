@@ -1,0 +1,370 @@
+//! How rows are timed: GPU time from timestamp queries written at the start and end of each
+//! run's compute pass (wall clock per submission where the adapter has no timestamps),
+//! end-to-end time from submission to readback, the rotation of operand copies that keeps
+//! repeated runs out of cache, and the device copy bandwidth the GB/s are compared with.
+
+use std::time::{Duration, Instant};
+
+use wgsparse::gpu::GpuVec;
+use wgsparse::ops::encode_copy;
+use wgsparse::Context;
+
+use crate::ops::{OpError, Prepared};
+
+/// Working sets below this are rotated among copies: a few hundred MiB is beyond the last
+/// cache level of current GPUs (50 MiB L2 on H100, 128 MiB Infinity Cache on RDNA).
+pub const ROTATION_BYTES: u64 = 256 << 20;
+/// At most this many copies, so that small matrices do not multiply device memory.
+pub const MAX_COPIES: usize = 8;
+/// The copy-bandwidth buffers are at most this large.
+const COPY_BYTES: u64 = 512 << 20;
+/// Warm-up keeps the GPU busy at least this long (clocks ramp up under sustained load)...
+pub const WARM_UP: Duration = Duration::from_millis(20);
+/// ...unless this many runs have gone (launch-bound ops would need thousands).
+pub const MAX_WARMUP: usize = 256;
+/// Runs per submission are sized to take about this long...
+const BATCH: Duration = Duration::from_millis(200);
+/// ...and are at most this many.
+const MAX_BATCH: usize = 64;
+/// A run slower than this (a pathological kernel: float atomics on one hot row take
+/// seconds) makes its row "slow"...
+pub const SLOW_RUN: Duration = Duration::from_millis(100);
+/// ...and such a row gets as many timed runs as fit this budget (at least one), and one
+/// end-to-end run.
+pub const SLOW_ROW_BUDGET: Duration = Duration::from_secs(5);
+
+/// Repetition counts.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Untimed runs first (pipelines warm, clocks up); at least one per rotated copy.
+    pub warmup: usize,
+    /// Timed runs; the median is reported.
+    pub runs: usize,
+    /// Timed submit-to-readback runs.
+    pub e2e_runs: usize,
+}
+
+impl Settings {
+    /// Full counts, or few for `--quick` smoke tests.
+    pub fn new(quick: bool) -> Self {
+        if quick {
+            Settings { warmup: 1, runs: 5, e2e_runs: 2 }
+        } else {
+            Settings { warmup: 3, runs: 20, e2e_runs: 5 }
+        }
+    }
+}
+
+/// Copies of a working set of `bytes` to rotate through: `min(8, ⌈256 MiB / bytes⌉)` below
+/// [`ROTATION_BYTES`], else one.
+pub fn rotation_copies(bytes: u64) -> usize {
+    if bytes >= ROTATION_BYTES {
+        return 1;
+    }
+    (ROTATION_BYTES.div_ceil(bytes.max(1)) as usize).min(MAX_COPIES)
+}
+
+/// The median and range of repeated times.
+#[derive(Debug, Clone, Copy)]
+pub struct Spread {
+    /// Median.
+    pub median: f64,
+    /// Fastest.
+    pub min: f64,
+    /// Slowest.
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `values`; NaN everywhere when empty.
+    pub fn of(mut values: Vec<f64>) -> Self {
+        if values.is_empty() {
+            return Spread { median: f64::NAN, min: f64::NAN, max: f64::NAN };
+        }
+        values.sort_by(f64::total_cmp);
+        let mid = values.len() / 2;
+        let median = if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 };
+        Spread { median, min: values[0], max: values[values.len() - 1] }
+    }
+}
+
+/// What one row measured.
+#[derive(Debug, Clone, Copy)]
+pub struct Measurement {
+    /// GPU time of one run, µs.
+    pub gpu: Spread,
+    /// Timed runs (fewer than [`Settings::runs`] for a slow op).
+    pub runs: usize,
+    /// Median submit-to-readback time, µs.
+    pub e2e_us: f64,
+    /// Largest relative error over the end-to-end runs (every copy at least once).
+    pub max_rel_err: f64,
+    /// Copies the timed runs rotated through.
+    pub copies: usize,
+}
+
+/// Runs the whole protocol on a prepared op: add rotation copies, time on the GPU, then time
+/// end to end while verifying every copy against the CPU twin.
+pub fn measure(
+    ctx: &Context,
+    clock: &Clock,
+    settings: &Settings,
+    op: &mut dyn Prepared,
+) -> Result<Measurement, OpError> {
+    let wanted = rotation_copies(op.working_set_bytes());
+    while op.copies() < wanted {
+        // Out of memory for another copy is no reason to drop the row: rotate fewer.
+        if let Err(e) = op.add_copy() {
+            if e.refused {
+                break;
+            }
+            return Err(e);
+        }
+    }
+    let copies = op.copies();
+    let timed =
+        clock.time_runs(ctx, settings.warmup.max(copies), settings.runs, |pass, run| op.encode(pass, run % copies))?;
+    // End-to-end runs go round the copies, each output poisoned first and checked after, so
+    // that every copy is verified; a slow op goes once.
+    let e2e_runs = if timed.runs < settings.runs { 1 } else { settings.e2e_runs.max(copies) };
+    let mut e2e = Vec::with_capacity(e2e_runs);
+    let mut max_rel_err = 0f64;
+    for run in 0..e2e_runs {
+        let copy = run % copies;
+        op.poison(copy)?;
+        let start = Instant::now();
+        op.run_and_read(copy)?;
+        e2e.push(start.elapsed().as_secs_f64() * 1e6);
+        // `max` would drop a NaN; an error that is not a number is the worst error.
+        let err = op.check();
+        max_rel_err = if err.is_nan() { f64::INFINITY } else { max_rel_err.max(err) };
+    }
+    let gpu = Spread::of(timed.times_us);
+    Ok(Measurement { gpu, runs: timed.runs, e2e_us: Spread::of(e2e).median, max_rel_err, copies })
+}
+
+/// Device copy bandwidth: (bytes read + bytes written) / time of the library's 16-byte copy
+/// kernel, median of timed runs, on buffers of min(512 MiB, half the binding and buffer
+/// limits).
+pub fn copy_bandwidth(ctx: &Context, clock: &Clock, settings: &Settings) -> Result<(f64, u64), OpError> {
+    let limits = ctx.limits();
+    let bytes = COPY_BYTES.min(limits.max_storage_buffer_binding_size / 2).min(limits.max_buffer_size / 2) & !15;
+    let len = (bytes / 4) as usize;
+    let src: GpuVec<u32> = ctx.zeros(len)?;
+    let mut dst: GpuVec<u32> = ctx.zeros(len)?;
+    let timed =
+        clock.time_runs(ctx, settings.warmup, settings.runs, |pass, _| Ok(encode_copy(ctx, pass, &src, &mut dst)?))?;
+    let us = Spread::of(timed.times_us).median;
+    Ok((2.0 * bytes as f64 / (us * 1e3), bytes))
+}
+
+/// Times compute passes with timestamp queries when the adapter has them.
+pub struct Clock {
+    timestamps: Option<Timestamps>,
+}
+
+/// One query set of 2 × capacity timestamps (start and end of each timed pass) and the
+/// buffers that bring them to the host.
+struct Timestamps {
+    query_set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    capacity: usize,
+    period_ns: f64,
+}
+
+impl Clock {
+    /// A clock for up to `runs` timed passes per measurement.
+    pub fn new(ctx: &Context, runs: usize) -> Self {
+        let timestamps = ctx.has_timestamps().then(|| {
+            let device = ctx.device();
+            let count = 2 * runs as u32;
+            let size = u64::from(count) * 8;
+            let buffer = |label, usage| {
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size,
+                    usage,
+                    mapped_at_creation: false,
+                })
+            };
+            Timestamps {
+                query_set: device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("bench timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count,
+                }),
+                resolve: buffer(
+                    "bench timestamp resolve",
+                    wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                ),
+                readback: buffer(
+                    "bench timestamp readback",
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                ),
+                capacity: runs,
+                period_ns: f64::from(ctx.queue().get_timestamp_period()),
+            }
+        });
+        Clock { timestamps }
+    }
+
+    /// Whether GPU time comes from timestamp queries (else from the wall clock).
+    pub fn uses_timestamps(&self) -> bool {
+        self.timestamps.is_some()
+    }
+
+    /// Times runs of an op; `record(pass, i)` records run `i` (warm-up included) into its own
+    /// compute pass. wgpu validation errors are caught and returned as failures.
+    ///
+    /// The first run goes alone and tells how long a run takes. Warm-up then continues for
+    /// `warmup` runs and at least [`WARM_UP`] (clocks ramp up under sustained load). Timed runs
+    /// are submitted back to back in batches of about [`BATCH`], each pass between its own
+    /// pair of timestamps; wgpu's barriers between passes keep runs from overlapping. Without
+    /// timestamps, each run is its own submission, timed by the wall clock.
+    ///
+    /// A first run slower than [`SLOW_RUN`] (a pathological kernel) skips further warm-up; the
+    /// row gets as many timed runs, one per submission, as fit [`SLOW_ROW_BUDGET`], and when
+    /// only one fits, the first run is the sample. One row cannot hold the benchmark for
+    /// minutes; [`Timed::runs`] says how many ran.
+    pub fn time_runs(
+        &self,
+        ctx: &Context,
+        warmup: usize,
+        runs: usize,
+        mut record: impl FnMut(&mut wgpu::ComputePass<'_>, usize) -> Result<(), OpError>,
+    ) -> Result<Timed, OpError> {
+        let scope = ctx.device().push_error_scope(wgpu::ErrorFilter::Validation);
+        let timed = self.run_batches(ctx, warmup, runs, &mut record);
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(OpError::failed(format!("wgpu validation error: {e}")));
+        }
+        timed
+    }
+
+    fn run_batches(
+        &self,
+        ctx: &Context,
+        warmup: usize,
+        runs: usize,
+        record: &mut impl FnMut(&mut wgpu::ComputePass<'_>, usize) -> Result<(), OpError>,
+    ) -> Result<Timed, OpError> {
+        let runs = runs.min(self.timestamps.as_ref().map_or(runs, |t| t.capacity));
+        // The first run goes alone, in timestamp slot 0, and tells how long a run takes.
+        let mut one_run = self.submit(ctx, 0..1, Some(0), record)?;
+        let mut next = 1;
+        if one_run > SLOW_RUN && one_run < SLOW_ROW_BUDGET {
+            // The first run on a new pipeline may carry the driver's lazy work: a second decides.
+            one_run = self.submit(ctx, 1..2, Some(0), record)?;
+            next = 2;
+        }
+        let slow = one_run > SLOW_RUN;
+        let (runs, batch) = if slow {
+            let runs = budget_runs(one_run).clamp(1, runs);
+            if runs == 1 {
+                // Only one run fits the budget: the one just made is the sample.
+                return self.finish(ctx, vec![one_run.as_secs_f64() * 1e6], 1);
+            }
+            (runs, 1)
+        } else {
+            let batch = match &self.timestamps {
+                Some(_) => {
+                    (BATCH.as_secs_f64() / one_run.as_secs_f64().max(1e-7)).clamp(1.0, MAX_BATCH as f64) as usize
+                }
+                None => 1,
+            };
+            (runs, batch)
+        };
+        let warming = Instant::now();
+        while !slow && (next < warmup || (warming.elapsed() < WARM_UP && next < MAX_WARMUP)) {
+            self.submit(ctx, next..next + batch, None, record)?;
+            next += batch;
+        }
+        let mut wall = Vec::with_capacity(runs);
+        for slot in (0..runs).step_by(batch) {
+            let count = batch.min(runs - slot);
+            let took = self.submit(ctx, next..next + count, Some(slot as u32), record)?;
+            wall.push(took.as_secs_f64() * 1e6);
+            next += count;
+        }
+        self.finish(ctx, wall, runs)
+    }
+
+    /// The times of `runs` timed runs: from the timestamps, else the wall clock.
+    fn finish(&self, ctx: &Context, wall_us: Vec<f64>, runs: usize) -> Result<Timed, OpError> {
+        let times_us = match &self.timestamps {
+            Some(t) => t.read(ctx, runs)?,
+            None => wall_us,
+        };
+        Ok(Timed { times_us, runs })
+    }
+
+    /// Records runs `indices` into one command buffer, the n-th between timestamps
+    /// `2(first_slot + n)` and `2(first_slot + n) + 1` when `first_slot` is given; submits and
+    /// waits.
+    fn submit(
+        &self,
+        ctx: &Context,
+        indices: std::ops::Range<usize>,
+        first_slot: Option<u32>,
+        record: &mut impl FnMut(&mut wgpu::ComputePass<'_>, usize) -> Result<(), OpError>,
+    ) -> Result<Duration, OpError> {
+        let mut encoder = ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        for (n, i) in indices.enumerate() {
+            let timestamp_writes = self.timestamps.as_ref().zip(first_slot).map(|(t, first)| {
+                let slot = first + n as u32;
+                wgpu::ComputePassTimestampWrites {
+                    query_set: &t.query_set,
+                    beginning_of_pass_write_index: Some(2 * slot),
+                    end_of_pass_write_index: Some(2 * slot + 1),
+                }
+            });
+            let mut pass =
+                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("bench run"), timestamp_writes });
+            record(&mut pass, i)?;
+        }
+        let start = Instant::now();
+        ctx.queue().submit([encoder.finish()]);
+        ctx.synchronize()?;
+        Ok(start.elapsed())
+    }
+}
+
+/// Timed runs that fit [`SLOW_ROW_BUDGET`] when one takes `one_run`.
+fn budget_runs(one_run: Duration) -> usize {
+    (SLOW_ROW_BUDGET.as_secs_f64() / one_run.as_secs_f64()) as usize
+}
+
+/// What [`Clock::time_runs`] measured.
+pub struct Timed {
+    /// µs of each timed run.
+    pub times_us: Vec<f64>,
+    /// How many runs were timed (fewer than asked for slow runs).
+    pub runs: usize,
+}
+
+impl Timestamps {
+    /// The durations of the first `runs` timed passes, µs.
+    fn read(&self, ctx: &Context, runs: usize) -> Result<Vec<f64>, OpError> {
+        let count = 2 * runs as u32;
+        let size = u64::from(count) * 8;
+        let mut encoder = ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+        encoder.resolve_query_set(&self.query_set, 0..count, &self.resolve, 0);
+        encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.readback, 0, size);
+        ctx.queue().submit([encoder.finish()]);
+        let slice = self.readback.slice(..size);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |result| {
+            let _ = sender.send(result);
+        });
+        ctx.synchronize()?;
+        let mapped = receiver.recv().map_err(|_| OpError::failed("timestamp readback was dropped"))?;
+        mapped.map_err(|e| OpError::failed(format!("mapping timestamps: {e}")))?;
+        let ticks: Vec<u64> = {
+            let view = slice.get_mapped_range().map_err(|e| OpError::failed(format!("timestamps: {e}")))?;
+            view.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8-byte chunks"))).collect()
+        };
+        self.readback.unmap();
+        Ok(ticks.chunks_exact(2).map(|t| t[1].saturating_sub(t[0]) as f64 * self.period_ns / 1e3).collect())
+    }
+}

@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""The vendor-library peer of the wgsparse bench (`bench --peer cusparse`): times cuSPARSE
+through CuPy (PyTorch where CuPy lacks the op) on exactly the matrices the bench wrote.
+
+usage: python3 peer_cusparse.py MANIFEST.json OUT.json
+       python3 peer_cusparse.py --check     (exit 0 when CuPy and a CUDA device are there)
+
+The manifest (written by benches/bench/peer.rs) names raw little-endian files per matrix and
+the ops to run on it:
+
+    {"warmup": 3, "runs": 20,
+     "matrices": [{"name", "rows", "cols", "nnz",
+                   "row_offsets" (u32), "col_indices" (u32), "values" (f32), "x" (f32, cols),
+                   "ops": [{"op": "spmv", "k": null, "copies": 8}, ...]}]}
+
+Each case is timed with CUDA events around every run, median of `runs` runs after `warmup`
+(at least one per copy), rotating among `copies` copies of its operands as the bench does, and
+checked against a float64 result computed on the GPU. The timed runs are queued behind a
+spinning kernel so that they run back to back: the events then time the GPU, not Python's
+launch overhead (tens of µs a call, more than a small SpMV takes). The answer:
+
+    {"peer": "cusparse (CuPy X.Y, CUDA Z.W)", "device": "...",
+     "results": [{"matrix", "op", "k", "time_us", "rel_err"} or {"matrix", "op", "k", "error"}]}
+
+Ops are functions in OPS, keyed by the bench's op name; each returns `run(copy)` (one timed
+run) and `check()` (relative error). Exit status 3: CuPy or a CUDA device is missing.
+"""
+
+import json
+import math
+import statistics
+import sys
+import time
+
+EXIT_UNAVAILABLE = 3
+
+
+def unavailable(why):
+    print(why, file=sys.stderr)
+    sys.exit(EXIT_UNAVAILABLE)
+
+
+try:
+    import numpy as np
+    import cupy as cp
+    import cupyx.scipy.sparse as cusparse
+    import cupyx.scipy.sparse.linalg as cusparse_linalg
+except ImportError as e:
+    unavailable(f"CuPy and NumPy are needed ({e}); install cupy-cuda12x or cupy-cuda13x")
+
+try:
+    if cp.cuda.runtime.getDeviceCount() == 0:
+        unavailable("CuPy finds no CUDA device")
+except cp.cuda.runtime.CUDARuntimeError as e:
+    unavailable(f"CuPy finds no usable CUDA device ({e})")
+
+
+def relative_error(y, reference):
+    """||y - ref||_2 / ||ref||_2 in float64; a huge finite number where it is not finite, so
+    the output stays valid JSON."""
+    reference = cp.asarray(reference, dtype=cp.float64).ravel()
+    difference = float(cp.linalg.norm(cp.asarray(y, dtype=cp.float64).ravel() - reference))
+    norm = float(cp.linalg.norm(reference))
+    if difference == 0.0:
+        return 0.0
+    error = difference / norm if norm > 0.0 else math.inf
+    return error if math.isfinite(error) else sys.float_info.max
+
+
+SPIN = r"""
+extern "C" __global__ void spin(unsigned long long nanoseconds) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < nanoseconds);
+}
+"""
+_spin = None
+
+
+def hold(stream, seconds):
+    """Keeps `stream` busy for `seconds` (one thread spinning on the global timer)."""
+    global _spin
+    if _spin is None:
+        _spin = cp.RawKernel(SPIN, "spin")
+    _spin((1,), (1,), (np.uint64(seconds * 1e9),), stream=stream)
+
+
+def median_us(run, copies, warmup, runs, stream=None):
+    """Median CUDA-event time of run(copy), µs; runs rotate through the copies."""
+    stream = stream or cp.cuda.get_current_stream()
+    for i in range(max(warmup, copies)):
+        run(i % copies)
+    stream.synchronize()
+    # Time the host's side of one run to hold the stream long enough for all of them.
+    host = time.perf_counter()
+    run(0)
+    host = time.perf_counter() - host
+    starts = [cp.cuda.Event() for _ in range(runs)]
+    ends = [cp.cuda.Event() for _ in range(runs)]
+    hold(stream, min(2.0, 2 * runs * host + 1e-3))
+    for i in range(runs):
+        starts[i].record(stream)
+        run(i % copies)
+        ends[i].record(stream)
+    ends[-1].synchronize()
+    return statistics.median(cp.cuda.get_elapsed_time(s, e) * 1e3 for s, e in zip(starts, ends))
+
+
+def random_dense(shape, seed):
+    return cp.random.default_rng(seed).uniform(-1.0, 1.0, shape, dtype=cp.float32)
+
+
+# Ops: each takes the matrix (CuPy CSR, float32), x, the case from the manifest and the copy
+# count, and returns (run, check, stream): run(copy) is one timed run, check() its relative
+# error against float64, stream the stream run() issues work on (None: CuPy's current one).
+
+
+def spmv(a, x, case, copies):
+    """y = A x (cuSPARSE SpMV through CuPy's csr_matrix @ vector)."""
+    mats = [a] + [a.copy() for _ in range(copies - 1)]
+    xs = [x] + [x.copy() for _ in range(copies - 1)]
+
+    def check():
+        return relative_error(a @ x, a.astype(cp.float64) @ x.astype(cp.float64))
+
+    return (lambda i: mats[i] @ xs[i]), check, None
+
+
+def spmm(a, x, case, copies):
+    """C = A B with B dense cols x k (cuSPARSE SpMM through CuPy)."""
+    k = case["k"]
+    mats = [a] + [a.copy() for _ in range(copies - 1)]
+    bs = [random_dense((a.shape[1], k), 7 + i) for i in range(copies)]
+
+    def check():
+        return relative_error(a @ bs[0], a.astype(cp.float64) @ bs[0].astype(cp.float64))
+
+    return (lambda i: mats[i] @ bs[i]), check, None
+
+
+def sddmm(a, x, case, copies):
+    """S = (M1 M2) sampled at A's pattern, M1 rows x k, M2 k x cols (torch.sparse.sampled_addmm:
+    cuSPARSE SDDMM; CuPy has none)."""
+    import torch
+
+    k = case["k"]
+    device = torch.device("cuda", cp.cuda.Device().id)
+    crow, col = (torch.from_dlpack(v.astype(cp.int64)) for v in (a.indptr, a.indices))
+    pattern = torch.sparse_csr_tensor(crow, col, torch.from_dlpack(a.data), size=a.shape, device=device)
+    generator = torch.Generator(device=device).manual_seed(11)
+    rows, cols = a.shape
+
+    def dense(shape):
+        return torch.rand(shape, generator=generator, device=device) * 2 - 1
+
+    operands = [(pattern if i == 0 else pattern.clone(), dense((rows, k)), dense((k, cols))) for i in range(copies)]
+
+    def run(i):
+        s, m1, m2 = operands[i]
+        return torch.sparse.sampled_addmm(s, m1, m2, beta=0.0, alpha=1.0)
+
+    def check():
+        result = cp.from_dlpack(run(0).values())
+        _, m1, m2 = operands[0]
+        m1, m2t = cp.from_dlpack(m1).astype(cp.float64), cp.from_dlpack(m2.t().contiguous()).astype(cp.float64)
+        row_of = cp.repeat(cp.arange(rows), cp.diff(a.indptr).astype(cp.int64))
+        reference = cp.empty(a.nnz, dtype=cp.float64)
+        chunk = max(1, (1 << 26) // max(k, 1))  # bounds the gathered rows to ~512 MiB
+        for start in range(0, a.nnz, chunk):
+            stop = min(start + chunk, a.nnz)
+            reference[start:stop] = (m1[row_of[start:stop]] * m2t[a.indices[start:stop]]).sum(axis=1)
+        return relative_error(result, reference)
+
+    return run, check, cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+
+
+def sptrsv(a, x, case, copies):
+    """Solve L y = x, L = tril(A) + diag_shift I (cupyx spsolve_triangular: cuSPARSE SpSM
+    analysis + solve on every call)."""
+    shift = case.get("diag_shift", 0.0)
+    lower = cusparse.tril(a, format="csr")
+    if shift:
+        lower = (lower + shift * cusparse.identity(a.shape[0], dtype=cp.float32, format="csr")).tocsr()
+    mats = [lower] + [lower.copy() for _ in range(copies - 1)]
+    xs = [x] + [x.copy() for _ in range(copies - 1)]
+
+    def run(i):
+        return cusparse_linalg.spsolve_triangular(mats[i], xs[i], lower=True)
+
+    def check():
+        y = run(0).astype(cp.float64)
+        return relative_error(lower.astype(cp.float64) @ y, x)
+
+    return run, check, None
+
+
+def gemv(a, x, case, copies):
+    """y = M x with M dense rows x cols (cuBLAS SGEMV through CuPy matmul); `transpose`
+    computes M^T x' instead."""
+    rows, cols = a.shape
+    transpose = case.get("transpose", False)
+    mats = [random_dense((rows, cols), 13 + i) for i in range(copies)]
+    vectors = [random_dense(rows if transpose else cols, 17 + i) for i in range(copies)]
+
+    def run(i):
+        return (mats[i].T if transpose else mats[i]) @ vectors[i]
+
+    def check():
+        m = mats[0].astype(cp.float64)
+        return relative_error(run(0), (m.T if transpose else m) @ vectors[0].astype(cp.float64))
+
+    return run, check, None
+
+
+OPS = {"spmv": spmv, "spmm": spmm, "sddmm": sddmm, "sptrsv": sptrsv, "gemv": gemv}
+
+
+def load(entry):
+    """The matrix (int32 indices, as CuPy wants) and x of a manifest entry."""
+
+    def array(key, dtype):
+        return cp.asarray(np.fromfile(entry[key], dtype=dtype))
+
+    shape = (entry["rows"], entry["cols"])
+    offsets = array("row_offsets", "<u4").astype(cp.int32)
+    indices = array("col_indices", "<u4").astype(cp.int32)
+    a = cusparse.csr_matrix((array("values", "<f4"), indices, offsets), shape=shape)
+    return a, array("x", "<f4")
+
+
+def main():
+    if sys.argv[1:] == ["--check"]:
+        return
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    with open(sys.argv[1]) as f:
+        manifest = json.load(f)
+    warmup, runs = manifest["warmup"], manifest["runs"]
+    results = []
+    for entry in manifest["matrices"]:
+        start = time.perf_counter()
+        try:
+            a, x = load(entry)
+            print(f"loaded {entry['name']} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+        except Exception as e:  # a matrix CuPy refuses must not stop the others
+            a = x = None
+            load_error = f"loading: {type(e).__name__}: {e}"
+        for case in entry["ops"]:
+            result = {"matrix": entry["name"], "op": case["op"], "k": case.get("k")}
+            start = time.perf_counter()
+            try:
+                if a is None:
+                    raise RuntimeError(load_error)
+                if case["op"] not in OPS:
+                    raise KeyError(f"the peer has no op {case['op']!r}")
+                run, check, stream = OPS[case["op"]](a, x, case, max(1, case.get("copies", 1)))
+                result["time_us"] = median_us(run, max(1, case.get("copies", 1)), warmup, runs, stream)
+                result["rel_err"] = check()
+            except Exception as e:
+                result["error"] = f"{type(e).__name__}: {e}"
+            results.append(result)
+            print(f"{result} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+        del a, x
+        cp.get_default_memory_pool().free_all_blocks()
+    version = cp.cuda.runtime.runtimeGetVersion()
+    properties = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    name = properties["name"]
+    output = {
+        "peer": f"cusparse (CuPy {cp.__version__}, CUDA {version // 1000}.{version % 1000 // 10})",
+        "device": name.decode() if isinstance(name, bytes) else str(name),
+        "results": results,
+    }
+    with open(sys.argv[2], "w") as f:
+        json.dump(output, f, allow_nan=False)
+
+
+if __name__ == "__main__":
+    main()
