@@ -1,6 +1,8 @@
-// Adds the carries of tiles or intervals into y: y[row] += alpha * (sum of the run of
-// consecutive carries with that row). Carries are ordered by row, so the first carry of a
-// run sums it alone: no atomics, and the order of additions is fixed.
+// Adds the carries of tiles, intervals or chunks into y: y[row] += alpha * (the sum of the
+// run of consecutive carries with that row). Carries are ordered by row, so the first
+// carry of a run sums it alone, in order: no atomics, a fixed order of additions. A run is
+// read CHUNK carries at a time, loads independent of each other, so a row that spans
+// thousands of tiles costs a few round trips, not thousands.
 #import invocation
 #import carry
 #import spmv_accumulate
@@ -18,6 +20,8 @@ struct Params {
 
 override WG_SIZE: u32 = 256u;
 
+const CHUNK: u32 = 32u;
+
 fn run(t: u32) {
     if t >= params.count {
         return;
@@ -26,9 +30,22 @@ fn run(t: u32) {
     if row >= params.rows || (t > 0u && carries[t - 1u].row == row) {
         return;
     }
-    var sum = carries[t].value;
-    for (var u = t + 1u; u < params.count && carries[u].row == row; u++) {
-        sum += carries[u].value;
+    var sum = 0.0;
+    var u = t;
+    loop {
+        var whole_chunk = true;
+        for (var k = 0u; k < CHUNK; k++) {
+            let c = carries[min(u + k, params.count - 1u)];
+            let in_run = u + k < params.count && c.row == row;
+            if in_run {
+                sum += c.value;
+            }
+            whole_chunk = whole_chunk && in_run;
+        }
+        if !whole_chunk {
+            break;
+        }
+        u += CHUNK;
     }
     accumulate_y(row, sum);
 }

@@ -1,18 +1,19 @@
-// COO SpMV by segmented reduction (seed 000). Nonzeros, sorted by row, are cut into equal
-// intervals, one per workgroup; the workgroup walks its interval WG_SIZE entries at a time,
-// reduces the products by row with a segmented scan, adds each row that ends inside the
-// step into y, and carries the last row's partial sum into the next step. The interval's
-// final carry goes to `carries`, which spmv_carry_fixup reduces into y. No atomics: a row
-// is written directly by at most one interval, the one where it ends before the interval
-// does. y must hold beta * y beforehand (scale_vector).
-#import entry
-#import segmented_scan
+// COO SpMV by segmented reduction (seed 000). Nonzeros, sorted by row, are cut into
+// intervals of equal length, one per group of lanes (a subgroup, or the workgroup without
+// subgroups). A group walks its interval group-size entries at a time, reduces the products
+// by row with a segmented scan, adds each row that ends inside the step into y, and carries
+// the last row's partial sum into the next step. The interval's final carry goes to
+// `carries`, which spmv_carry_fixup reduces into y. No atomics: a row is written directly
+// by at most one interval, the one where it ends before the interval does. y must hold
+// beta * y beforehand (scale_vector).
+#import group
 #import spmv_accumulate
 #import carry
 
 struct Params {
     nnz: u32,
     intervals: u32,
+    // A multiple of the largest group size.
     interval_len: u32,
     alpha: f32,
 }
@@ -26,43 +27,57 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> carries: array<Carry>;
 
 override WG_SIZE: u32 = 256u;
+override TASKS_PER_WORKGROUP: u32 = 8u;
 
-const NO_ROW: u32 = 0xffffffffu;
-
-fn run(interval: u32, lane: Lane) {
-    if interval >= params.intervals {
-        return;
+fn run(workgroup: u32, lane: Lane) {
+    let g = group_of(lane);
+    let first = workgroup * TASKS_PER_WORKGROUP;
+    let last = min(first + TASKS_PER_WORKGROUP, params.intervals);
+    for (var interval = first + g.index; interval < last; interval += g.count) {
+        walk_interval(g, interval);
     }
-    // interval_len is a multiple of WG_SIZE, so only the last interval has a partial step.
+}
+
+struct Entry {
+    row: u32,
+    product: f32,
+}
+
+fn load_entry(e: u32, stop: u32) -> Entry {
+    if e < stop {
+        return Entry(row_indices[e], values[e] * x[col_indices[e]]);
+    }
+    return Entry(NO_KEY, 0.0);
+}
+
+fn walk_interval(g: Group, interval: u32) {
     let start = interval * params.interval_len;
     let stop = min(start + params.interval_len, params.nnz);
-    var carry_row = NO_ROW;
-    var carry_value = 0.0;
-    for (var base = start; base < stop; base += WG_SIZE) {
-        let e = base + lane.index;
-        var row = NO_ROW;
-        var value = 0.0;
-        if e < stop {
-            row = row_indices[e];
-            value = values[e] * x[col_indices[e]];
-        }
-        if lane.index == 0u && carry_row != NO_ROW {
-            if row == carry_row {
-                value += carry_value;
+    var carry_row = NO_KEY;
+    var carry = 0.0;
+    var entry = load_entry(start + g.lane, stop);
+    for (var base = start; base < stop; base += g.size) {
+        // The next step's loads are in flight while this step reduces.
+        let next = load_entry(base + g.size + g.lane, stop);
+        var value = entry.product;
+        if g.lane == 0u && carry_row != NO_KEY {
+            if entry.row == carry_row {
+                value += carry;
             } else {
-                accumulate_y(carry_row, carry_value);
+                accumulate_y(carry_row, carry);
             }
         }
-        let sum = segmented_scan(lane, row, value);
-        // A lane whose right neighbour starts another row owns a finished row sum.
-        if lane.index + 1u < WG_SIZE && row != NO_ROW && scan_keys[lane.index + 1u] != row {
-            accumulate_y(row, sum);
+        let scan = group_scan(g, entry.row, value);
+        // A lane whose right neighbour starts another row owns a finished row sum; the
+        // last lane's row goes on as the carry.
+        if entry.row != NO_KEY && scan.next_key != entry.row && g.lane + 1u < g.size {
+            accumulate_y(entry.row, scan.sum);
         }
-        carry_row = scan_keys[WG_SIZE - 1u];
-        carry_value = scan_vals[WG_SIZE - 1u];
-        workgroupBarrier();
+        carry_row = scan.last_key;
+        carry = scan.last_sum;
+        entry = next;
     }
-    if lane.index == 0u {
-        carries[interval] = Carry(carry_row, carry_value);
+    if g.lane == 0u {
+        carries[interval] = Carry(carry_row, carry);
     }
 }

@@ -26,12 +26,14 @@ fn run(row: u32) {
         return;
     }
     var sum = 0.0;
+    // Branch-free, so the compiler can keep several slots' loads in flight; a padding
+    // slot reads x[0] but adds nothing (select, not multiplication by zero: Inf stays out).
     for (var k = 0u; k < params.width; k++) {
         let slot = k * params.rows + row;
         let col = col_indices[slot];
-        if col != PADDING {
-            sum = fma(values[slot], x[col], sum);
-        }
+        let real = col != PADDING;
+        let term = values[slot] * x[select(0u, col, real)];
+        sum = select(sum, sum + term, real);
     }
     store_y(row, sum);
 }

@@ -190,6 +190,9 @@ fn spmv_is_correct_for_every_tuning() {
         (SpmvAlgorithm::CsrMerge, SpmvOptions::default().merge_items(11).workgroup_size(64)),
         (SpmvAlgorithm::CsrVector, SpmvOptions::default().vector_lanes(1)),
         (SpmvAlgorithm::CsrVector, SpmvOptions::default().vector_lanes(4).workgroup_size(64)),
+        (SpmvAlgorithm::CsrSplit, SpmvOptions::default().split_threshold(0).chunk_steps(1)),
+        (SpmvAlgorithm::CsrSplit, SpmvOptions::default().split_threshold(3).chunk_steps(5).workgroup_size(64)),
+        (SpmvAlgorithm::CsrSplit, SpmvOptions::default().split_threshold(1000).workgroup_size(1024)),
         (SpmvAlgorithm::CooSegmented, SpmvOptions::default().coo_steps(1).workgroup_size(32)),
         (SpmvAlgorithm::CooSegmented, SpmvOptions::default().coo_steps(5).workgroup_size(512)),
         (SpmvAlgorithm::Hyb, SpmvOptions::default().coo_steps(2).workgroup_size(128)),
@@ -224,6 +227,7 @@ fn spmv_refuses_invalid_tunings() {
         SpmvOptions::default().vector_lanes(3),
         SpmvOptions::default().vector_lanes(64),
         SpmvOptions::default().coo_steps(0),
+        SpmvOptions::default().chunk_steps(0),
     ] {
         let err = Spmv::with_options(ctx, &a, SpmvAlgorithm::CsrMerge, &options).unwrap_err();
         assert!(matches!(err, Error::InvalidArgument(_)), "{options:?}: {err}");

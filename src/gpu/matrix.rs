@@ -8,6 +8,8 @@
 //! panel, each writing its own rows of y. Panels start at multiples of the rows that fit
 //! `min_storage_buffer_offset_alignment`, so y can be bound at the panel's offset.
 
+use std::sync::Arc;
+
 use super::{Context, GpuVec};
 use crate::format::{CooMatrix, CsrMatrix, EllMatrix, EllOptions, HybMatrix, HybSplit, ELL_PADDING};
 use crate::{Error, Result};
@@ -71,6 +73,8 @@ pub(crate) struct GpuCsr {
     pub(crate) col_indices: GpuVec<u32>,
     pub(crate) values: GpuVec<f32>,
     pub(crate) stats: RowStats,
+    /// The row offsets, kept on the host for plans that decompose rows (csr-split).
+    pub(crate) host_row_offsets: Arc<[u32]>,
 }
 
 /// Row-sorted COO on the GPU (the order the segmented-reduction kernel needs).
@@ -274,6 +278,7 @@ impl GpuCsr {
             col_indices: ctx.upload(a.col_indices())?,
             values: ctx.upload(a.values())?,
             stats: RowStats::from_offsets(a.row_offsets()),
+            host_row_offsets: a.row_offsets().into(),
         })
     }
 }

@@ -25,6 +25,9 @@ pub enum SpmvAlgorithm {
     /// CSR, a group of lanes per row (up to a subgroup, sized from the mean row length),
     /// reduced by subgroup shuffles or workgroup memory: long rows.
     CsrVector,
+    /// CSR, row split: rows up to a threshold one invocation each, longer rows cut into
+    /// chunks for groups of lanes (RoDe's decomposition). Deterministic.
+    CsrSplit,
     /// CSR, merge path: equal work per workgroup whatever the row lengths, with a
     /// deterministic carry fix-up. Needs `(rows + nnz) / 1536 × 12` bytes of scratch.
     CsrMerge,
@@ -40,9 +43,10 @@ pub enum SpmvAlgorithm {
 
 impl SpmvAlgorithm {
     /// Every concrete algorithm, in the order reports list them.
-    pub const ALL: [SpmvAlgorithm; 7] = [
+    pub const ALL: [SpmvAlgorithm; 8] = [
         SpmvAlgorithm::CsrThread,
         SpmvAlgorithm::CsrVector,
+        SpmvAlgorithm::CsrSplit,
         SpmvAlgorithm::CsrMerge,
         SpmvAlgorithm::CooSegmented,
         SpmvAlgorithm::CooAtomic,
@@ -56,6 +60,7 @@ impl SpmvAlgorithm {
             SpmvAlgorithm::Auto => "auto",
             SpmvAlgorithm::CsrThread => "csr-thread",
             SpmvAlgorithm::CsrVector => "csr-vector",
+            SpmvAlgorithm::CsrSplit => "csr-split",
             SpmvAlgorithm::CsrMerge => "csr-merge",
             SpmvAlgorithm::CooSegmented => "coo-segmented",
             SpmvAlgorithm::CooAtomic => "coo-atomic",
@@ -73,7 +78,9 @@ impl SpmvAlgorithm {
     pub fn format(self) -> Option<&'static str> {
         match self {
             SpmvAlgorithm::Auto => None,
-            SpmvAlgorithm::CsrThread | SpmvAlgorithm::CsrVector | SpmvAlgorithm::CsrMerge => Some("csr"),
+            SpmvAlgorithm::CsrThread | SpmvAlgorithm::CsrVector | SpmvAlgorithm::CsrSplit | SpmvAlgorithm::CsrMerge => {
+                Some("csr")
+            }
             SpmvAlgorithm::CooSegmented | SpmvAlgorithm::CooAtomic => Some("coo"),
             SpmvAlgorithm::Ell => Some("ell"),
             SpmvAlgorithm::Hyb => Some("hyb"),
@@ -132,13 +139,25 @@ pub struct SpmvOptions {
     /// `CsrVector`: lanes per row, a power of two up to the subgroup size (32 without
     /// subgroups). Default: the mean row length rounded up, at least 4.
     pub vector_lanes: Option<u32>,
-    /// `CooSegmented` and `Hyb`: workgroup-sized steps per interval. Default 8.
+    /// `CsrSplit`: rows longer than this go to the chunk kernels. Default 64.
+    pub split_threshold: u32,
+    /// `CsrSplit`: entries per lane in a chunk of a long row. Default 32.
+    pub chunk_steps: u32,
+    /// `CooSegmented` and `Hyb`: steps per interval, a step being one entry per lane of a
+    /// subgroup (of the workgroup without subgroups). Default 8.
     pub coo_steps: u32,
 }
 
 impl Default for SpmvOptions {
     fn default() -> Self {
-        SpmvOptions { workgroup_size: 256, merge_items: None, vector_lanes: None, coo_steps: 8 }
+        SpmvOptions {
+            workgroup_size: 256,
+            merge_items: None,
+            vector_lanes: None,
+            split_threshold: 64,
+            chunk_steps: 32,
+            coo_steps: 8,
+        }
     }
 }
 
@@ -156,6 +175,16 @@ impl SpmvOptions {
     /// Sets [`SpmvOptions::vector_lanes`].
     pub fn vector_lanes(mut self, lanes: u32) -> Self {
         self.vector_lanes = Some(lanes);
+        self
+    }
+    /// Sets [`SpmvOptions::split_threshold`].
+    pub fn split_threshold(mut self, len: u32) -> Self {
+        self.split_threshold = len;
+        self
+    }
+    /// Sets [`SpmvOptions::chunk_steps`].
+    pub fn chunk_steps(mut self, steps: u32) -> Self {
+        self.chunk_steps = steps;
         self
     }
     /// Sets [`SpmvOptions::coo_steps`].
@@ -188,8 +217,8 @@ impl SpmvOptions {
                 return bad(format!("merge_items {items} needs {bytes} bytes of workgroup memory"));
             }
         }
-        if self.coo_steps == 0 {
-            return bad("coo_steps must be at least 1".into());
+        if self.coo_steps == 0 || self.chunk_steps == 0 {
+            return bad("coo_steps and chunk_steps must be at least 1".into());
         }
         Ok(())
     }

@@ -6,7 +6,7 @@ use bytemuck::{Pod, Zeroable};
 
 use super::{SpmvAlgorithm, SpmvOptions};
 use crate::gpu::{Context, GpuCoo, GpuCsr, GpuEll, GpuVec, Storage, VecSlice};
-use crate::pipeline::registry::ids;
+use crate::pipeline::registry::{ids, ShaderId};
 use crate::pipeline::{Kernel, KernelKey};
 use crate::Result;
 
@@ -17,6 +17,23 @@ type CarryBits = [u32; 2];
 #[derive(Clone, Copy, Pod, Zeroable)]
 struct RowsParams {
     rows: u32,
+    alpha: f32,
+    beta: f32,
+    max_len: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct ChunksParams {
+    chunks: u32,
+    chunk_len: u32,
+    _pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+struct LongRowsParams {
+    long_rows: u32,
     alpha: f32,
     beta: f32,
     _pad: u32,
@@ -104,6 +121,7 @@ enum Kind {
         tile_rows: GpuVec<u32>,
         carries: Carries,
     },
+    CsrSplit(CsrSplit),
     CooSegmented(CooSegmented),
     CooAtomic {
         kernel: Arc<Kernel>,
@@ -130,6 +148,7 @@ struct CooSegmented {
     carries: Carries,
     intervals: u32,
     interval_len: u32,
+    workgroups: u64,
 }
 
 impl Stages {
@@ -150,6 +169,7 @@ impl Stages {
                 Kind::CsrRows { kernel, rows_per_workgroup: wg / lanes }
             }
             (Storage::Csr(m), SpmvAlgorithm::CsrMerge) => plan_merge(ctx, m, options)?,
+            (Storage::Csr(m), SpmvAlgorithm::CsrSplit) => Kind::CsrSplit(CsrSplit::new(ctx, m, options)?),
             (Storage::Coo(m), SpmvAlgorithm::CooSegmented) => Kind::CooSegmented(CooSegmented::new(ctx, m, options)?),
             (Storage::Coo(_), SpmvAlgorithm::CooAtomic) => {
                 Kind::CooAtomic { kernel: cache.get(ctx, &key(ids::SPMV_COO_ATOMIC))? }
@@ -167,6 +187,7 @@ impl Stages {
         match &self.kind {
             Kind::CsrMerge { tile_rows, carries, .. } => tile_rows.byte_len() + carries.buffer.byte_len(),
             Kind::CooSegmented(c) | Kind::Hyb { coo: c, .. } => c.carries.buffer.byte_len(),
+            Kind::CsrSplit(s) => s.chunks.byte_len() + s.long_rows.byte_len() + s.partials.byte_len(),
             Kind::CsrRows { .. } | Kind::CooAtomic { .. } | Kind::Ell { .. } => 0,
         }
     }
@@ -197,10 +218,11 @@ impl Stages {
     ) -> Result<()> {
         match (&self.kind, matrix) {
             (Kind::CsrRows { kernel, rows_per_workgroup }, Storage::Csr(a)) => {
-                let params = RowsParams { rows: a.rows as u32, alpha, beta, _pad: 0 };
+                let params = RowsParams { rows: a.rows as u32, alpha, beta, max_len: u32::MAX };
                 let bind = kernel.bind(ctx, &params, &csr_bindings(a, x, y))?;
                 kernel.dispatch(ctx, pass, &bind, (a.rows as u64).div_ceil(*rows_per_workgroup as u64))
             }
+            (Kind::CsrSplit(split), Storage::Csr(a)) => split.encode(ctx, pass, a, alpha, x, beta, y),
             (Kind::CsrMerge { kernel, tile_rows, carries }, Storage::Csr(a)) => {
                 let tiles = carries.buffer.len() as u32;
                 let nnz = a.col_indices.len() as u32;
@@ -357,16 +379,53 @@ impl Carries {
     }
 }
 
+/// How a kernel built on shared/group.wgsl splits a workgroup into groups of lanes.
+#[derive(Debug)]
+struct Groups {
+    /// Tasks a workgroup owns (its groups take them in turn).
+    tasks_per_workgroup: u32,
+    /// The largest group size the kernel can meet.
+    max_size: u32,
+}
+
+impl Groups {
+    /// A subgroup per group when the context uses subgroups (whatever size the adapter
+    /// picks in its range), else the whole workgroup.
+    fn new(ctx: &Context, wg: u32) -> Self {
+        match ctx.subgroup_size_range() {
+            Some((min, max)) => Groups { tasks_per_workgroup: wg / min, max_size: max },
+            None => Groups { tasks_per_workgroup: 1, max_size: wg },
+        }
+    }
+
+    fn key(&self, ctx: &Context, shader: ShaderId, wg: u32) -> KernelKey {
+        KernelKey::new(shader)
+            .constant("WG_SIZE", wg)
+            .constant("TASKS_PER_WORKGROUP", self.tasks_per_workgroup)
+            .subgroups(ctx)
+            .unchecked()
+    }
+
+    fn workgroups(&self, tasks: u64) -> u64 {
+        tasks.div_ceil(self.tasks_per_workgroup as u64)
+    }
+}
+
 impl CooSegmented {
     fn new(ctx: &Context, a: &GpuCoo, options: &SpmvOptions) -> Result<Self> {
         let wg = options.workgroup_size;
-        let interval_len = wg * options.coo_steps;
+        let groups = Groups::new(ctx, wg);
+        let interval_len = groups.max_size * options.coo_steps;
         let intervals = (a.values.len() as u64).div_ceil(interval_len as u64) as u32;
-        let kernel = ctx
-            .inner
-            .pipelines
-            .get(ctx, &KernelKey::new(ids::SPMV_COO_SEGMENTED).constant("WG_SIZE", wg).subgroups(ctx).unchecked())?;
-        Ok(CooSegmented { kernel, carries: Carries::new(ctx, intervals as usize)?, intervals, interval_len })
+        let kernel = ctx.inner.pipelines.get(ctx, &groups.key(ctx, ids::SPMV_COO_SEGMENTED, wg))?;
+        let workgroups = groups.workgroups(intervals as u64);
+        Ok(CooSegmented {
+            kernel,
+            carries: Carries::new(ctx, intervals as usize)?,
+            intervals,
+            interval_len,
+            workgroups,
+        })
     }
 
     /// Adds α·A·x into y (already scaled by β).
@@ -384,15 +443,95 @@ impl CooSegmented {
         let [rows, cols, vals, xb, yb] = coo_bindings(a, x, y);
         let bindings = [rows, cols, vals, xb, yb, ("carries", self.carries.buffer.binding())];
         let bind = self.kernel.bind(ctx, &params, &bindings)?;
-        self.kernel.dispatch(ctx, pass, &bind, self.intervals as u64)?;
+        self.kernel.dispatch(ctx, pass, &bind, self.workgroups)?;
         self.carries.encode_fixup(ctx, pass, a.rows, alpha, y)
+    }
+}
+
+/// csr-split: short rows one invocation each (the thread kernel, told to skip long rows),
+/// long rows cut into chunks of `chunk_len` entries for groups of lanes, then each long
+/// row's chunk sums added in order. The decomposition (like RoDe's, seed 002) is made on
+/// the host from the row offsets when the plan is made.
+#[derive(Debug)]
+struct CsrSplit {
+    short: Arc<Kernel>,
+    chunk_kernel: Arc<Kernel>,
+    row_kernel: Arc<Kernel>,
+    groups: Groups,
+    max_len: u32,
+    chunk_len: u32,
+    /// (row, first entry) of every chunk of every long row.
+    chunks: GpuVec<[u32; 2]>,
+    /// (row, first chunk) of every long row, then a sentinel holding the chunk count.
+    long_rows: GpuVec<[u32; 2]>,
+    partials: GpuVec<f32>,
+}
+
+impl CsrSplit {
+    fn new(ctx: &Context, a: &GpuCsr, options: &SpmvOptions) -> Result<Self> {
+        let wg = options.workgroup_size;
+        let groups = Groups::new(ctx, wg);
+        let max_len = options.split_threshold;
+        let chunk_len = groups.max_size * options.chunk_steps;
+        let offsets = &a.host_row_offsets;
+        let (mut chunks, mut long_rows) = (Vec::new(), Vec::new());
+        for (row, w) in offsets.windows(2).enumerate() {
+            if w[1] - w[0] > max_len {
+                long_rows.push([row as u32, chunks.len() as u32]);
+                chunks.extend((w[0]..w[1]).step_by(chunk_len as usize).map(|start| [row as u32, start]));
+            }
+        }
+        long_rows.push([u32::MAX, chunks.len() as u32]);
+        let cache = &ctx.inner.pipelines;
+        Ok(CsrSplit {
+            short: cache.get(ctx, &KernelKey::new(ids::SPMV_CSR_THREAD).constant("WG_SIZE", wg).unchecked())?,
+            chunk_kernel: cache.get(ctx, &groups.key(ctx, ids::SPMV_CSR_SPLIT_CHUNKS, wg))?,
+            row_kernel: cache.get(ctx, &groups.key(ctx, ids::SPMV_CSR_SPLIT_ROWS, wg))?,
+            groups,
+            max_len,
+            chunk_len,
+            partials: ctx.zeros(chunks.len())?,
+            chunks: ctx.upload(&chunks)?,
+            long_rows: ctx.upload(&long_rows)?,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn encode(
+        &self,
+        ctx: &Context,
+        pass: &mut wgpu::ComputePass<'_>,
+        a: &GpuCsr,
+        alpha: f32,
+        x: &GpuVec<f32>,
+        beta: f32,
+        y: VecSlice<'_>,
+    ) -> Result<()> {
+        let params = RowsParams { rows: a.rows as u32, alpha, beta, max_len: self.max_len };
+        let bind = self.short.bind(ctx, &params, &csr_bindings(a, x, y))?;
+        self.short.dispatch_items(ctx, pass, &bind, a.rows as u64)?;
+        let long_rows = self.long_rows.len() as u32 - 1;
+        if long_rows == 0 {
+            return Ok(());
+        }
+        let chunks = self.chunks.len() as u32;
+        let params = ChunksParams { chunks, chunk_len: self.chunk_len, _pad: [0; 2] };
+        let [offsets, cols, vals, xb, _] = csr_bindings(a, x, y);
+        let bindings =
+            [offsets, cols, vals, xb, ("chunks", self.chunks.binding()), ("partials", self.partials.binding())];
+        let bind = self.chunk_kernel.bind(ctx, &params, &bindings)?;
+        self.chunk_kernel.dispatch(ctx, pass, &bind, self.groups.workgroups(chunks as u64))?;
+        let params = LongRowsParams { long_rows, alpha, beta, _pad: 0 };
+        let bindings =
+            [("long_rows", self.long_rows.binding()), ("partials", self.partials.binding()), ("y", y.binding())];
+        let bind = self.row_kernel.bind(ctx, &params, &bindings)?;
+        self.row_kernel.dispatch(ctx, pass, &bind, self.groups.workgroups(long_rows as u64))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::registry::ShaderId;
 
     fn shader_params_size(shader: ShaderId) -> usize {
         shader.info().variants.iter().map(|v| v.bindings[0].size as usize).max().unwrap()
@@ -404,6 +543,8 @@ mod tests {
         use std::mem::size_of;
         let pairs = [
             (ids::SPMV_CSR_THREAD, size_of::<RowsParams>()),
+            (ids::SPMV_CSR_SPLIT_CHUNKS, size_of::<ChunksParams>()),
+            (ids::SPMV_CSR_SPLIT_ROWS, size_of::<LongRowsParams>()),
             (ids::SPMV_CSR_VECTOR, size_of::<RowsParams>()),
             (ids::SCALE_VECTOR, size_of::<ScaleParams>()),
             (ids::SPMV_CSR_MERGE_PARTITION, size_of::<PartitionParams>()),

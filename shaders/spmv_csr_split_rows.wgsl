@@ -1,0 +1,43 @@
+// CSR SpMV, long rows (the csr-split algorithm), second step: one group of lanes per long
+// row adds the partial sums of the row's chunks (consecutive in `partials`) and stores y.
+// The order of additions is fixed: lane-strided, then the group's reduction tree.
+#import group
+#import spmv_store
+
+struct Params {
+    long_rows: u32,
+    alpha: f32,
+    beta: f32,
+    _pad: u32,
+}
+
+// A long row and the index of its first chunk; the next entry's first chunk ends it.
+struct LongRow {
+    row: u32,
+    first_chunk: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> long_rows: array<LongRow>;
+@group(0) @binding(2) var<storage, read> partials: array<f32>;
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;
+
+override WG_SIZE: u32 = 256u;
+override TASKS_PER_WORKGROUP: u32 = 8u;
+
+fn run(workgroup: u32, lane: Lane) {
+    let g = group_of(lane);
+    let first = workgroup * TASKS_PER_WORKGROUP;
+    let last = min(first + TASKS_PER_WORKGROUP, params.long_rows);
+    for (var r = first + g.index; r < last; r += g.count) {
+        let end = long_rows[r + 1u].first_chunk;
+        var sum = 0.0;
+        for (var c = long_rows[r].first_chunk + g.lane; c < end; c += g.size) {
+            sum += partials[c];
+        }
+        let total = group_sum(g, sum);
+        if g.lane == 0u {
+            store_y(long_rows[r].row, total);
+        }
+    }
+}
