@@ -20,20 +20,28 @@ struct Params {
 override WG_SIZE: u32 = 256u;
 
 const PADDING: u32 = 0xffffffffu;
+const BATCH: u32 = 8u;
 
 fn run(row: u32) {
     if row >= params.rows {
         return;
     }
+    // Slots go eight at a time with predicated loads, so a batch's loads are in flight
+    // together. Slots past the width re-read the last one; padding slots read x[0]. Neither
+    // is added (select, not multiplication by zero: an Inf in x stays out).
     var sum = 0.0;
-    // Branch-free, so the compiler can keep several slots' loads in flight; a padding
-    // slot reads x[0] but adds nothing (select, not multiplication by zero: Inf stays out).
-    for (var k = 0u; k < params.width; k++) {
-        let slot = k * params.rows + row;
-        let col = col_indices[slot];
-        let real = col != PADDING;
-        let term = values[slot] * x[select(0u, col, real)];
-        sum = select(sum, sum + term, real);
+    for (var base = 0u; base < params.width; base += BATCH) {
+        var batch: array<f32, BATCH>;
+        var real: array<bool, BATCH>;
+        for (var k = 0u; k < BATCH; k++) {
+            let slot = min(base + k, params.width - 1u) * params.rows + row;
+            let col = col_indices[slot];
+            real[k] = col != PADDING && base + k < params.width;
+            batch[k] = values[slot] * x[select(0u, col, col != PADDING)];
+        }
+        for (var k = 0u; k < BATCH; k++) {
+            sum = select(sum, sum + batch[k], real[k]);
+        }
     }
     store_y(row, sum);
 }

@@ -11,10 +11,10 @@ use wgsparse::{Context, CsrMatrix, Error};
 
 const TOLERANCE: f64 = 1e-5;
 
-/// Uploads `a` in the format `algorithm` reads; ELL padding is unbounded here so that
-/// skewed test matrices still exercise the ELL kernel.
+/// Uploads `a` in the format `algorithm` reads (`Auto` lets the rows choose); ELL padding
+/// is unbounded here so that skewed test matrices still exercise the ELL kernel.
 fn upload(ctx: &Context, a: &CsrMatrix<f32>, algorithm: SpmvAlgorithm) -> GpuMatrix {
-    let format = match algorithm.default_format().unwrap_or(Format::Csr) {
+    let format = match algorithm.default_format().unwrap_or(Format::Auto) {
         Format::Ell(_) => Format::Ell(EllOptions { max_padding_ratio: f64::INFINITY }),
         other => other,
     };
@@ -232,4 +232,21 @@ fn spmv_refuses_invalid_tunings() {
         let err = Spmv::with_options(ctx, &a, SpmvAlgorithm::CsrMerge, &options).unwrap_err();
         assert!(matches!(err, Error::InvalidArgument(_)), "{options:?}: {err}");
     }
+}
+
+/// The documented rules of Format::Auto and SpmvAlgorithm::Auto.
+#[test]
+fn auto_picks_by_row_lengths() {
+    let (_, ctx) = &common::contexts()[0];
+    let pick = |a: &CsrMatrix<f32>, format| {
+        let m = GpuMatrix::from_csr(ctx, a, format).unwrap();
+        (m.format_name(), Spmv::new(ctx, &m, SpmvAlgorithm::Auto).unwrap().algorithm())
+    };
+    let laplacian = generate::laplacian_2d(30);
+    let skewed = generate::rmat(10, 8, 0.57, 0.19, 0.19, 5);
+    assert_eq!(pick(&laplacian, Format::Auto), ("ell", SpmvAlgorithm::Ell));
+    assert_eq!(pick(&laplacian, Format::Csr), ("csr", SpmvAlgorithm::CsrThread));
+    assert_eq!(pick(&skewed, Format::Auto), ("csr", SpmvAlgorithm::CsrSplit));
+    assert_eq!(pick(&generate::uniform_random(500, 500, 16, 5), Format::Auto), ("ell", SpmvAlgorithm::Ell));
+    assert_eq!(pick(&generate::dense_row_mix(500, 400, 5), Format::Auto), ("csr", SpmvAlgorithm::CsrSplit));
 }

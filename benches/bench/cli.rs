@@ -18,7 +18,9 @@ usage: bench [OPTIONS]
   --matrices LIST      comma-separated matrix names to keep (suite names such as
                        lap2d_2048, or file names without .mtx; default: all)
   --ops LIST           comma-separated ops to run (default: all)
-  --algorithms LIST    comma-separated algorithms to run, `auto` included (default: all)
+  --algorithms LIST    comma-separated algorithms to run, `auto` included (default: all);
+                       a variant adds tuning knobs: csr-merge:items=4:wg=128,
+                       csr-split:threshold=32:chunk=16, csr-vector:lanes=8, coo-segmented:steps=4
   --json PATH          write the records as JSON
   --markdown PATH      write the table as Markdown
   --plot PATH.svg      write a bar chart of GB/s (or GFLOP/s) per matrix and algorithm

@@ -83,8 +83,17 @@ fn run() -> Result<ExitCode, String> {
     });
 
     let clock = Clock::new(&ctx, settings.runs);
-    let (copy_gbps, copy_bytes) = timing::copy_bandwidth(&ctx, &clock, &settings)
+    // Like every row, the copy runs on a freshly opened device when rows are isolated: a
+    // device that has allocated and freed before can run slower (see --shared-device).
+    let copy_ctx = match options.isolate {
+        true => {
+            ContextOptions::from_env().and_then(Context::new_blocking).map_err(|e| format!("opening a device: {e}"))?
+        }
+        false => ctx.clone(),
+    };
+    let (copy_gbps, copy_bytes) = timing::copy_bandwidth(&copy_ctx, &Clock::new(&copy_ctx, settings.runs), &settings)
         .map_err(|e| format!("measuring copy bandwidth: {}", e.message))?;
+    drop(copy_ctx);
     let runner = Runner {
         ctx: &ctx,
         clock: &clock,
@@ -143,9 +152,12 @@ fn select_ops(options: &Options) -> Result<Vec<Box<dyn Op>>, String> {
     let selected: Vec<Box<dyn Op>> =
         all.into_iter().filter(|op| options.ops.as_ref().is_none_or(|w| w.iter().any(|n| n == op.name()))).collect();
     if let Some(wanted) = &options.algorithms {
-        let known: Vec<&str> = selected.iter().flat_map(|op| op.algorithms()).collect();
-        if let Some(bad) = wanted.iter().find(|w| !known.contains(&w.as_str())) {
-            return Err(format!("unknown algorithm {bad:?}: expected one of {}", known.join(", ")));
+        if let Some(bad) = wanted.iter().find(|w| !selected.iter().any(|op| op.accepts(w))) {
+            let known: Vec<&str> = selected.iter().flat_map(|op| op.algorithms()).collect();
+            return Err(format!(
+                "unknown algorithm {bad:?}: expected one of {} (or a tuned variant)",
+                known.join(", ")
+            ));
         }
     }
     Ok(selected)
@@ -161,11 +173,16 @@ struct Case {
 
 /// Every case of the run, in report order.
 fn plan_cases(suite: &Suite, ops: &[Box<dyn Op>], options: &Options, scale: Scale) -> Vec<Case> {
-    let wanted = |a: &str| options.algorithms.as_ref().is_none_or(|w| w.iter().any(|n| n == a));
+    // Names from the command line live as long as the run (tuned variants are not static).
+    let requested: Option<Vec<&'static str>> =
+        options.algorithms.as_ref().map(|w| w.iter().map(|a| &*Box::leak(a.clone().into_boxed_str())).collect());
     let mut cases = Vec::new();
     for (matrix, m) in suite.matrices.iter().enumerate() {
         for (op_index, op) in ops.iter().enumerate() {
-            let algorithms: Vec<&'static str> = op.algorithms().into_iter().filter(|a| wanted(a)).collect();
+            let algorithms: Vec<&'static str> = match &requested {
+                Some(names) => names.iter().copied().filter(|a| op.accepts(a)).collect(),
+                None => op.algorithms(),
+            };
             if algorithms.is_empty() {
                 continue;
             }

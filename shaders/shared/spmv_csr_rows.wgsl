@@ -6,8 +6,7 @@ struct Params {
     rows: u32,
     alpha: f32,
     beta: f32,
-    // Rows longer than this are left alone (csr-split computes them elsewhere).
-    max_len: u32,
+    _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;

@@ -35,6 +35,8 @@ pub struct ContextOptions {
     /// the device. Needs a driver that reports its budget (Vulkan `VK_EXT_memory_budget`,
     /// DX12); ignored elsewhere.
     pub memory_budget_percent: Option<u8>,
+    /// How wgpu should trade speed for memory when it places buffers.
+    pub memory_hints: wgpu::MemoryHints,
 }
 
 impl Default for ContextOptions {
@@ -46,6 +48,7 @@ impl Default for ContextOptions {
             subgroups: true,
             limits: None,
             memory_budget_percent: None,
+            memory_hints: wgpu::MemoryHints::Performance,
         }
     }
 }
@@ -53,7 +56,8 @@ impl Default for ContextOptions {
 impl ContextOptions {
     /// Defaults, overridden by `WGSPARSE_ADAPTER` (adapter-name substring),
     /// `WGSPARSE_BACKEND` (`vulkan|metal|dx12|gl`, comma-separated) and
-    /// `WGSPARSE_SUBGROUPS=0` (force the no-subgroup path).
+    /// `WGSPARSE_SUBGROUPS=0` (force the no-subgroup path) and
+    /// `WGSPARSE_MEMORY_HINTS=performance|memory`.
     pub fn from_env() -> Result<Self> {
         let mut options = ContextOptions::default();
         if let Ok(name) = std::env::var("WGSPARSE_ADAPTER") {
@@ -63,6 +67,12 @@ impl ContextOptions {
         }
         if let Ok(list) = std::env::var("WGSPARSE_BACKEND") {
             options.backends = Some(parse_backends(&list)?);
+        }
+        if let Ok(v) = std::env::var("WGSPARSE_MEMORY_HINTS") {
+            options.memory_hints = match v.as_str() {
+                "memory" => wgpu::MemoryHints::MemoryUsage,
+                _ => wgpu::MemoryHints::Performance,
+            };
         }
         if let Ok(v) = std::env::var("WGSPARSE_SUBGROUPS") {
             options.subgroups = !matches!(v.as_str(), "0" | "off" | "false" | "no");
@@ -142,7 +152,7 @@ impl Context {
                 required_features: features,
                 required_limits: limits.clone(),
                 experimental_features: wgpu::ExperimentalFeatures::disabled(),
-                memory_hints: wgpu::MemoryHints::Performance,
+                memory_hints: options.memory_hints.clone(),
                 trace: wgpu::Trace::Off,
             })
             .await

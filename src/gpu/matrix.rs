@@ -17,6 +17,10 @@ use crate::{Error, Result};
 /// A device format with its conversion options, for [`GpuMatrix::from_csr`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Format {
+    /// Chosen from the row lengths: ELL when rows are nearly uniform (ELL slots at most
+    /// 1.25 × the entries and no row longer than 64), since its column-major layout makes
+    /// every load coalesced; CSR otherwise.
+    Auto,
     /// Compressed sparse rows.
     Csr,
     /// Row-sorted coordinates.
@@ -28,9 +32,24 @@ pub enum Format {
 }
 
 impl Format {
+    /// What [`Format::Auto`] picks for `a` (other formats stay as they are).
+    pub fn resolve(self, a: &CsrMatrix<f32>) -> Format {
+        if self != Format::Auto {
+            return self;
+        }
+        let stats = RowStats::from_offsets(a.row_offsets());
+        let slots = stats.max_len as f64 * stats.rows as f64;
+        if stats.max_len <= 64 && slots <= 1.25 * stats.nnz as f64 {
+            Format::Ell(EllOptions::default())
+        } else {
+            Format::Csr
+        }
+    }
+
     /// `csr`, `coo`, `ell` or `hyb`.
     pub fn name(&self) -> &'static str {
         match self {
+            Format::Auto => "auto",
             Format::Csr => "csr",
             Format::Coo => "coo",
             Format::Ell(_) => "ell",
@@ -146,6 +165,7 @@ impl GpuMatrix {
     /// when it exceeds the device's buffer limits.
     pub fn from_csr(ctx: &Context, a: &CsrMatrix<f32>, format: Format) -> Result<Self> {
         ctx.check_alive()?;
+        let format = format.resolve(a);
         let bounds = panel_bounds(ctx, a.row_offsets(), format)?;
         let mut panels = Vec::with_capacity(bounds.len());
         for rows in bounds {
@@ -157,7 +177,7 @@ impl GpuMatrix {
                 &part
             };
             let storage = match format {
-                Format::Csr => Storage::Csr(GpuCsr::upload(ctx, a_part)?),
+                Format::Auto | Format::Csr => Storage::Csr(GpuCsr::upload(ctx, a_part)?),
                 Format::Coo => Storage::Coo(GpuCoo::upload(ctx, &a_part.to_coo())?),
                 Format::Ell(options) => Storage::Ell(GpuEll::upload(ctx, &EllMatrix::from_csr(a_part, &options)?)?),
                 Format::Hyb(split) => Storage::Hyb(GpuHyb::upload(ctx, &HybMatrix::from_csr(a_part, split)?)?),
@@ -340,7 +360,7 @@ impl Extent {
     /// Bytes of the largest array of `format`: its entry slots, or its row offsets.
     fn bytes(self, format: Format) -> u64 {
         let slots = match format {
-            Format::Csr | Format::Coo => self.nnz,
+            Format::Auto | Format::Csr | Format::Coo => self.nnz,
             Format::Ell(_) => self.nnz.max(self.width * self.rows),
             // The automatic split keeps ELL slots within 3 per stored entry.
             Format::Hyb(HybSplit::Auto) => 3 * self.nnz,

@@ -24,6 +24,10 @@ pub trait Op {
     fn name(&self) -> &'static str;
     /// Algorithm names as `--algorithms` and the table spell them, `auto` last.
     fn algorithms(&self) -> Vec<&'static str>;
+    /// Whether `algorithm` names one of the op's algorithms, or a tuned variant of one.
+    fn accepts(&self, algorithm: &str) -> bool {
+        self.algorithms().contains(&algorithm)
+    }
     /// The device format `algorithm` reads (`auto` reads CSR uploads).
     fn format(&self, algorithm: &str) -> &'static str;
     /// The cases to run on `a`: `[None]`, or the dense widths K.

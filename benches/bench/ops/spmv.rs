@@ -2,7 +2,7 @@
 //! CSR upload.
 
 use wgsparse::gpu::{Format, GpuMatrix, GpuVec};
-use wgsparse::ops::{Spmv, SpmvAlgorithm};
+use wgsparse::ops::{Spmv, SpmvAlgorithm, SpmvOptions};
 use wgsparse::reference;
 use wgsparse::{Context, CsrMatrix};
 
@@ -22,8 +22,12 @@ impl Op for SpmvOp {
         SpmvAlgorithm::ALL.iter().chain([&SpmvAlgorithm::Auto]).map(|a| a.name()).collect()
     }
 
+    fn accepts(&self, algorithm: &str) -> bool {
+        parse_variant(algorithm).is_some()
+    }
+
     fn format(&self, algorithm: &str) -> &'static str {
-        SpmvAlgorithm::from_name(algorithm).and_then(SpmvAlgorithm::format).unwrap_or("csr")
+        parse_variant(algorithm).and_then(|(a, _)| a.format()).unwrap_or("auto")
     }
 
     fn cases(&self, _a: &CsrMatrix<f32>, _scale: Scale) -> Vec<K> {
@@ -57,13 +61,44 @@ struct SpmvInputs<'a> {
 }
 
 impl Inputs for SpmvInputs<'_> {
-    fn prepare(&self, ctx: &Context, algorithm: &str) -> Result<Box<dyn Prepared + '_>, OpError> {
-        let algorithm = SpmvAlgorithm::from_name(algorithm)
-            .ok_or_else(|| OpError::failed(format!("unknown spmv algorithm {algorithm:?}")))?;
-        let first = Operands::upload(ctx, self, algorithm)?;
+    fn prepare(&self, ctx: &Context, name: &str) -> Result<Box<dyn Prepared + '_>, OpError> {
+        let (algorithm, options) =
+            parse_variant(name).ok_or_else(|| OpError::failed(format!("unknown spmv algorithm {name:?}")))?;
+        let first = Operands::upload(ctx, self, algorithm, &options)?;
         let ctx = ctx.clone();
-        Ok(Box::new(SpmvRuns { ctx, inputs: self, requested: algorithm, copies: vec![first], output: Vec::new() }))
+        let variant = name.contains(':').then(|| name.to_string());
+        Ok(Box::new(SpmvRuns {
+            ctx,
+            inputs: self,
+            requested: algorithm,
+            options,
+            variant,
+            copies: vec![first],
+            output: Vec::new(),
+        }))
     }
+}
+
+/// `name[:key=value]…`: an algorithm and tuning knobs (wg, items, lanes, threshold, chunk,
+/// steps), e.g. `csr-merge:items=4:wg=128`.
+fn parse_variant(name: &str) -> Option<(SpmvAlgorithm, SpmvOptions)> {
+    let mut parts = name.split(':');
+    let algorithm = SpmvAlgorithm::from_name(parts.next()?)?;
+    let mut options = SpmvOptions::default();
+    for part in parts {
+        let (key, value) = part.split_once('=')?;
+        let value: u32 = value.parse().ok()?;
+        options = match key {
+            "wg" => options.workgroup_size(value),
+            "items" => options.merge_items(value),
+            "lanes" => options.vector_lanes(value),
+            "threshold" => options.split_threshold(value),
+            "chunk" => options.chunk_steps(value),
+            "steps" => options.coo_steps(value),
+            _ => return None,
+        };
+    }
+    Some((algorithm, options))
 }
 
 /// One copy of the device operands with its plan.
@@ -75,11 +110,17 @@ struct Operands {
 }
 
 impl Operands {
-    fn upload(ctx: &Context, inputs: &SpmvInputs<'_>, algorithm: SpmvAlgorithm) -> Result<Self, OpError> {
-        let format = algorithm.default_format().unwrap_or(Format::Csr);
+    fn upload(
+        ctx: &Context,
+        inputs: &SpmvInputs<'_>,
+        algorithm: SpmvAlgorithm,
+        options: &SpmvOptions,
+    ) -> Result<Self, OpError> {
+        // `auto` lets the row lengths choose the format as well as the kernel.
+        let format = algorithm.default_format().unwrap_or(Format::Auto);
         let matrix = GpuMatrix::from_csr(ctx, inputs.a, format)?;
         Ok(Operands {
-            plan: Spmv::new(ctx, &matrix, algorithm)?,
+            plan: Spmv::with_options(ctx, &matrix, algorithm, options)?,
             x: ctx.upload(&inputs.x)?,
             y: ctx.zeros(inputs.a.rows())?,
             matrix_bytes: matrix.device_bytes(),
@@ -91,6 +132,9 @@ struct SpmvRuns<'a> {
     ctx: Context,
     inputs: &'a SpmvInputs<'a>,
     requested: SpmvAlgorithm,
+    options: SpmvOptions,
+    /// The full name when tuning knobs were given.
+    variant: Option<String>,
     copies: Vec<Operands>,
     /// The last `y` read back.
     output: Vec<f32>,
@@ -99,9 +143,10 @@ struct SpmvRuns<'a> {
 impl Prepared for SpmvRuns<'_> {
     fn label(&self) -> String {
         let used = self.copies[0].plan.algorithm().name();
-        match self.requested {
-            SpmvAlgorithm::Auto => format!("auto ({used})"),
-            _ => used.to_string(),
+        match (&self.variant, self.requested) {
+            (Some(variant), _) => variant.clone(),
+            (None, SpmvAlgorithm::Auto) => format!("auto ({used})"),
+            (None, _) => used.to_string(),
         }
     }
 
@@ -119,7 +164,7 @@ impl Prepared for SpmvRuns<'_> {
     }
 
     fn add_copy(&mut self) -> Result<(), OpError> {
-        self.copies.push(Operands::upload(&self.ctx, self.inputs, self.requested)?);
+        self.copies.push(Operands::upload(&self.ctx, self.inputs, self.requested, &self.options)?);
         Ok(())
     }
 

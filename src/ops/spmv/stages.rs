@@ -19,15 +19,20 @@ struct RowsParams {
     rows: u32,
     alpha: f32,
     beta: f32,
-    max_len: u32,
+    _pad: u32,
 }
 
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable)]
-struct ChunksParams {
+struct SplitParams {
+    rows: u32,
+    max_len: u32,
+    chunk_workgroups: u32,
     chunks: u32,
     chunk_len: u32,
-    _pad: [u32; 2],
+    alpha: f32,
+    beta: f32,
+    _pad: u32,
 }
 
 #[repr(C)]
@@ -218,7 +223,7 @@ impl Stages {
     ) -> Result<()> {
         match (&self.kind, matrix) {
             (Kind::CsrRows { kernel, rows_per_workgroup }, Storage::Csr(a)) => {
-                let params = RowsParams { rows: a.rows as u32, alpha, beta, max_len: u32::MAX };
+                let params = RowsParams { rows: a.rows as u32, alpha, beta, _pad: 0 };
                 let bind = kernel.bind(ctx, &params, &csr_bindings(a, x, y))?;
                 kernel.dispatch(ctx, pass, &bind, (a.rows as u64).div_ceil(*rows_per_workgroup as u64))
             }
@@ -448,15 +453,14 @@ impl CooSegmented {
     }
 }
 
-/// csr-split: short rows one invocation each (the thread kernel, told to skip long rows),
-/// long rows cut into chunks of `chunk_len` entries for groups of lanes, then each long
-/// row's chunk sums added in order. The decomposition (like RoDe's, seed 002) is made on
-/// the host from the row offsets when the plan is made.
+/// csr-split: short rows one invocation each, long rows cut into chunks of `chunk_len`
+/// entries for groups of lanes (one dispatch for both), then each long row's chunk sums
+/// added in order. The decomposition (RoDe's, seed 002) is made on the host from the row
+/// offsets when the plan is made.
 #[derive(Debug)]
 struct CsrSplit {
-    short: Arc<Kernel>,
-    chunk_kernel: Arc<Kernel>,
-    row_kernel: Arc<Kernel>,
+    split: Arc<Kernel>,
+    finish: Arc<Kernel>,
     groups: Groups,
     max_len: u32,
     chunk_len: u32,
@@ -473,9 +477,8 @@ impl CsrSplit {
         let groups = Groups::new(ctx, wg);
         let max_len = options.split_threshold;
         let chunk_len = groups.max_size * options.chunk_steps;
-        let offsets = &a.host_row_offsets;
         let (mut chunks, mut long_rows) = (Vec::new(), Vec::new());
-        for (row, w) in offsets.windows(2).enumerate() {
+        for (row, w) in a.host_row_offsets.windows(2).enumerate() {
             if w[1] - w[0] > max_len {
                 long_rows.push([row as u32, chunks.len() as u32]);
                 chunks.extend((w[0]..w[1]).step_by(chunk_len as usize).map(|start| [row as u32, start]));
@@ -484,9 +487,8 @@ impl CsrSplit {
         long_rows.push([u32::MAX, chunks.len() as u32]);
         let cache = &ctx.inner.pipelines;
         Ok(CsrSplit {
-            short: cache.get(ctx, &KernelKey::new(ids::SPMV_CSR_THREAD).constant("WG_SIZE", wg).unchecked())?,
-            chunk_kernel: cache.get(ctx, &groups.key(ctx, ids::SPMV_CSR_SPLIT_CHUNKS, wg))?,
-            row_kernel: cache.get(ctx, &groups.key(ctx, ids::SPMV_CSR_SPLIT_ROWS, wg))?,
+            split: cache.get(ctx, &groups.key(ctx, ids::SPMV_CSR_SPLIT, wg))?,
+            finish: cache.get(ctx, &groups.key(ctx, ids::SPMV_CSR_SPLIT_ROWS, wg))?,
             groups,
             max_len,
             chunk_len,
@@ -507,25 +509,33 @@ impl CsrSplit {
         beta: f32,
         y: VecSlice<'_>,
     ) -> Result<()> {
-        let params = RowsParams { rows: a.rows as u32, alpha, beta, max_len: self.max_len };
-        let bind = self.short.bind(ctx, &params, &csr_bindings(a, x, y))?;
-        self.short.dispatch_items(ctx, pass, &bind, a.rows as u64)?;
+        let chunks = self.chunks.len() as u32;
+        let row_workgroups = (a.rows as u64).div_ceil(self.split.workgroup_size as u64);
+        let chunk_workgroups = self.groups.workgroups(chunks as u64);
+        let params = SplitParams {
+            rows: a.rows as u32,
+            max_len: self.max_len,
+            chunk_workgroups: chunk_workgroups as u32,
+            chunks,
+            chunk_len: self.chunk_len,
+            alpha,
+            beta,
+            _pad: 0,
+        };
+        let [offsets, cols, vals, xb, yb] = csr_bindings(a, x, y);
+        let bindings =
+            [offsets, cols, vals, xb, ("chunks", self.chunks.binding()), yb, ("partials", self.partials.binding())];
+        let bind = self.split.bind(ctx, &params, &bindings)?;
+        self.split.dispatch(ctx, pass, &bind, chunk_workgroups + row_workgroups)?;
         let long_rows = self.long_rows.len() as u32 - 1;
         if long_rows == 0 {
             return Ok(());
         }
-        let chunks = self.chunks.len() as u32;
-        let params = ChunksParams { chunks, chunk_len: self.chunk_len, _pad: [0; 2] };
-        let [offsets, cols, vals, xb, _] = csr_bindings(a, x, y);
-        let bindings =
-            [offsets, cols, vals, xb, ("chunks", self.chunks.binding()), ("partials", self.partials.binding())];
-        let bind = self.chunk_kernel.bind(ctx, &params, &bindings)?;
-        self.chunk_kernel.dispatch(ctx, pass, &bind, self.groups.workgroups(chunks as u64))?;
         let params = LongRowsParams { long_rows, alpha, beta, _pad: 0 };
         let bindings =
             [("long_rows", self.long_rows.binding()), ("partials", self.partials.binding()), ("y", y.binding())];
-        let bind = self.row_kernel.bind(ctx, &params, &bindings)?;
-        self.row_kernel.dispatch(ctx, pass, &bind, self.groups.workgroups(long_rows as u64))
+        let bind = self.finish.bind(ctx, &params, &bindings)?;
+        self.finish.dispatch(ctx, pass, &bind, self.groups.workgroups(long_rows as u64))
     }
 }
 
@@ -543,7 +553,7 @@ mod tests {
         use std::mem::size_of;
         let pairs = [
             (ids::SPMV_CSR_THREAD, size_of::<RowsParams>()),
-            (ids::SPMV_CSR_SPLIT_CHUNKS, size_of::<ChunksParams>()),
+            (ids::SPMV_CSR_SPLIT, size_of::<SplitParams>()),
             (ids::SPMV_CSR_SPLIT_ROWS, size_of::<LongRowsParams>()),
             (ids::SPMV_CSR_VECTOR, size_of::<RowsParams>()),
             (ids::SCALE_VECTOR, size_of::<ScaleParams>()),

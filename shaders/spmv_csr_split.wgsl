@@ -1,0 +1,79 @@
+// CSR SpMV by row split (csr-split), first step, in one dispatch so that short rows and
+// long rows run side by side:
+// - the first params.chunk_workgroups workgroups take the chunks of the long rows (at most
+//   chunk_len entries each), one chunk per group of lanes (a subgroup, or the workgroup),
+//   striding over it with coalesced loads; each chunk's sum goes to `partials`, which
+//   spmv_csr_split_rows adds up per row. They come first so that their longer work starts
+//   early instead of trailing behind the short rows;
+// - the workgroups after them take WG_SIZE rows each, one invocation per row, and skip
+//   rows longer than params.max_len.
+// This is RoDe's row decomposition (seed 002) applied to SpMV.
+#import group
+#import spmv_store
+#import csr_row_sum
+
+struct Params {
+    rows: u32,
+    max_len: u32,
+    chunk_workgroups: u32,
+    chunks: u32,
+    chunk_len: u32,
+    alpha: f32,
+    beta: f32,
+    _pad: u32,
+}
+
+// A chunk of a long row: the row and its first entry.
+struct Chunk {
+    row: u32,
+    start: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> row_offsets: array<u32>;
+@group(0) @binding(2) var<storage, read> col_indices: array<u32>;
+@group(0) @binding(3) var<storage, read> values: array<f32>;
+@group(0) @binding(4) var<storage, read> x: array<f32>;
+@group(0) @binding(5) var<storage, read> chunks: array<Chunk>;
+@group(0) @binding(6) var<storage, read_write> y: array<f32>;
+@group(0) @binding(7) var<storage, read_write> partials: array<f32>;
+
+override WG_SIZE: u32 = 256u;
+override TASKS_PER_WORKGROUP: u32 = 8u;
+
+fn run(workgroup: u32, lane: Lane) {
+    if workgroup < params.chunk_workgroups {
+        long_row_chunks(workgroup, group_of(lane));
+    } else {
+        short_row((workgroup - params.chunk_workgroups) * WG_SIZE + lane.index);
+    }
+}
+
+fn short_row(row: u32) {
+    if row >= params.rows {
+        return;
+    }
+    let start = row_offsets[row];
+    let end = row_offsets[row + 1u];
+    if end - start > params.max_len {
+        return;
+    }
+    store_y(row, csr_row_sum(start, end));
+}
+
+fn long_row_chunks(workgroup: u32, g: Group) {
+    let first = workgroup * TASKS_PER_WORKGROUP;
+    let last = min(first + TASKS_PER_WORKGROUP, params.chunks);
+    for (var c = first + g.index; c < last; c += g.count) {
+        let chunk = chunks[c];
+        let end = min(chunk.start + params.chunk_len, row_offsets[chunk.row + 1u]);
+        var sum = 0.0;
+        for (var p = chunk.start + g.lane; p < end; p += g.size) {
+            sum = fma(values[p], x[col_indices[p]], sum);
+        }
+        let total = group_sum(g, sum);
+        if g.lane == 0u {
+            partials[c] = total;
+        }
+    }
+}
