@@ -1,7 +1,10 @@
-// COO SpMV, one invocation per nonzero, accumulating with float atomics into a y that was
-// scaled by beta first. The order of the additions depends on scheduling: NOT deterministic.
-// spmv_coo_segmented is the deterministic alternative.
-#import invocation
+// COO SpMV with float atomics, into a y that was scaled by beta first. One invocation per
+// nonzero; the entries of a group of lanes (a subgroup, or the workgroup) are first summed
+// by row with a segmented scan, so one atomic add goes out per row segment rather than per
+// entry (a hot row would otherwise serialise on one address). The order in which segments
+// reach y depends on scheduling: NOT deterministic. spmv_coo_segmented is the
+// deterministic alternative. Rows must be sorted.
+#import group
 #import atomic_f32
 
 struct Params {
@@ -20,9 +23,17 @@ struct Params {
 
 override WG_SIZE: u32 = 256u;
 
-fn run(e: u32) {
-    if e >= params.nnz {
-        return;
+fn run(workgroup: u32, lane: Lane) {
+    let g = group_of(lane);
+    let e = workgroup * WG_SIZE + g.index * g.size + g.lane;
+    var row = NO_KEY;
+    var product = 0.0;
+    if e < params.nnz {
+        row = row_indices[e];
+        product = params.alpha * values[e] * x[col_indices[e]];
     }
-    atomic_add_f32(row_indices[e], params.alpha * values[e] * x[col_indices[e]]);
+    let scan = group_scan(g, row, product);
+    if row != NO_KEY && scan.next_key != row {
+        atomic_add_f32(row, scan.sum);
+    }
 }

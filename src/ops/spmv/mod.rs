@@ -33,7 +33,8 @@ pub enum SpmvAlgorithm {
     CsrMerge,
     /// COO, segmented reduction by row with carries between intervals (seed 000).
     CooSegmented,
-    /// COO, one invocation per nonzero with float atomics. **Not deterministic.**
+    /// COO, one invocation per nonzero, summed by row within a subgroup, then one float
+    /// atomic add per row segment. **Not deterministic.**
     CooAtomic,
     /// ELL, one invocation per row over the padded columns.
     Ell,

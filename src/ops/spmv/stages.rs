@@ -177,7 +177,7 @@ impl Stages {
             (Storage::Csr(m), SpmvAlgorithm::CsrSplit) => Kind::CsrSplit(CsrSplit::new(ctx, m, options)?),
             (Storage::Coo(m), SpmvAlgorithm::CooSegmented) => Kind::CooSegmented(CooSegmented::new(ctx, m, options)?),
             (Storage::Coo(_), SpmvAlgorithm::CooAtomic) => {
-                Kind::CooAtomic { kernel: cache.get(ctx, &key(ids::SPMV_COO_ATOMIC))? }
+                Kind::CooAtomic { kernel: cache.get(ctx, &key(ids::SPMV_COO_ATOMIC).subgroups(ctx))? }
             }
             (Storage::Ell(_), SpmvAlgorithm::Ell) => Kind::Ell { kernel: cache.get(ctx, &key(ids::SPMV_ELL))? },
             (Storage::Hyb(m), SpmvAlgorithm::Hyb) => {
