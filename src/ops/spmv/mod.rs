@@ -134,8 +134,10 @@ impl SpmvAlgorithm {
 #[non_exhaustive]
 pub struct SpmvOptions {
     /// Invocations per workgroup: a power of two, at least the adapter's largest subgroup
-    /// and at most its invocation limit. Default 256.
-    pub workgroup_size: u32,
+    /// and at most its invocation limit. Default per algorithm (from the H100 sweeps in
+    /// benches/NOTES.md): 512 for `Ell` and `Hyb`, 1024 for `CsrSplit`, 256 otherwise,
+    /// capped at the device's limit.
+    pub workgroup_size: Option<u32>,
     /// `CsrMerge`: merge items (row ends + nonzeros) per invocation. Default: 6, or fewer
     /// where workgroup memory is small.
     pub merge_items: Option<u32>,
@@ -154,7 +156,7 @@ pub struct SpmvOptions {
 impl Default for SpmvOptions {
     fn default() -> Self {
         SpmvOptions {
-            workgroup_size: 256,
+            workgroup_size: None,
             merge_items: None,
             vector_lanes: None,
             split_threshold: 64,
@@ -167,8 +169,21 @@ impl Default for SpmvOptions {
 impl SpmvOptions {
     /// Sets [`SpmvOptions::workgroup_size`].
     pub fn workgroup_size(mut self, size: u32) -> Self {
-        self.workgroup_size = size;
+        self.workgroup_size = Some(size);
         self
+    }
+
+    /// The workgroup size `algorithm` runs with on `ctx`.
+    pub fn workgroup_size_for(&self, ctx: &Context, algorithm: SpmvAlgorithm) -> u32 {
+        self.workgroup_size.unwrap_or_else(|| {
+            let preferred = match algorithm {
+                SpmvAlgorithm::Ell | SpmvAlgorithm::Hyb => 512,
+                SpmvAlgorithm::CsrSplit => 1024,
+                _ => 256,
+            };
+            let limit = ctx.limits().max_compute_invocations_per_workgroup;
+            preferred.min(if limit.is_power_of_two() { limit } else { limit.next_power_of_two() / 2 })
+        })
     }
     /// Sets [`SpmvOptions::merge_items`].
     pub fn merge_items(mut self, items: u32) -> Self {
@@ -196,8 +211,8 @@ impl SpmvOptions {
         self
     }
 
-    fn validate(&self, ctx: &Context) -> Result<()> {
-        let wg = self.workgroup_size;
+    fn validate(&self, ctx: &Context, algorithm: SpmvAlgorithm) -> Result<()> {
+        let wg = self.workgroup_size_for(ctx, algorithm);
         let largest_subgroup = ctx.subgroup_size_range().map_or(1, |r| r.1);
         let bad = |what: String| Err(Error::InvalidArgument(format!("SpmvOptions: {what}")));
         if !wg.is_power_of_two()
@@ -248,11 +263,11 @@ impl Spmv {
     /// [`Spmv::new`] with tuning knobs.
     pub fn with_options(ctx: &Context, a: &GpuMatrix, algorithm: SpmvAlgorithm, options: &SpmvOptions) -> Result<Self> {
         ctx.check_alive()?;
-        options.validate(ctx)?;
         let algorithm = match algorithm {
             SpmvAlgorithm::Auto => SpmvAlgorithm::auto_for(a),
             other => other,
         };
+        options.validate(ctx, algorithm)?;
         if algorithm.format() != Some(a.format_name()) {
             return Err(Error::InvalidArgument(format!(
                 "SpMV algorithm {} reads {} matrices, this one is {}",

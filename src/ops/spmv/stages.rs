@@ -159,7 +159,7 @@ struct CooSegmented {
 impl Stages {
     pub(super) fn new(ctx: &Context, a: &Storage, algorithm: SpmvAlgorithm, options: &SpmvOptions) -> Result<Self> {
         let cache = &ctx.inner.pipelines;
-        let wg = options.workgroup_size;
+        let wg = options.workgroup_size_for(ctx, algorithm);
         let scale = cache.get(ctx, &KernelKey::new(ids::SCALE_VECTOR).constant("WG_SIZE", wg))?;
         // Matrices reach the GPU only through validated host formats, so every index the
         // kernels follow is in bounds: naga's checks can go.
@@ -173,16 +173,19 @@ impl Stages {
                 let kernel = cache.get(ctx, &key(ids::SPMV_CSR_VECTOR).subgroups(ctx).constant("GROUP", lanes))?;
                 Kind::CsrRows { kernel, rows_per_workgroup: wg / lanes }
             }
-            (Storage::Csr(m), SpmvAlgorithm::CsrMerge) => plan_merge(ctx, m, options)?,
-            (Storage::Csr(m), SpmvAlgorithm::CsrSplit) => Kind::CsrSplit(CsrSplit::new(ctx, m, options)?),
-            (Storage::Coo(m), SpmvAlgorithm::CooSegmented) => Kind::CooSegmented(CooSegmented::new(ctx, m, options)?),
+            (Storage::Csr(m), SpmvAlgorithm::CsrMerge) => plan_merge(ctx, m, wg, options)?,
+            (Storage::Csr(m), SpmvAlgorithm::CsrSplit) => Kind::CsrSplit(CsrSplit::new(ctx, m, wg, options)?),
+            (Storage::Coo(m), SpmvAlgorithm::CooSegmented) => {
+                Kind::CooSegmented(CooSegmented::new(ctx, m, wg, options)?)
+            }
             (Storage::Coo(_), SpmvAlgorithm::CooAtomic) => {
                 Kind::CooAtomic { kernel: cache.get(ctx, &key(ids::SPMV_COO_ATOMIC).subgroups(ctx))? }
             }
             (Storage::Ell(_), SpmvAlgorithm::Ell) => Kind::Ell { kernel: cache.get(ctx, &key(ids::SPMV_ELL))? },
-            (Storage::Hyb(m), SpmvAlgorithm::Hyb) => {
-                Kind::Hyb { ell: cache.get(ctx, &key(ids::SPMV_ELL))?, coo: CooSegmented::new(ctx, &m.coo, options)? }
-            }
+            (Storage::Hyb(m), SpmvAlgorithm::Hyb) => Kind::Hyb {
+                ell: cache.get(ctx, &key(ids::SPMV_ELL))?,
+                coo: CooSegmented::new(ctx, &m.coo, wg, options)?,
+            },
             _ => unreachable!("Spmv::new checked that the algorithm reads the matrix's format"),
         };
         Ok(Stages { scale, kind })
@@ -325,9 +328,8 @@ fn vector_lanes(ctx: &Context, wg: u32, mean_row_len: f64) -> u32 {
 }
 
 /// Partitions the merge path once (a dispatch that stays on the GPU) and allocates carries.
-fn plan_merge(ctx: &Context, a: &GpuCsr, options: &SpmvOptions) -> Result<Kind> {
+fn plan_merge(ctx: &Context, a: &GpuCsr, wg: u32, options: &SpmvOptions) -> Result<Kind> {
     let cache = &ctx.inner.pipelines;
-    let wg = options.workgroup_size;
     let items = options.merge_items.unwrap_or_else(|| merge_items(ctx, wg));
     let tile = wg * items;
     let nnz = a.col_indices.len() as u64;
@@ -417,8 +419,7 @@ impl Groups {
 }
 
 impl CooSegmented {
-    fn new(ctx: &Context, a: &GpuCoo, options: &SpmvOptions) -> Result<Self> {
-        let wg = options.workgroup_size;
+    fn new(ctx: &Context, a: &GpuCoo, wg: u32, options: &SpmvOptions) -> Result<Self> {
         let groups = Groups::new(ctx, wg);
         let interval_len = groups.max_size * options.coo_steps;
         let intervals = (a.values.len() as u64).div_ceil(interval_len as u64) as u32;
@@ -472,8 +473,7 @@ struct CsrSplit {
 }
 
 impl CsrSplit {
-    fn new(ctx: &Context, a: &GpuCsr, options: &SpmvOptions) -> Result<Self> {
-        let wg = options.workgroup_size;
+    fn new(ctx: &Context, a: &GpuCsr, wg: u32, options: &SpmvOptions) -> Result<Self> {
         let groups = Groups::new(ctx, wg);
         let max_len = options.split_threshold;
         let chunk_len = groups.max_size * options.chunk_steps;
