@@ -135,7 +135,7 @@ impl SpmvAlgorithm {
 pub struct SpmvOptions {
     /// Invocations per workgroup: a power of two, at least the adapter's largest subgroup
     /// and at most its invocation limit. Default per algorithm (from the H100 sweeps in
-    /// benches/NOTES.md): 512 for `Ell` and `Hyb`, 1024 for `CsrSplit`, 256 otherwise,
+    /// benches/NOTES.md): 1024 for `Ell` and `CsrSplit`, 512 for `Hyb`, 256 otherwise,
     /// capped at the device's limit.
     pub workgroup_size: Option<u32>,
     /// `CsrMerge`: merge items (row ends + nonzeros) per invocation. Default: 6, or fewer
@@ -146,7 +146,7 @@ pub struct SpmvOptions {
     pub vector_lanes: Option<u32>,
     /// `CsrSplit`: rows longer than this go to the chunk kernels. Default 64.
     pub split_threshold: u32,
-    /// `CsrSplit`: entries per lane in a chunk of a long row. Default 32.
+    /// `CsrSplit`: entries per lane in a chunk of a long row. Default 64.
     pub chunk_steps: u32,
     /// `CooSegmented` and `Hyb`: steps per interval, a step being one entry per lane of a
     /// subgroup (of the workgroup without subgroups). Default 8.
@@ -160,7 +160,7 @@ impl Default for SpmvOptions {
             merge_items: None,
             vector_lanes: None,
             split_threshold: 64,
-            chunk_steps: 32,
+            chunk_steps: 64,
             coo_steps: 8,
         }
     }
@@ -177,8 +177,8 @@ impl SpmvOptions {
     pub fn workgroup_size_for(&self, ctx: &Context, algorithm: SpmvAlgorithm) -> u32 {
         self.workgroup_size.unwrap_or_else(|| {
             let preferred = match algorithm {
-                SpmvAlgorithm::Ell | SpmvAlgorithm::Hyb => 512,
-                SpmvAlgorithm::CsrSplit => 1024,
+                SpmvAlgorithm::Ell | SpmvAlgorithm::CsrSplit => 1024,
+                SpmvAlgorithm::Hyb => 512,
                 _ => 256,
             };
             let limit = ctx.limits().max_compute_invocations_per_workgroup;
