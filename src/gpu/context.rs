@@ -234,7 +234,7 @@ impl Context {
             subgroup_max: i.subgroup_max_size,
             subgroups_used: self.inner.subgroups,
             timestamps: self.has_timestamps(),
-            max_storage_buffer_binding_size: self.inner.limits.max_storage_buffer_binding_size as u64,
+            max_storage_buffer_binding_size: self.inner.limits.max_storage_buffer_binding_size,
             max_buffer_size: self.inner.limits.max_buffer_size,
             max_compute_workgroups_per_dimension: self.inner.limits.max_compute_workgroups_per_dimension,
             max_compute_workgroup_storage_size: self.inner.limits.max_compute_workgroup_storage_size,

@@ -374,7 +374,7 @@ impl Extent {
 /// multiples of the rows the y offset alignment allows. One pass over the row offsets.
 fn panel_bounds(ctx: &Context, row_offsets: &[u32], format: Format) -> Result<Vec<std::ops::Range<usize>>> {
     let limits = ctx.limits();
-    let limit = (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size) / 4 * 4;
+    let limit = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size) / 4 * 4;
     let rows = row_offsets.len() - 1;
     let align = (limits.min_storage_buffer_offset_alignment as usize / 4).max(1);
     let mut bounds = Vec::new();

@@ -76,9 +76,12 @@ pub(crate) struct Kernel {
 
 /// Pipelines compiled so far. Compilation happens at most once per key, outside the map's
 /// lock, so threads asking for other keys are not held up.
+/// A kernel compiled once, on first use; concurrent askers wait for the same compilation.
+type Slot = Arc<OnceLock<Result<Arc<Kernel>>>>;
+
 #[derive(Default)]
 pub(crate) struct PipelineCache {
-    map: Mutex<HashMap<KernelKey, Arc<OnceLock<Result<Arc<Kernel>>>>>>,
+    map: Mutex<HashMap<KernelKey, Slot>>,
     compiled: AtomicUsize,
 }
 
@@ -213,7 +216,7 @@ impl Kernel {
                 self.name
             )));
         }
-        let max = ctx.limits().max_storage_buffer_binding_size as u64;
+        let max = ctx.limits().max_storage_buffer_binding_size;
         for (name, b) in resources {
             let size = b.size.map_or(b.buffer.size() - b.offset, |s| s.get());
             if size > max {
