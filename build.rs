@@ -209,7 +209,8 @@ fn reflect(source: &str) -> Result<Interface, String> {
 
     // Overrides with their literal defaults: the host needs the default workgroup size.
     let mut overrides = String::new();
-    for (_, o) in module.overrides.iter() {
+    // Unnamed overrides are naga's own (override-sized array lengths); the host sets none.
+    for (_, o) in module.overrides.iter().filter(|(_, o)| o.name.is_some()) {
         let default = match o.init.map(|h| &module.global_expressions[h]) {
             Some(naga::Expression::Literal(naga::Literal::U32(v))) => format!("Some({v})"),
             _ => "None".into(),

@@ -27,13 +27,11 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> carries: array<Carry>;
 
 override WG_SIZE: u32 = 256u;
-override TASKS_PER_WORKGROUP: u32 = 8u;
 
 fn run(workgroup: u32, lane: Lane) {
     let g = group_of(lane);
-    let first = workgroup * TASKS_PER_WORKGROUP;
-    let last = min(first + TASKS_PER_WORKGROUP, params.intervals);
-    for (var interval = first + g.index; interval < last; interval += g.count) {
+    let tasks = group_tasks(workgroup, g, params.intervals);
+    for (var interval = tasks.first; interval < tasks.end; interval += tasks.stride) {
         walk_interval(g, interval);
     }
 }

@@ -39,7 +39,6 @@ struct Chunk {
 @group(0) @binding(7) var<storage, read_write> partials: array<f32>;
 
 override WG_SIZE: u32 = 256u;
-override TASKS_PER_WORKGROUP: u32 = 8u;
 
 fn run(workgroup: u32, lane: Lane) {
     if workgroup < params.chunk_workgroups {
@@ -62,9 +61,8 @@ fn short_row(row: u32) {
 }
 
 fn long_row_chunks(workgroup: u32, g: Group) {
-    let first = workgroup * TASKS_PER_WORKGROUP;
-    let last = min(first + TASKS_PER_WORKGROUP, params.chunks);
-    for (var c = first + g.index; c < last; c += g.count) {
+    let tasks = group_tasks(workgroup, g, params.chunks);
+    for (var c = tasks.first; c < tasks.end; c += tasks.stride) {
         let chunk = chunks[c];
         let end = min(chunk.start + params.chunk_len, row_offsets[chunk.row + 1u]);
         var sum = 0.0;

@@ -23,13 +23,11 @@ struct LongRow {
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
 
 override WG_SIZE: u32 = 256u;
-override TASKS_PER_WORKGROUP: u32 = 8u;
 
 fn run(workgroup: u32, lane: Lane) {
     let g = group_of(lane);
-    let first = workgroup * TASKS_PER_WORKGROUP;
-    let last = min(first + TASKS_PER_WORKGROUP, params.long_rows);
-    for (var r = first + g.index; r < last; r += g.count) {
+    let tasks = group_tasks(workgroup, g, params.long_rows);
+    for (var r = tasks.first; r < tasks.end; r += tasks.stride) {
         let end = long_rows[r + 1u].first_chunk;
         var sum = 0.0;
         for (var c = long_rows[r].first_chunk + g.lane; c < end; c += g.size) {

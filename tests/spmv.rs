@@ -187,7 +187,7 @@ fn spmv_is_correct_for_every_tuning() {
     let matrices = [generate::dense_row_mix(3000, 2500, seed), generate::rmat(10, 6, 0.57, 0.19, 0.19, seed)];
     let tunings = [
         (SpmvAlgorithm::CsrMerge, SpmvOptions::default().merge_items(1).workgroup_size(32)),
-        (SpmvAlgorithm::CsrMerge, SpmvOptions::default().merge_items(3).workgroup_size(1024)),
+        (SpmvAlgorithm::CsrMerge, SpmvOptions::default().merge_items(2).workgroup_size(1024)),
         (SpmvAlgorithm::CsrMerge, SpmvOptions::default().merge_items(11).workgroup_size(64)),
         (SpmvAlgorithm::CsrVector, SpmvOptions::default().vector_lanes(1)),
         (SpmvAlgorithm::CsrVector, SpmvOptions::default().vector_lanes(4).workgroup_size(64)),

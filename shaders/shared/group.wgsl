@@ -2,8 +2,8 @@
 // no workgroup memory), the whole workgroup otherwise (workgroup memory and barriers).
 //
 // Kernels hand out tasks (intervals, chunks, rows) to groups: a workgroup owns
-// TASKS_PER_WORKGROUP consecutive tasks and its groups take them in turn, so any subgroup
-// size works. Every lane of a group must call the group functions together (they shuffle
+// TASKS_PER_WORKGROUP consecutive tasks and its groups take them in turn (group_tasks), so
+// any subgroup size works. Every lane of a group must call the group functions together (they shuffle
 // or synchronise); without subgroups the whole workgroup must.
 #import entry
 
@@ -24,6 +24,22 @@ fn group_of(lane: Lane) -> Group {
 #else
     return Group(0u, 1u, lane.index, WG_SIZE);
 #endif
+}
+
+// Set by the host to WG_SIZE / (smallest subgroup size), or 1 without subgroups, so that
+// every group has a task whatever size the subgroups turn out to be.
+override TASKS_PER_WORKGROUP: u32 = 1u;
+
+// The tasks of `workgroup` that group `g` takes: first, first + stride, … below end.
+struct Tasks {
+    first: u32,
+    end: u32,
+    stride: u32,
+}
+
+fn group_tasks(workgroup: u32, g: Group, total: u32) -> Tasks {
+    let first = workgroup * TASKS_PER_WORKGROUP;
+    return Tasks(first + g.index, min(first + TASKS_PER_WORKGROUP, total), g.count);
 }
 
 #ifndef SUBGROUP

@@ -230,7 +230,7 @@ impl SpmvOptions {
             }
         }
         if let Some(items) = self.merge_items {
-            let bytes = 4 * (2 * wg * items + 2 * wg) as u64;
+            let bytes = stages::merge_workgroup_bytes(wg, items);
             if items == 0 || bytes > ctx.limits().max_compute_workgroup_storage_size as u64 {
                 return bad(format!("merge_items {items} needs {bytes} bytes of workgroup memory"));
             }

@@ -357,12 +357,16 @@ fn plan_merge(ctx: &Context, a: &GpuCsr, wg: u32, options: &SpmvOptions) -> Resu
     Ok(Kind::CsrMerge { kernel, tile_rows, carries })
 }
 
-/// Merge items per invocation: 6, or fewer where the device's workgroup memory is small
-/// (the kernel stages two arrays of wg × items words plus two scan arrays of wg).
+/// Merge items per invocation: 6, or fewer where the device's workgroup memory is small.
 fn merge_items(ctx: &Context, wg: u32) -> u32 {
-    let budget = ctx.limits().max_compute_workgroup_storage_size / 4;
-    let fit = (budget.saturating_sub(2 * wg) / (2 * wg)).max(1);
-    fit.min(6)
+    let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
+    (1..=6).rev().find(|&items| merge_workgroup_bytes(wg, items) <= budget).unwrap_or(1)
+}
+
+/// Workgroup memory of spmv_csr_merge: two arrays of wg × items words (staged entries,
+/// partial sums) and four of wg (the scan's keys and sums, and the group scan's).
+pub(super) fn merge_workgroup_bytes(wg: u32, items: u32) -> u64 {
+    4 * (2 * wg as u64 * items as u64 + 4 * wg as u64)
 }
 
 impl Carries {
