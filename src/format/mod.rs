@@ -68,14 +68,6 @@ pub enum FormatError {
         /// Column of the duplicate.
         col: u32,
     },
-    /// Column indices of a row are not increasing where sorted columns are required.
-    #[error("columns of row {row} are not sorted at position {position}")]
-    Unsorted {
-        /// The row.
-        row: usize,
-        /// Index into the column array.
-        position: usize,
-    },
     /// Converting to ELL would store too many padding slots.
     #[error("ELL width {width} x {rows} rows = {padded} slots for {nnz} nonzeros exceeds the padding bound ({max_ratio} x nnz)")]
     EllPaddingTooLarge {
@@ -89,14 +81,6 @@ pub enum FormatError {
         nnz: usize,
         /// The caller's bound on `padded / nnz`.
         max_ratio: f64,
-    },
-    /// An operation needs a square matrix.
-    #[error("matrix must be square, it is {rows} x {cols}")]
-    NotSquare {
-        /// Rows.
-        rows: usize,
-        /// Columns.
-        cols: usize,
     },
 }
 
