@@ -127,8 +127,9 @@ impl<T: Scalar> CooMatrix<T> {
         CsrMatrix::from_parts_unchecked(self.rows, self.cols, offsets, col_indices, values)
     }
 
-    /// Counting sort by row: row offsets, then the columns and values in row order (stable).
-    fn bucket_by_row(&self) -> (Vec<u32>, Vec<u32>, Vec<T>) {
+    /// CSR-style offsets of the rows: `rows + 1` running counts of the entries per row
+    /// (where each row's entries would start once sorted by row).
+    pub(crate) fn row_offsets(&self) -> Vec<u32> {
         let mut offsets = vec![0u32; self.rows + 1];
         for &r in &self.row_indices {
             offsets[r as usize + 1] += 1;
@@ -136,6 +137,12 @@ impl<T: Scalar> CooMatrix<T> {
         for i in 0..self.rows {
             offsets[i + 1] += offsets[i];
         }
+        offsets
+    }
+
+    /// Counting sort by row: row offsets, then the columns and values in row order (stable).
+    fn bucket_by_row(&self) -> (Vec<u32>, Vec<u32>, Vec<T>) {
+        let offsets = self.row_offsets();
         let mut cursor = offsets[..self.rows].to_vec();
         let mut col_indices = vec![0u32; self.nnz()];
         let mut values = vec![T::default(); self.nnz()];

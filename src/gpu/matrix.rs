@@ -205,13 +205,7 @@ impl GpuMatrix {
         };
         // Row-sorted COO with duplicates kept is CSR structure plus repeated columns; split
         // and upload it through the same path, but keep the entries as they are.
-        let mut offsets = vec![0u32; a.rows() + 1];
-        for &r in a.row_indices() {
-            offsets[r as usize + 1] += 1;
-        }
-        for i in 0..a.rows() {
-            offsets[i + 1] += offsets[i];
-        }
+        let offsets = a.row_offsets();
         let bounds = panel_bounds(ctx, &offsets, Format::Coo)?;
         let mut panels = Vec::with_capacity(bounds.len());
         for rows in bounds {

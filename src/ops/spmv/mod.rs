@@ -77,25 +77,20 @@ impl SpmvAlgorithm {
 
     /// The device format the algorithm reads (`None` for `Auto`).
     pub fn format(self) -> Option<&'static str> {
-        match self {
-            SpmvAlgorithm::Auto => None,
-            SpmvAlgorithm::CsrThread | SpmvAlgorithm::CsrVector | SpmvAlgorithm::CsrSplit | SpmvAlgorithm::CsrMerge => {
-                Some("csr")
-            }
-            SpmvAlgorithm::CooSegmented | SpmvAlgorithm::CooAtomic => Some("coo"),
-            SpmvAlgorithm::Ell => Some("ell"),
-            SpmvAlgorithm::Hyb => Some("hyb"),
-        }
+        self.default_format().map(|f| f.name())
     }
 
     /// The format (with default conversion options) to upload a matrix in for this
     /// algorithm; `None` for `Auto`, which takes any.
     pub fn default_format(self) -> Option<Format> {
-        Some(match self.format()? {
-            "csr" => Format::Csr,
-            "coo" => Format::Coo,
-            "ell" => Format::Ell(EllOptions::default()),
-            _ => Format::Hyb(HybSplit::Auto),
+        Some(match self {
+            SpmvAlgorithm::Auto => return None,
+            SpmvAlgorithm::CsrThread | SpmvAlgorithm::CsrVector | SpmvAlgorithm::CsrSplit | SpmvAlgorithm::CsrMerge => {
+                Format::Csr
+            }
+            SpmvAlgorithm::CooSegmented | SpmvAlgorithm::CooAtomic => Format::Coo,
+            SpmvAlgorithm::Ell => Format::Ell(EllOptions::default()),
+            SpmvAlgorithm::Hyb => Format::Hyb(HybSplit::Auto),
         })
     }
 

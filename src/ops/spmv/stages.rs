@@ -150,10 +150,10 @@ struct Carries {
 #[derive(Debug)]
 struct CooSegmented {
     kernel: Arc<Kernel>,
+    /// One carry per interval.
     carries: Carries,
-    intervals: u32,
     interval_len: u32,
-    workgroups: u64,
+    groups: Groups,
 }
 
 impl Stages {
@@ -428,14 +428,7 @@ impl CooSegmented {
         let interval_len = groups.max_size * options.coo_steps;
         let intervals = (a.values.len() as u64).div_ceil(interval_len as u64) as u32;
         let kernel = ctx.inner.pipelines.get(ctx, &groups.key(ctx, ids::SPMV_COO_SEGMENTED, wg))?;
-        let workgroups = groups.workgroups(intervals as u64);
-        Ok(CooSegmented {
-            kernel,
-            carries: Carries::new(ctx, intervals as usize)?,
-            intervals,
-            interval_len,
-            workgroups,
-        })
+        Ok(CooSegmented { kernel, carries: Carries::new(ctx, intervals as usize)?, interval_len, groups })
     }
 
     /// Adds α·A·x into y (already scaled by β).
@@ -448,12 +441,12 @@ impl CooSegmented {
         x: &GpuVec<f32>,
         y: VecSlice<'_>,
     ) -> Result<()> {
-        let params =
-            CooParams { nnz: a.values.len() as u32, intervals: self.intervals, interval_len: self.interval_len, alpha };
+        let intervals = self.carries.buffer.len() as u32;
+        let params = CooParams { nnz: a.values.len() as u32, intervals, interval_len: self.interval_len, alpha };
         let [rows, cols, vals, xb, yb] = coo_bindings(a, x, y);
         let bindings = [rows, cols, vals, xb, yb, ("carries", self.carries.buffer.binding())];
         let bind = self.kernel.bind(ctx, &params, &bindings)?;
-        self.kernel.dispatch(ctx, pass, &bind, self.workgroups)?;
+        self.kernel.dispatch(ctx, pass, &bind, self.groups.workgroups(intervals as u64))?;
         self.carries.encode_fixup(ctx, pass, a.rows, alpha, y)
     }
 }
