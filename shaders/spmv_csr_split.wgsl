@@ -65,11 +65,7 @@ fn long_row_chunks(workgroup: u32, g: Group) {
     for (var c = tasks.first; c < tasks.end; c += tasks.stride) {
         let chunk = chunks[c];
         let end = min(chunk.start + params.chunk_len, row_offsets[chunk.row + 1u]);
-        var sum = 0.0;
-        for (var p = chunk.start + g.lane; p < end; p += g.size) {
-            sum = fma(values[p], x[col_indices[p]], sum);
-        }
-        let total = group_sum(g, sum);
+        let total = group_sum(g, csr_strided_sum(chunk.start + g.lane, end, g.size));
         if g.lane == 0u {
             partials[c] = total;
         }

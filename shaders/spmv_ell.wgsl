@@ -1,6 +1,13 @@
 // ELL SpMV, one invocation per row. Storage is column-major (slot k of row i at
-// k * rows + i) so neighbouring invocations read neighbouring words. Padding slots hold
-// column 0xffffffff and are skipped, so Inf or NaN in x never meets a padding zero.
+// k * rows + i) so neighbouring invocations read neighbouring words. Padding slots are
+// skipped, so Inf or NaN in x never meets a padding zero.
+//
+// Column indices come in one of two encodings (the host picks, see GpuEll):
+// - default: the column of each slot as a u32; padding is 0xffffffff;
+// - DIAGONAL_OFFSETS: the column minus the slot's row (the row counted from the first row
+//   of the whole matrix, params.first_row + row) as a 16-bit two's-complement offset, two
+//   per word: slot k of row i is halfword k * index_stride + i. Padding is 0x8000. Half
+//   the index bytes, for matrices whose entries all lie within 32767 of the diagonal.
 #import invocation
 #import spmv_store
 
@@ -9,6 +16,11 @@ struct Params {
     width: u32,
     alpha: f32,
     beta: f32,
+    // DIAGONAL_OFFSETS: the global row of row 0 (panels), and halfwords per slot column.
+    first_row: u32,
+    index_stride: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -19,8 +31,25 @@ struct Params {
 
 override WG_SIZE: u32 = 256u;
 
-const PADDING: u32 = 0xffffffffu;
 const BATCH: u32 = 8u;
+
+struct Slot {
+    col: u32,
+    real: bool,
+}
+
+fn slot_column(k: u32, row: u32) -> Slot {
+#ifdef DIAGONAL_OFFSETS
+    let half = k * params.index_stride + row;
+    let bits = (col_indices[half >> 1u] >> ((half & 1u) * 16u)) & 0xffffu;
+    // Sign-extend the halfword; u32 addition wraps, so this is row + offset.
+    let offset = bitcast<u32>(bitcast<i32>(bits << 16u) >> 16u);
+    return Slot(params.first_row + row + offset, bits != 0x8000u);
+#else
+    let col = col_indices[k * params.rows + row];
+    return Slot(col, col != 0xffffffffu);
+#endif
+}
 
 fn run(row: u32) {
     if row >= params.rows {
@@ -34,10 +63,10 @@ fn run(row: u32) {
         var batch: array<f32, BATCH>;
         var real: array<bool, BATCH>;
         for (var k = 0u; k < BATCH; k++) {
-            let slot = min(base + k, params.width - 1u) * params.rows + row;
-            let col = col_indices[slot];
-            real[k] = col != PADDING && base + k < params.width;
-            batch[k] = values[slot] * x[select(0u, col, col != PADDING)];
+            let clamped = min(base + k, params.width - 1u);
+            let slot = slot_column(clamped, row);
+            real[k] = slot.real && base + k < params.width;
+            batch[k] = values[clamped * params.rows + row] * x[select(0u, slot.col, slot.real)];
         }
         for (var k = 0u; k < BATCH; k++) {
             sum = select(sum, sum + batch[k], real[k]);

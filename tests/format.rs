@@ -6,7 +6,7 @@ use wgsparse::format::{
 };
 use wgsparse::generate;
 
-const NO_PADDING_LIMIT: EllOptions = EllOptions { max_padding_ratio: f64::INFINITY };
+const NO_PADDING_LIMIT: EllOptions = EllOptions::with_max_padding_ratio(f64::INFINITY);
 
 fn csr(rows: usize, cols: usize, offsets: &[u32], indices: &[u32]) -> Result<CsrMatrix<f32>, FormatError> {
     let values = (1..=indices.len()).map(|v| v as f32).collect();
@@ -113,8 +113,8 @@ fn ell_refuses_too_much_padding() {
         EllMatrix::from_csr(&m, &EllOptions::default()).unwrap_err(),
         FormatError::EllPaddingTooLarge { width: 4, rows: 4, padded: 16, nnz: 4, max_ratio: 3.0 }
     );
-    assert!(EllMatrix::from_csr(&m, &EllOptions { max_padding_ratio: 4.0 }).is_ok());
-    assert!(EllMatrix::from_csr(&m, &EllOptions { max_padding_ratio: f64::NAN }).is_err());
+    assert!(EllMatrix::from_csr(&m, &EllOptions::with_max_padding_ratio(4.0)).is_ok());
+    assert!(EllMatrix::from_csr(&m, &EllOptions::with_max_padding_ratio(f64::NAN)).is_err());
     // Nothing to store is never too much padding.
     for empty in [CsrMatrix::<f32>::zeros(0, 5).unwrap(), CsrMatrix::zeros(5, 5).unwrap()] {
         let ell = EllMatrix::from_csr(&empty, &EllOptions::default()).unwrap();

@@ -35,10 +35,14 @@ fn check(
     rng: &mut Rng,
 ) -> (usize, f64) {
     let format = match algorithm.default_format().unwrap() {
-        Format::Ell(_) => Format::Ell(wgsparse::format::EllOptions { max_padding_ratio: f64::INFINITY }),
+        Format::Ell(_) => Format::Ell(wgsparse::format::EllOptions::with_max_padding_ratio(f64::INFINITY)),
         f => f,
     };
     let matrix = GpuMatrix::from_csr(ctx, a, format).unwrap();
+    if matches!(format, Format::Ell(_) | Format::Hyb(_)) {
+        // Panels past the first offset their diagonal by their first row: exercise that.
+        assert_eq!(matrix.index_bits(), 16, "{} stores 16-bit diagonal offsets", algorithm.name());
+    }
     let plan = Spmv::with_options(ctx, &matrix, algorithm, &options).unwrap();
     let x = generate::random_vector(a.cols(), rng.next_u64());
     let y0 = generate::random_vector(a.rows(), rng.next_u64());

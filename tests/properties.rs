@@ -50,7 +50,7 @@ proptest! {
                 let matrix = match algorithm.default_format().unwrap() {
                     // COO kernels take the entries as given: unsorted, with duplicates.
                     Format::Coo => GpuMatrix::from_coo(ctx, &coo).unwrap(),
-                    Format::Ell(_) => GpuMatrix::from_csr(ctx, &csr, Format::Ell(EllOptions { max_padding_ratio: f64::INFINITY })).unwrap(),
+                    Format::Ell(_) => GpuMatrix::from_csr(ctx, &csr, Format::Ell(EllOptions::with_max_padding_ratio(f64::INFINITY))).unwrap(),
                     format => GpuMatrix::from_csr(ctx, &csr, format).unwrap(),
                 };
                 let plan = Spmv::new(ctx, &matrix, algorithm).unwrap();

@@ -18,7 +18,7 @@ fn every_format_computes_the_same_product() {
         let y = generate::random_vector(a.rows(), seed as u64 + 20);
         let (alpha, beta) = (1.5, -0.5);
         let expected = gemv_dense(alpha, &DenseMatrix::from_csr(a).unwrap(), &x, beta, &y);
-        let ell = EllMatrix::from_csr(a, &EllOptions { max_padding_ratio: f64::INFINITY }).unwrap();
+        let ell = EllMatrix::from_csr(a, &EllOptions::with_max_padding_ratio(f64::INFINITY)).unwrap();
         let hyb = HybMatrix::from_csr(a, HybSplit::Auto).unwrap();
         // The COO twin sees the entries in reverse order: any order must work.
         let (rows, cols, mut r, mut c, mut v) = a.to_coo().into_parts();

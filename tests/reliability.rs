@@ -19,7 +19,7 @@ fn fresh_context() -> Context {
 
 fn format_for(algorithm: SpmvAlgorithm) -> Format {
     match algorithm.default_format().unwrap_or(Format::Csr) {
-        Format::Ell(_) => Format::Ell(EllOptions { max_padding_ratio: f64::INFINITY }),
+        Format::Ell(_) => Format::Ell(EllOptions::with_max_padding_ratio(f64::INFINITY)),
         f => f,
     }
 }

@@ -11,20 +11,34 @@ use wgsparse::{Context, CsrMatrix, Error};
 
 const TOLERANCE: f64 = 1e-5;
 
-/// Uploads `a` in the format `algorithm` reads (`Auto` lets the rows choose); ELL padding
-/// is unbounded here so that skewed test matrices still exercise the ELL kernel.
-fn upload(ctx: &Context, a: &CsrMatrix<f32>, algorithm: SpmvAlgorithm) -> GpuMatrix {
-    let format = match algorithm.default_format().unwrap_or(Format::Auto) {
-        Format::Ell(_) => Format::Ell(EllOptions { max_padding_ratio: f64::INFINITY }),
+/// ELL with unbounded padding, so that skewed test matrices still exercise the ELL kernel.
+const ELL: EllOptions = EllOptions::with_max_padding_ratio(f64::INFINITY);
+
+/// The format `algorithm` reads (`Auto` lets the rows choose), ELL padding unbounded.
+fn format_for(algorithm: SpmvAlgorithm) -> Format {
+    match algorithm.default_format().unwrap_or(Format::Auto) {
+        Format::Ell(_) => Format::Ell(ELL),
         other => other,
-    };
-    GpuMatrix::from_csr(ctx, a, format).unwrap()
+    }
+}
+
+fn upload(ctx: &Context, a: &CsrMatrix<f32>, algorithm: SpmvAlgorithm) -> GpuMatrix {
+    GpuMatrix::from_csr(ctx, a, format_for(algorithm)).unwrap()
+}
+
+/// Every algorithm on the format it reads, plus ELL with 32-bit columns where the default
+/// would store 16-bit diagonal offsets: (label, algorithm, format).
+fn variants() -> Vec<(&'static str, SpmvAlgorithm, Format)> {
+    let mut all: Vec<_> =
+        SpmvAlgorithm::ALL.into_iter().chain([SpmvAlgorithm::Auto]).map(|a| (a.name(), a, format_for(a))).collect();
+    all.push(("ell (32-bit columns)", SpmvAlgorithm::Ell, Format::Ell(EllOptions { compact_indices: false, ..ELL })));
+    all
 }
 
 /// Runs `algorithm` twice (β = 0 over a NaN-poisoned y, then β ≠ 0 over random y) and
 /// returns the worst relative error against the twin.
-fn spmv_error(ctx: &Context, a: &CsrMatrix<f32>, algorithm: SpmvAlgorithm, rng: &mut Rng) -> f64 {
-    let matrix = upload(ctx, a, algorithm);
+fn spmv_error(ctx: &Context, a: &CsrMatrix<f32>, algorithm: SpmvAlgorithm, format: Format, rng: &mut Rng) -> f64 {
+    let matrix = GpuMatrix::from_csr(ctx, a, format).unwrap();
     let plan = Spmv::new(ctx, &matrix, algorithm).unwrap();
     // x is positive; A's values carry the signs (and the long-row cases choose positive ones).
     let x: Vec<f32> = generate::random_vector(a.cols(), rng.next_u64()).iter().map(|v| v.abs() + 0.25).collect();
@@ -47,16 +61,15 @@ fn check_all(cases: &[(String, CsrMatrix<f32>)], seed: u64) {
     let mut failures = Vec::new();
     for (mode, ctx) in common::contexts() {
         for (name, a) in cases {
-            for algorithm in SpmvAlgorithm::ALL.into_iter().chain([SpmvAlgorithm::Auto]) {
-                let error = spmv_error(ctx, a, algorithm, &mut rng);
+            for (label, algorithm, format) in variants() {
+                let error = spmv_error(ctx, a, algorithm, format, &mut rng);
                 // NaN must fail too, hence not `error > TOLERANCE`.
                 if error.is_nan() || error > TOLERANCE {
                     failures.push(format!(
-                        "{mode} {name} ({}x{}, nnz {}) {}: error {error:e}",
+                        "{mode} {name} ({}x{}, nnz {}) {label}: error {error:e}",
                         a.rows(),
                         a.cols(),
                         a.nnz(),
-                        algorithm.name()
                     ));
                 }
             }
@@ -244,10 +257,48 @@ fn auto_picks_by_row_lengths() {
         (m.format_name(), Spmv::new(ctx, &m, SpmvAlgorithm::Auto).unwrap().algorithm())
     };
     let laplacian = generate::laplacian_2d(30);
+    assert_eq!(GpuMatrix::from_csr(ctx, &laplacian, Format::Auto).unwrap().index_bits(), 16);
     let skewed = generate::rmat(10, 8, 0.57, 0.19, 0.19, 5);
     assert_eq!(pick(&laplacian, Format::Auto), ("ell", SpmvAlgorithm::Ell));
     assert_eq!(pick(&laplacian, Format::Csr), ("csr", SpmvAlgorithm::CsrThread));
     assert_eq!(pick(&skewed, Format::Auto), ("csr", SpmvAlgorithm::CsrSplit));
     assert_eq!(pick(&generate::uniform_random(500, 500, 16, 5), Format::Auto), ("ell", SpmvAlgorithm::Ell));
     assert_eq!(pick(&generate::dense_row_mix(500, 400, 5), Format::Auto), ("csr", SpmvAlgorithm::CsrSplit));
+}
+
+/// ELL stores 16-bit diagonal offsets exactly when every entry lies within 32767 of the
+/// diagonal (HYB's ELL part too), and both encodings give the twin's result, also when
+/// the offsets are extreme and the matrix is cut into row panels elsewhere (tests/limits.rs).
+#[test]
+fn ell_compacts_indices_only_within_the_diagonal_band() {
+    let seed = common::seed("diagonal band");
+    let mut rng = Rng::new(seed);
+    let n = 70_000usize;
+    // Row i holds columns i - reach (when >= 0), i, and i + reach (when < n).
+    let banded = |reach: usize| {
+        let mut offsets = vec![0u32];
+        let mut cols = Vec::new();
+        for i in 0..n {
+            cols.extend([i.checked_sub(reach), Some(i), Some(i + reach).filter(|&c| c < n)].into_iter().flatten());
+            offsets.push(cols.len() as u32);
+        }
+        let vals = generate::random_vector(cols.len(), seed);
+        CsrMatrix::try_from_csr_data(n, n, offsets, cols.into_iter().map(|c| c as u32).collect(), vals).unwrap()
+    };
+    let max = wgsparse::format::MAX_DIAGONAL_OFFSET as usize;
+    for (mode, ctx) in common::contexts() {
+        for (reach, bits) in [(1, 16), (max, 16), (max + 1, 32)] {
+            let a = banded(reach);
+            for format in [Format::Ell(ELL), Format::Hyb(HybSplit::Auto)] {
+                let matrix = GpuMatrix::from_csr(ctx, &a, format).unwrap();
+                assert_eq!(matrix.index_bits(), bits, "reach {reach} {format:?}");
+                let algorithm = SpmvAlgorithm::auto_for(&matrix);
+                let error = spmv_error(ctx, &a, algorithm, format, &mut rng);
+                assert!(error <= TOLERANCE, "seed {seed} {mode} reach {reach} {format:?}: {error:e}");
+            }
+            let wide = GpuMatrix::from_csr(ctx, &a, Format::Ell(EllOptions { compact_indices: false, ..ELL })).unwrap();
+            assert_eq!(wide.index_bits(), 32);
+            assert_eq!(GpuMatrix::from_csr(ctx, &a, Format::Csr).unwrap().index_bits(), 32);
+        }
+    }
 }

@@ -11,12 +11,28 @@ pub struct EllOptions {
     /// arrays would hold more than this many slots per stored entry. A matrix with no rows
     /// or no entries always passes (it needs no slots); NaN refuses everything else.
     pub max_padding_ratio: f64,
+    /// On upload to the GPU, store each column as a 16-bit offset from the diagonal
+    /// (column − row) when every entry lies within [`MAX_DIAGONAL_OFFSET`] of it, halving
+    /// the index bytes the kernel reads (banded matrices: stencils, reordered meshes).
+    /// Matrices with farther entries keep 32-bit columns whatever this says.
+    pub compact_indices: bool,
 }
 
+/// The farthest an entry may lie from the diagonal (`|column − row|`) for 16-bit offsets.
+pub const MAX_DIAGONAL_OFFSET: u32 = i16::MAX as u32;
+
 impl Default for EllOptions {
-    /// 3 slots per entry: beyond that, HYB or CSR kernels read less memory than ELL.
+    /// 3 slots per entry (beyond that, HYB or CSR kernels read less memory than ELL), and
+    /// compact indices where they fit.
     fn default() -> Self {
-        EllOptions { max_padding_ratio: 3.0 }
+        Self::with_max_padding_ratio(3.0)
+    }
+}
+
+impl EllOptions {
+    /// Default options with `max_padding_ratio` set.
+    pub const fn with_max_padding_ratio(max_padding_ratio: f64) -> Self {
+        EllOptions { max_padding_ratio, compact_indices: true }
     }
 }
 

@@ -14,7 +14,7 @@ mod scalar;
 pub use coo::CooMatrix;
 pub use csr::CsrMatrix;
 pub use dense::DenseMatrix;
-pub use ell::{EllMatrix, EllOptions, ELL_PADDING};
+pub use ell::{EllMatrix, EllOptions, ELL_PADDING, MAX_DIAGONAL_OFFSET};
 pub use hyb::{HybMatrix, HybSplit};
 pub use scalar::Scalar;
 

@@ -11,7 +11,9 @@
 use std::sync::Arc;
 
 use super::{Context, GpuVec};
-use crate::format::{CooMatrix, CsrMatrix, EllMatrix, EllOptions, HybMatrix, HybSplit, ELL_PADDING};
+use crate::format::{
+    CooMatrix, CsrMatrix, EllMatrix, EllOptions, HybMatrix, HybSplit, ELL_PADDING, MAX_DIAGONAL_OFFSET,
+};
 use crate::{Error, Result};
 
 /// A device format with its conversion options, for [`GpuMatrix::from_csr`].
@@ -65,6 +67,7 @@ pub struct GpuMatrix {
     cols: usize,
     nnz: usize,
     format: &'static str,
+    index_bits: u32,
     stats: RowStats,
     pub(crate) panels: Vec<Panel>,
 }
@@ -110,9 +113,22 @@ pub(crate) struct GpuCoo {
 pub(crate) struct GpuEll {
     pub(crate) rows: usize,
     pub(crate) width: usize,
-    pub(crate) col_indices: GpuVec<u32>,
+    pub(crate) indices: EllIndices,
     pub(crate) values: GpuVec<f32>,
 }
+
+/// How a [`GpuEll`] stores its columns (spmv_ell.wgsl reads both).
+#[derive(Debug, Clone)]
+pub(crate) enum EllIndices {
+    /// The column of each slot, column-major; [`ELL_PADDING`] pads.
+    Columns(GpuVec<u32>),
+    /// `column − (first_row + row)` as i16, two per word: slot `k` of row `i` is halfword
+    /// `k * stride + i` with `stride` = rows rounded up to even; `0x8000` pads.
+    DiagonalOffsets { packed: GpuVec<u32>, first_row: u32, stride: u32 },
+}
+
+/// The halfword marking an ELL padding slot among 16-bit diagonal offsets.
+const OFFSET_PADDING: u16 = 0x8000;
 
 /// HYB on the GPU: an ELL part and a row-sorted COO tail.
 #[derive(Debug, Clone)]
@@ -166,6 +182,11 @@ impl GpuMatrix {
     pub fn from_csr(ctx: &Context, a: &CsrMatrix<f32>, format: Format) -> Result<Self> {
         ctx.check_alive()?;
         let format = format.resolve(a);
+        let compact_indices = match format {
+            Format::Ell(options) => options.compact_indices,
+            Format::Hyb(_) => true,
+            _ => false,
+        } && within_diagonal_band(a);
         let bounds = panel_bounds(ctx, a.row_offsets(), format)?;
         let mut panels = Vec::with_capacity(bounds.len());
         for rows in bounds {
@@ -179,8 +200,18 @@ impl GpuMatrix {
             let storage = match format {
                 Format::Auto | Format::Csr => Storage::Csr(GpuCsr::upload(ctx, a_part)?),
                 Format::Coo => Storage::Coo(GpuCoo::upload(ctx, &a_part.to_coo())?),
-                Format::Ell(options) => Storage::Ell(GpuEll::upload(ctx, &EllMatrix::from_csr(a_part, &options)?)?),
-                Format::Hyb(split) => Storage::Hyb(GpuHyb::upload(ctx, &HybMatrix::from_csr(a_part, split)?)?),
+                Format::Ell(options) => Storage::Ell(GpuEll::upload(
+                    ctx,
+                    &EllMatrix::from_csr(a_part, &options)?,
+                    rows.start,
+                    compact_indices,
+                )?),
+                Format::Hyb(split) => Storage::Hyb(GpuHyb::upload(
+                    ctx,
+                    &HybMatrix::from_csr(a_part, split)?,
+                    rows.start,
+                    compact_indices,
+                )?),
             };
             panels.push(Panel { row_start: rows.start, storage });
         }
@@ -189,6 +220,7 @@ impl GpuMatrix {
             cols: a.cols(),
             nnz: a.nnz(),
             format: format.name(),
+            index_bits: if compact_indices { 16 } else { 32 },
             stats: RowStats::from_offsets(a.row_offsets()),
             panels,
         })
@@ -224,6 +256,7 @@ impl GpuMatrix {
             cols: a.cols(),
             nnz: a.nnz(),
             format: "coo",
+            index_bits: 32,
             stats: RowStats::from_offsets(&offsets),
             panels,
         })
@@ -245,6 +278,11 @@ impl GpuMatrix {
     pub fn format_name(&self) -> &'static str {
         self.format
     }
+    /// Bits per stored column index the kernels read: 16 for ELL (and HYB's ELL part)
+    /// stored as diagonal offsets (see [`EllOptions::compact_indices`]), else 32.
+    pub fn index_bits(&self) -> u32 {
+        self.index_bits
+    }
     /// Row-length statistics taken on upload.
     pub fn stats(&self) -> &RowStats {
         &self.stats
@@ -259,7 +297,11 @@ impl GpuMatrix {
             m.row_indices.byte_len() + m.col_indices.byte_len() + m.values.byte_len()
         }
         fn ell(m: &GpuEll) -> u64 {
-            m.col_indices.byte_len() + m.values.byte_len()
+            let indices = match &m.indices {
+                EllIndices::Columns(columns) => columns.byte_len(),
+                EllIndices::DiagonalOffsets { packed, .. } => packed.byte_len(),
+            };
+            indices + m.values.byte_len()
         }
         self.panels
             .iter()
@@ -311,20 +353,50 @@ impl GpuCoo {
 }
 
 impl GpuEll {
-    fn upload(ctx: &Context, a: &EllMatrix<f32>) -> Result<Self> {
+    /// Uploads rows `first_row..` of a matrix; `compact` (the caller checked
+    /// [`within_diagonal_band`]) stores 16-bit diagonal offsets instead of columns.
+    fn upload(ctx: &Context, a: &EllMatrix<f32>, first_row: usize, compact: bool) -> Result<Self> {
         debug_assert!(a.col_indices().iter().all(|&c| c == ELL_PADDING || (c as usize) < a.cols()));
-        Ok(GpuEll {
-            rows: a.rows(),
-            width: a.width(),
-            col_indices: ctx.upload(a.col_indices())?,
-            values: ctx.upload(a.values())?,
-        })
+        let indices = if compact {
+            let stride = a.rows() + a.rows() % 2;
+            EllIndices::DiagonalOffsets {
+                packed: ctx.upload(&pack_diagonal_offsets(a, first_row, stride))?,
+                first_row: first_row as u32,
+                stride: stride as u32,
+            }
+        } else {
+            EllIndices::Columns(ctx.upload(a.col_indices())?)
+        };
+        Ok(GpuEll { rows: a.rows(), width: a.width(), indices, values: ctx.upload(a.values())? })
     }
 }
 
+/// Whether every entry of `a` lies within [`MAX_DIAGONAL_OFFSET`] of the diagonal.
+fn within_diagonal_band(a: &CsrMatrix<f32>) -> bool {
+    (0..a.rows())
+        .all(|i| a.row(i).0.iter().all(|&c| (c as i64 - i as i64).unsigned_abs() <= MAX_DIAGONAL_OFFSET as u64))
+}
+
+/// The 16-bit diagonal offsets of [`EllIndices::DiagonalOffsets`], packed two per word.
+fn pack_diagonal_offsets(a: &EllMatrix<f32>, first_row: usize, stride: usize) -> Vec<u32> {
+    let (rows, columns) = (a.rows(), a.col_indices());
+    let mut halves = vec![OFFSET_PADDING; a.width() * stride];
+    for k in 0..a.width() {
+        for i in 0..rows {
+            let c = columns[k * rows + i];
+            if c != ELL_PADDING {
+                let offset = c as i64 - (first_row + i) as i64;
+                debug_assert!(offset.unsigned_abs() <= MAX_DIAGONAL_OFFSET as u64);
+                halves[k * stride + i] = offset as i16 as u16;
+            }
+        }
+    }
+    halves.chunks(2).map(|pair| pair[0] as u32 | (pair[1] as u32) << 16).collect()
+}
+
 impl GpuHyb {
-    fn upload(ctx: &Context, a: &HybMatrix<f32>) -> Result<Self> {
-        Ok(GpuHyb { ell: GpuEll::upload(ctx, a.ell())?, coo: GpuCoo::upload(ctx, a.coo())? })
+    fn upload(ctx: &Context, a: &HybMatrix<f32>, first_row: usize, compact: bool) -> Result<Self> {
+        Ok(GpuHyb { ell: GpuEll::upload(ctx, a.ell(), first_row, compact)?, coo: GpuCoo::upload(ctx, a.coo())? })
     }
 }
 

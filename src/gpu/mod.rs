@@ -8,5 +8,5 @@ mod matrix;
 pub use buffer::GpuVec;
 pub(crate) use buffer::VecSlice;
 pub use context::{parse_backends, AdapterReport, Context, ContextOptions};
+pub(crate) use matrix::{EllIndices, GpuCoo, GpuCsr, GpuEll, Storage};
 pub use matrix::{Format, GpuMatrix, RowStats};
-pub(crate) use matrix::{GpuCoo, GpuCsr, GpuEll, Storage};

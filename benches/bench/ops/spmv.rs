@@ -1,6 +1,7 @@
 //! SpMV `y ← A·x` with every [`SpmvAlgorithm`], each on the format it reads, and `auto` on a
 //! CSR upload.
 
+use wgsparse::format::EllOptions;
 use wgsparse::gpu::{Format, GpuMatrix, GpuVec};
 use wgsparse::ops::{Spmv, SpmvAlgorithm, SpmvOptions};
 use wgsparse::reference;
@@ -27,7 +28,7 @@ impl Op for SpmvOp {
     }
 
     fn format(&self, algorithm: &str) -> &'static str {
-        parse_variant(algorithm).and_then(|(a, _)| a.format()).unwrap_or("auto")
+        parse_variant(algorithm).and_then(|v| v.algorithm.format()).unwrap_or("auto")
     }
 
     fn cases(&self, _a: &CsrMatrix<f32>, _scale: Scale) -> Vec<K> {
@@ -62,14 +63,21 @@ struct SpmvInputs<'a> {
 
 impl Inputs for SpmvInputs<'_> {
     fn prepare(&self, ctx: &Context, name: &str) -> Result<Box<dyn Prepared + '_>, OpError> {
-        let (algorithm, options) =
+        let Variant { algorithm, options, wide_indices } =
             parse_variant(name).ok_or_else(|| OpError::failed(format!("unknown spmv algorithm {name:?}")))?;
-        let first = Operands::upload(ctx, self, algorithm, &options)?;
+        let format = match algorithm.default_format() {
+            // `auto` lets the row lengths choose the format as well as the kernel.
+            None => Format::Auto,
+            Some(Format::Ell(ell)) => Format::Ell(EllOptions { compact_indices: !wide_indices, ..ell }),
+            Some(format) => format,
+        };
+        let first = Operands::upload(ctx, self, format, algorithm, &options)?;
         let ctx = ctx.clone();
         let variant = name.contains(':').then(|| name.to_string());
         Ok(Box::new(SpmvRuns {
             ctx,
             inputs: self,
+            format,
             requested: algorithm,
             options,
             variant,
@@ -79,16 +87,28 @@ impl Inputs for SpmvInputs<'_> {
     }
 }
 
+/// An algorithm with tuning knobs, and whether ELL keeps 32-bit columns.
+struct Variant {
+    algorithm: SpmvAlgorithm,
+    options: SpmvOptions,
+    wide_indices: bool,
+}
+
 /// `name[:key=value]…`: an algorithm and tuning knobs (wg, items, lanes, threshold, chunk,
-/// steps), e.g. `csr-merge:items=4:wg=128`.
-fn parse_variant(name: &str) -> Option<(SpmvAlgorithm, SpmvOptions)> {
+/// steps; index=32 keeps ELL's 32-bit columns), e.g. `csr-merge:items=4:wg=128`.
+fn parse_variant(name: &str) -> Option<Variant> {
     let mut parts = name.split(':');
     let algorithm = SpmvAlgorithm::from_name(parts.next()?)?;
     let mut options = SpmvOptions::default();
+    let mut wide_indices = false;
     for part in parts {
         let (key, value) = part.split_once('=')?;
         let value: u32 = value.parse().ok()?;
         options = match key {
+            "index" if value == 32 => {
+                wide_indices = true;
+                options
+            }
             "wg" => options.workgroup_size(value),
             "items" => options.merge_items(value),
             "lanes" => options.vector_lanes(value),
@@ -98,7 +118,7 @@ fn parse_variant(name: &str) -> Option<(SpmvAlgorithm, SpmvOptions)> {
             _ => return None,
         };
     }
-    Some((algorithm, options))
+    Some(Variant { algorithm, options, wide_indices })
 }
 
 /// One copy of the device operands with its plan.
@@ -107,19 +127,20 @@ struct Operands {
     x: GpuVec<f32>,
     y: GpuVec<f32>,
     matrix_bytes: u64,
+    index_bits: u32,
 }
 
 impl Operands {
     fn upload(
         ctx: &Context,
         inputs: &SpmvInputs<'_>,
+        format: Format,
         algorithm: SpmvAlgorithm,
         options: &SpmvOptions,
     ) -> Result<Self, OpError> {
-        // `auto` lets the row lengths choose the format as well as the kernel.
-        let format = algorithm.default_format().unwrap_or(Format::Auto);
         let matrix = GpuMatrix::from_csr(ctx, inputs.a, format)?;
         Ok(Operands {
+            index_bits: matrix.index_bits(),
             plan: Spmv::with_options(ctx, &matrix, algorithm, options)?,
             x: ctx.upload(&inputs.x)?,
             y: ctx.zeros(inputs.a.rows())?,
@@ -131,6 +152,7 @@ impl Operands {
 struct SpmvRuns<'a> {
     ctx: Context,
     inputs: &'a SpmvInputs<'a>,
+    format: Format,
     requested: SpmvAlgorithm,
     options: SpmvOptions,
     /// The full name when tuning knobs were given.
@@ -143,10 +165,12 @@ struct SpmvRuns<'a> {
 impl Prepared for SpmvRuns<'_> {
     fn label(&self) -> String {
         let used = self.copies[0].plan.algorithm().name();
+        // Marks ELL columns stored as 16-bit diagonal offsets.
+        let indices = if self.copies[0].index_bits == 16 { ", i16" } else { "" };
         match (&self.variant, self.requested) {
-            (Some(variant), _) => variant.clone(),
-            (None, SpmvAlgorithm::Auto) => format!("auto ({used})"),
-            (None, _) => used.to_string(),
+            (Some(variant), _) => format!("{variant}{indices}"),
+            (None, SpmvAlgorithm::Auto) => format!("auto ({used}{indices})"),
+            (None, _) => format!("{used}{indices}"),
         }
     }
 
@@ -164,7 +188,7 @@ impl Prepared for SpmvRuns<'_> {
     }
 
     fn add_copy(&mut self) -> Result<(), OpError> {
-        self.copies.push(Operands::upload(&self.ctx, self.inputs, self.requested, &self.options)?);
+        self.copies.push(Operands::upload(&self.ctx, self.inputs, self.format, self.requested, &self.options)?);
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use bytemuck::{Pod, Zeroable};
 
 use super::{SpmvAlgorithm, SpmvOptions};
-use crate::gpu::{Context, GpuCoo, GpuCsr, GpuEll, GpuVec, Storage, VecSlice};
+use crate::gpu::{Context, EllIndices, GpuCoo, GpuCsr, GpuEll, GpuVec, Storage, VecSlice};
 use crate::pipeline::registry::{ids, ShaderId};
 use crate::pipeline::{Kernel, KernelKey};
 use crate::Result;
@@ -105,6 +105,9 @@ struct EllParams {
     width: u32,
     alpha: f32,
     beta: f32,
+    first_row: u32,
+    index_stride: u32,
+    _pad: [u32; 2],
 }
 
 /// The kernels and scratch of one planned algorithm.
@@ -181,9 +184,9 @@ impl Stages {
             (Storage::Coo(_), SpmvAlgorithm::CooAtomic) => {
                 Kind::CooAtomic { kernel: cache.get(ctx, &key(ids::SPMV_COO_ATOMIC).subgroups(ctx))? }
             }
-            (Storage::Ell(_), SpmvAlgorithm::Ell) => Kind::Ell { kernel: cache.get(ctx, &key(ids::SPMV_ELL))? },
+            (Storage::Ell(m), SpmvAlgorithm::Ell) => Kind::Ell { kernel: cache.get(ctx, &ell_key(key, m))? },
             (Storage::Hyb(m), SpmvAlgorithm::Hyb) => Kind::Hyb {
-                ell: cache.get(ctx, &key(ids::SPMV_ELL))?,
+                ell: cache.get(ctx, &ell_key(key, &m.ell))?,
                 coo: CooSegmented::new(ctx, &m.coo, wg, options)?,
             },
             _ => unreachable!("Spmv::new checked that the algorithm reads the matrix's format"),
@@ -298,6 +301,11 @@ fn coo_bindings<'a>(
     ]
 }
 
+/// spmv_ell for `a`'s index encoding.
+fn ell_key(key: impl Fn(ShaderId) -> KernelKey, a: &GpuEll) -> KernelKey {
+    key(ids::SPMV_ELL).flag("DIAGONAL_OFFSETS", matches!(a.indices, EllIndices::DiagonalOffsets { .. }))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn encode_ell(
     ctx: &Context,
@@ -309,13 +317,14 @@ fn encode_ell(
     beta: f32,
     y: VecSlice<'_>,
 ) -> Result<()> {
-    let params = EllParams { rows: a.rows as u32, width: a.width as u32, alpha, beta };
-    let bindings = [
-        ("col_indices", a.col_indices.binding()),
-        ("values", a.values.binding()),
-        ("x", x.binding()),
-        ("y", y.binding()),
-    ];
+    let (indices, first_row, index_stride) = match &a.indices {
+        EllIndices::Columns(columns) => (columns, 0, 0),
+        EllIndices::DiagonalOffsets { packed, first_row, stride } => (packed, *first_row, *stride),
+    };
+    let params =
+        EllParams { rows: a.rows as u32, width: a.width as u32, alpha, beta, first_row, index_stride, _pad: [0; 2] };
+    let bindings =
+        [("col_indices", indices.binding()), ("values", a.values.binding()), ("x", x.binding()), ("y", y.binding())];
     let bind = kernel.bind(ctx, &params, &bindings)?;
     kernel.dispatch_items(ctx, pass, &bind, a.rows as u64)
 }
