@@ -21,7 +21,8 @@ use crate::{Error, Result};
 pub enum Format {
     /// Chosen from the row lengths: ELL when rows are nearly uniform (ELL slots at most
     /// 1.25 × the entries and no row longer than 64), since its column-major layout makes
-    /// every load coalesced; CSR otherwise.
+    /// every load coalesced — with 16-bit diagonal offsets for banded matrices (see
+    /// [`EllOptions::compact_indices`]); CSR otherwise.
     Auto,
     /// Compressed sparse rows.
     Csr,
