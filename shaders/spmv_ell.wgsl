@@ -31,7 +31,10 @@ struct Params {
 
 override WG_SIZE: u32 = 256u;
 
-const BATCH: u32 = 8u;
+// Slots per batch, at most MAX_BATCH; the host picks ceil(width / batches) so that a
+// matrix's batches are all (nearly) full: 5 for a width of 5, not 8 with 3 wasted.
+override BATCH: u32 = 8u;
+const MAX_BATCH: u32 = 8u;
 
 struct Slot {
     col: u32,
@@ -55,20 +58,21 @@ fn run(row: u32) {
     if row >= params.rows {
         return;
     }
-    // Slots go eight at a time with predicated loads, so a batch's loads are in flight
+    // Slots go BATCH at a time with predicated loads, so a batch's loads are in flight
     // together. Slots past the width re-read the last one; padding slots read x[0]. Neither
     // is added (select, not multiplication by zero: an Inf in x stays out).
+    let size = clamp(BATCH, 1u, MAX_BATCH);
     var sum = 0.0;
-    for (var base = 0u; base < params.width; base += BATCH) {
-        var batch: array<f32, BATCH>;
-        var real: array<bool, BATCH>;
-        for (var k = 0u; k < BATCH; k++) {
+    for (var base = 0u; base < params.width; base += size) {
+        var batch: array<f32, MAX_BATCH>;
+        var real: array<bool, MAX_BATCH>;
+        for (var k = 0u; k < size; k++) {
             let clamped = min(base + k, params.width - 1u);
             let slot = slot_column(clamped, row);
             real[k] = slot.real && base + k < params.width;
             batch[k] = values[clamped * params.rows + row] * x[select(0u, slot.col, slot.real)];
         }
-        for (var k = 0u; k < BATCH; k++) {
+        for (var k = 0u; k < size; k++) {
             sum = select(sum, sum + batch[k], real[k]);
         }
     }

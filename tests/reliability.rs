@@ -82,37 +82,33 @@ fn one_context_serves_many_threads_and_compiles_each_pipeline_once() {
     let seed = common::seed("threads");
     let matrices: Vec<CsrMatrix<f32>> =
         (0..4).map(|i| generate::random(700 + 13 * i, 650, 0.01, seed + i as u64)).collect();
-    let run_all = |ctx: &Context, threads: usize| {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let matrices = &matrices;
-                    s.spawn(move || {
-                        let mut rng = Rng::new(seed ^ t as u64);
-                        for (i, algorithm) in SpmvAlgorithm::ALL.into_iter().enumerate() {
-                            let a = &matrices[(t + i) % matrices.len()];
-                            let matrix = GpuMatrix::from_csr(ctx, a, format_for(algorithm)).unwrap();
-                            let plan = Spmv::new(ctx, &matrix, algorithm).unwrap();
-                            let x = generate::random_vector(a.cols(), rng.next_u64());
-                            let mut y = ctx.upload(&vec![f32::NAN; a.rows()]).unwrap();
-                            plan.run(1.0, &ctx.upload(&x).unwrap(), 0.0, &mut y).unwrap();
-                            let error = relative_error(&y.read_blocking(ctx).unwrap(), &spmv_csr(1.0, a, &x, 0.0, &[]));
-                            assert!(error <= 1e-5, "seed {seed} thread {t} {}: {error:e}", algorithm.name());
-                        }
-                    })
-                })
-                .collect();
-            for h in handles {
-                h.join().unwrap();
-            }
-        });
+    // Worker `t` runs every algorithm, each on its own matrix of the four.
+    let work = |ctx: &Context, t: usize| {
+        let mut rng = Rng::new(seed ^ t as u64);
+        for (i, algorithm) in SpmvAlgorithm::ALL.into_iter().enumerate() {
+            let a = &matrices[(t + i) % matrices.len()];
+            let matrix = GpuMatrix::from_csr(ctx, a, format_for(algorithm)).unwrap();
+            let plan = Spmv::new(ctx, &matrix, algorithm).unwrap();
+            let x = generate::random_vector(a.cols(), rng.next_u64());
+            let mut y = ctx.upload(&vec![f32::NAN; a.rows()]).unwrap();
+            plan.run(1.0, &ctx.upload(&x).unwrap(), 0.0, &mut y).unwrap();
+            let error = relative_error(&y.read_blocking(ctx).unwrap(), &spmv_csr(1.0, a, &x, 0.0, &[]));
+            assert!(error <= 1e-5, "seed {seed} worker {t} {}: {error:e}", algorithm.name());
+        }
     };
-    // Every kernel variant the algorithms use, compiled by one thread…
+    const WORKERS: usize = 8;
+    // Every kernel variant the workers use, compiled by one thread running them in turn…
     let serial = fresh_context();
-    run_all(&serial, 1);
-    // …is compiled exactly once more when eight threads race for them on a new context.
+    (0..WORKERS).for_each(|t| work(&serial, t));
+    // …is compiled exactly once more when the workers race for them on a new context.
     let shared = fresh_context();
-    run_all(&shared, 8);
+    std::thread::scope(|s| {
+        let (work, shared) = (&work, &shared);
+        let handles: Vec<_> = (0..WORKERS).map(|t| s.spawn(move || work(shared, t))).collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    });
     assert_eq!(shared.pipelines_compiled(), serial.pipelines_compiled());
 }
 

@@ -301,9 +301,19 @@ fn coo_bindings<'a>(
     ]
 }
 
-/// spmv_ell for `a`'s index encoding.
+/// spmv_ell for `a`'s index encoding, with batches as equal as its width allows.
 fn ell_key(key: impl Fn(ShaderId) -> KernelKey, a: &GpuEll) -> KernelKey {
-    key(ids::SPMV_ELL).flag("DIAGONAL_OFFSETS", matches!(a.indices, EllIndices::DiagonalOffsets { .. }))
+    key(ids::SPMV_ELL)
+        .flag("DIAGONAL_OFFSETS", matches!(a.indices, EllIndices::DiagonalOffsets { .. }))
+        .constant("BATCH", ell_batch(a.width))
+}
+
+/// Slots per batch of spmv_ell (at most its MAX_BATCH of 8): `width` split into the fewest
+/// batches of at most 8, as equal as can be, so that few loads re-read a clamped slot.
+fn ell_batch(width: usize) -> u32 {
+    const MAX_BATCH: usize = 8;
+    let batches = width.div_ceil(MAX_BATCH).max(1);
+    width.div_ceil(batches).max(1) as u32
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -554,6 +564,12 @@ mod tests {
     }
 
     /// Kernel::bind checks this on every call; this pins it without a GPU.
+    #[test]
+    fn ell_batches_are_as_full_as_the_width_allows() {
+        let batches: Vec<u32> = [0, 1, 5, 7, 8, 9, 16, 17, 64].into_iter().map(ell_batch).collect();
+        assert_eq!(batches, [1, 1, 5, 7, 8, 5, 8, 6, 8]);
+    }
+
     #[test]
     fn host_params_structs_match_the_shaders() {
         use std::mem::size_of;
