@@ -28,9 +28,9 @@ usage: bench [OPTIONS]
   --peer-script PATH   the peer script (default: benches/peer_cusparse.py, found beside
                        the current directory, the executable or the source tree)
   --seed N             seed of the generated matrices and vectors (default 1)
-  --shared-device      run every row on one device instead of a fresh one per row (a row
-                       then runs in memory the rows before it freed, which on an H100 made
-                       the same kernel up to 3.8x slower)
+  --shared-device      run every row on one device instead of a fresh one per row (rows
+                       then share the device's allocator; each row's 600 ms warm-up
+                       covers the driver's slow start after idle either way)
   -v, --verbose        print each row to stderr as it finishes, with its wall time
   -h, --help           this text
 

@@ -83,8 +83,7 @@ fn run() -> Result<ExitCode, String> {
     });
 
     let clock = Clock::new(&ctx, settings.runs);
-    // Like every row, the copy runs on a freshly opened device when rows are isolated: a
-    // device that has allocated and freed before can run slower (see --shared-device).
+    // Like every row, the copy runs on a freshly opened device when rows are isolated.
     let copy_ctx = match options.isolate {
         true => {
             ContextOptions::from_env().and_then(Context::new_blocking).map_err(|e| format!("opening a device: {e}"))?
@@ -238,9 +237,10 @@ struct Runner<'a> {
     settings: Settings,
     seed: u64,
     progress: &'a Progress,
-    /// Each row on a freshly opened device: in one long-lived device, a row's speed depends on
-    /// the allocations the rows before it made and freed (the same kernel measured up to 3.8×
-    /// slower on an H100 after other formats' rows).
+    /// Each row on a freshly opened device, so that no row runs in memory the rows before it
+    /// allocated and freed. (What once looked like such an effect, rows 2–4× slower on one
+    /// device, was the driver's slow start after seconds of idle, which the warm-up covers:
+    /// benches/NOTES.md, "idle devices".)
     isolate: bool,
 }
 

@@ -8,9 +8,7 @@ use wgsparse::gpu::AdapterReport;
 
 use crate::ops::{Cost, Model, OpError, K};
 use crate::suite::SkippedFile;
-use crate::timing::{
-    Measurement, Settings, Spread, MAX_COPIES, MAX_WARMUP, ROTATION_BYTES, SLOW_ROW_BUDGET, SLOW_RUN, WARM_UP,
-};
+use crate::timing::{Measurement, Settings, Spread, MAX_COPIES, MAX_WARMUP, ROTATION_BYTES, SLOW_ROW_BUDGET, SLOW_RUN};
 
 /// The house tolerance on `‖y − y_ref‖₂ / ‖y_ref‖₂` for f32 results.
 pub const TOLERANCE: f64 = 1e-5;
@@ -288,7 +286,7 @@ impl Report {
                 "GPU µs: median of {} runs, each its own compute pass between two GPU timestamps, submitted back to \
                  back; after warm-up runs for {} ms (at most {MAX_WARMUP} runs), at least {} and one per rotated copy",
                 s.runs,
-                WARM_UP.as_millis(),
+                s.warm_up.as_millis(),
                 s.warmup
             )
         } else {
@@ -345,12 +343,11 @@ impl Report {
             ));
         }
         lines.push(if self.isolated {
-            "device: each row ran on a freshly opened device, so that none ran in memory laid out by the rows before \
-             it (--shared-device turns this off)"
+            "device: each row ran on a freshly opened device, so that none ran in memory the rows before it \
+             allocated and freed (--shared-device turns this off)"
                 .into()
         } else {
-            "device: all rows ran on one device (--shared-device): a row's speed may depend on the rows before it"
-                .into()
+            "device: all rows ran on one device (--shared-device)".into()
         });
         lines.push("extra: device bytes the op allocates beyond its inputs and outputs".into());
         lines.push(format!(

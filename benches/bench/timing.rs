@@ -18,10 +18,9 @@ pub const ROTATION_BYTES: u64 = 256 << 20;
 pub const MAX_COPIES: usize = 8;
 /// The copy-bandwidth buffers are at most this large.
 const COPY_BYTES: u64 = 512 << 20;
-/// Warm-up keeps the GPU busy at least this long (clocks ramp up under sustained load)...
-pub const WARM_UP: Duration = Duration::from_millis(20);
-/// ...unless this many runs have gone (launch-bound ops would need thousands).
-pub const MAX_WARMUP: usize = 256;
+/// Warm-up keeps the GPU busy at least [`Settings::warm_up`], unless this many runs have
+/// gone first.
+pub const MAX_WARMUP: usize = 1 << 16;
 /// Runs per submission are sized to take about this long...
 const BATCH: Duration = Duration::from_millis(200);
 /// ...and are at most this many.
@@ -38,6 +37,11 @@ pub const SLOW_ROW_BUDGET: Duration = Duration::from_secs(5);
 pub struct Settings {
     /// Untimed runs first (pipelines warm, clocks up); at least one per rotated copy.
     pub warmup: usize,
+    /// ...and back-to-back runs for at least this long. After 4 s or more without work,
+    /// the H100's Vulkan driver runs the next ~0.5 s at about 55% of its memory bandwidth
+    /// whatever the clocks say (benches/NOTES.md, "idle devices"); 600 ms of sustained work
+    /// brings it back to the steady state.
+    pub warm_up: Duration,
     /// Timed runs; the median is reported.
     pub runs: usize,
     /// Timed submit-to-readback runs.
@@ -48,10 +52,24 @@ impl Settings {
     /// Full counts, or few for `--quick` smoke tests.
     pub fn new(quick: bool) -> Self {
         if quick {
-            Settings { warmup: 1, runs: 5, e2e_runs: 2 }
+            Settings { warmup: 1, warm_up: Duration::from_millis(20), runs: 5, e2e_runs: 2 }
         } else {
-            Settings { warmup: 3, runs: 20, e2e_runs: 5 }
+            Settings { warmup: 3, warm_up: Duration::from_millis(600), runs: 20, e2e_runs: 5 }
         }
+    }
+}
+
+/// Untimed runs before the timed ones: at least `runs`, and back to back for `time`.
+#[derive(Debug, Clone, Copy)]
+pub struct Warmup {
+    pub runs: usize,
+    pub time: Duration,
+}
+
+impl Settings {
+    /// The warm-up of a row rotating among `copies` copies of its operands.
+    pub fn warmup(&self, copies: usize) -> Warmup {
+        Warmup { runs: self.warmup.max(copies), time: self.warm_up }
     }
 }
 
@@ -123,7 +141,7 @@ pub fn measure(
     }
     let copies = op.copies();
     let timed =
-        clock.time_runs(ctx, settings.warmup.max(copies), settings.runs, |pass, run| op.encode(pass, run % copies))?;
+        clock.time_runs(ctx, settings.warmup(copies), settings.runs, |pass, run| op.encode(pass, run % copies))?;
     // End-to-end runs go round the copies, each output poisoned first and checked after, so
     // that every copy is verified; a slow op goes once.
     let e2e_runs = if timed.runs < settings.runs { 1 } else { settings.e2e_runs.max(copies) };
@@ -152,8 +170,8 @@ pub fn copy_bandwidth(ctx: &Context, clock: &Clock, settings: &Settings) -> Resu
     let len = (bytes / 4) as usize;
     let src: GpuVec<u32> = ctx.zeros(len)?;
     let mut dst: GpuVec<u32> = ctx.zeros(len)?;
-    let timed =
-        clock.time_runs(ctx, settings.warmup, settings.runs, |pass, _| Ok(encode_copy(ctx, pass, &src, &mut dst)?))?;
+    let timed = clock
+        .time_runs(ctx, settings.warmup(1), settings.runs, |pass, _| Ok(encode_copy(ctx, pass, &src, &mut dst)?))?;
     let us = Spread::of(timed.times_us).median;
     Ok((2.0 * bytes as f64 / (us * 1e3), bytes))
 }
@@ -218,7 +236,7 @@ impl Clock {
     /// compute pass. wgpu validation errors are caught and returned as failures.
     ///
     /// The first run goes alone and tells how long a run takes. Warm-up then continues for
-    /// `warmup` runs and at least [`WARM_UP`] (clocks ramp up under sustained load). Timed runs
+    /// `warmup.runs` runs and at least `warmup.time` of back-to-back work. Timed runs
     /// are submitted back to back in batches of about [`BATCH`], each pass between its own
     /// pair of timestamps; wgpu's barriers between passes keep runs from overlapping. Without
     /// timestamps, each run is its own submission, timed by the wall clock.
@@ -230,7 +248,7 @@ impl Clock {
     pub fn time_runs(
         &self,
         ctx: &Context,
-        warmup: usize,
+        warmup: Warmup,
         runs: usize,
         mut record: impl FnMut(&mut wgpu::ComputePass<'_>, usize) -> Result<(), OpError>,
     ) -> Result<Timed, OpError> {
@@ -245,7 +263,7 @@ impl Clock {
     fn run_batches(
         &self,
         ctx: &Context,
-        warmup: usize,
+        warmup: Warmup,
         runs: usize,
         record: &mut impl FnMut(&mut wgpu::ComputePass<'_>, usize) -> Result<(), OpError>,
     ) -> Result<Timed, OpError> {
@@ -276,7 +294,7 @@ impl Clock {
             (runs, batch)
         };
         let warming = Instant::now();
-        while !slow && (next < warmup || (warming.elapsed() < WARM_UP && next < MAX_WARMUP)) {
+        while !slow && (next < warmup.runs || (warming.elapsed() < warmup.time && next < MAX_WARMUP)) {
             self.submit(ctx, next..next + batch, None, record)?;
             next += batch;
         }

@@ -9,7 +9,8 @@ tasks:
   test [cargo test args]   set up lavapipe if no Vulkan driver is visible, run every test
                            of the workspace, then a quick benchmark as a smoke test
   bench [bench args]       run the benchmark (cargo xtask bench -- --help for its options)
-  bench-build DIR          build the benchmark in release mode and copy the binary into DIR
+  bench-build DIR          build the benchmark and the idle probe in release mode and copy
+                           their binaries into DIR
                            (to run it on another machine, e.g. the lent GPU)";
 
 fn main() -> ExitCode {
@@ -46,27 +47,31 @@ fn bench(args: &[String]) -> Result<(), String> {
     run(cargo().args(["bench", "-p", "wgsparse", "--bench", "bench", "--"]).args(args))
 }
 
-/// Builds the bench binary and copies it to `dir/wgsparse-bench`.
+/// Builds the bench binaries and copies them to `dir/wgsparse-bench` (the benchmark) and
+/// `dir/wgsparse-idle` (the idle probe, benches/idle.rs).
 fn bench_build(dir: &Path) -> Result<(), String> {
     let output = cargo()
-        .args(["bench", "-p", "wgsparse", "--bench", "bench", "--no-run", "--message-format=json-render-diagnostics"])
+        .args(["bench", "-p", "wgsparse", "--bench", "bench", "--bench", "idle", "--no-run"])
+        .arg("--message-format=json-render-diagnostics")
         .output()
         .map_err(|e| format!("cargo: {e}"))?;
     if !output.status.success() {
         return Err(format!("building the benchmark failed:\n{}", String::from_utf8_lossy(&output.stderr)));
     }
-    // The last compiler-artifact line naming an executable is the bench binary.
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let executable = stdout
-        .lines()
-        .filter(|l| l.contains("\"reason\":\"compiler-artifact\"") && l.contains("\"name\":\"bench\""))
-        .filter_map(|l| json_string_field(l, "executable"))
-        .last()
-        .ok_or("cargo did not report the bench executable")?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let dest = dir.join("wgsparse-bench");
-    std::fs::copy(&executable, &dest).map_err(|e| format!("copying {executable}: {e}"))?;
-    println!("{}", dest.display());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for (target, binary) in [("bench", "wgsparse-bench"), ("idle", "wgsparse-idle")] {
+        // The last compiler-artifact line naming an executable for the target is its binary.
+        let executable = stdout
+            .lines()
+            .filter(|l| l.contains("\"reason\":\"compiler-artifact\"") && l.contains(&format!("\"name\":\"{target}\"")))
+            .filter_map(|l| json_string_field(l, "executable"))
+            .last()
+            .ok_or(format!("cargo did not report the {target} executable"))?;
+        let dest = dir.join(binary);
+        std::fs::copy(&executable, &dest).map_err(|e| format!("copying {executable}: {e}"))?;
+        println!("{}", dest.display());
+    }
     Ok(())
 }
 
