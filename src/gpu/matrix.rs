@@ -68,7 +68,6 @@ pub struct GpuMatrix {
     cols: usize,
     nnz: usize,
     format: &'static str,
-    index_bits: u32,
     stats: RowStats,
     pub(crate) panels: Vec<Panel>,
 }
@@ -221,7 +220,6 @@ impl GpuMatrix {
             cols: a.cols(),
             nnz: a.nnz(),
             format: format.name(),
-            index_bits: if compact_indices { 16 } else { 32 },
             stats: RowStats::from_offsets(a.row_offsets()),
             panels,
         })
@@ -257,7 +255,6 @@ impl GpuMatrix {
             cols: a.cols(),
             nnz: a.nnz(),
             format: "coo",
-            index_bits: 32,
             stats: RowStats::from_offsets(&offsets),
             panels,
         })
@@ -282,7 +279,17 @@ impl GpuMatrix {
     /// Bits per stored column index the kernels read: 16 for ELL (and HYB's ELL part)
     /// stored as diagonal offsets (see [`EllOptions::compact_indices`]), else 32.
     pub fn index_bits(&self) -> u32 {
-        self.index_bits
+        let compact = |ell: &GpuEll| matches!(ell.indices, EllIndices::DiagonalOffsets { .. });
+        let any_compact = self.panels.iter().any(|p| match &p.storage {
+            Storage::Ell(m) => compact(m),
+            Storage::Hyb(m) => compact(&m.ell),
+            Storage::Csr(_) | Storage::Coo(_) => false,
+        });
+        if any_compact {
+            16
+        } else {
+            32
+        }
     }
     /// Row-length statistics taken on upload.
     pub fn stats(&self) -> &RowStats {
