@@ -235,7 +235,7 @@ fn write_inputs(dir: &Path, requests: &[PeerRequest<'_>], settings: &Settings, s
         });
     }
     let manifest = dir.join("manifest.json");
-    let body = Manifest { warmup: settings.warmup, runs: settings.runs, matrices };
+    let body = Manifest { warmup: settings.warmup.runs, runs: settings.runs, matrices };
     fs::write(&manifest, serde_json::to_vec_pretty(&body).map_err(std::io::Error::other)?)?;
     Ok(manifest)
 }

@@ -286,8 +286,8 @@ impl Report {
                 "GPU µs: median of {} runs, each its own compute pass between two GPU timestamps, submitted back to \
                  back; after warm-up runs for {} ms (at most {MAX_WARMUP} runs), at least {} and one per rotated copy",
                 s.runs,
-                s.warm_up.as_millis(),
-                s.warmup
+                s.warmup.time.as_millis(),
+                s.warmup.runs
             )
         } else {
             format!(

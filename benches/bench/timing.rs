@@ -18,7 +18,7 @@ pub const ROTATION_BYTES: u64 = 256 << 20;
 pub const MAX_COPIES: usize = 8;
 /// The copy-bandwidth buffers are at most this large.
 const COPY_BYTES: u64 = 512 << 20;
-/// Warm-up keeps the GPU busy at least [`Settings::warm_up`], unless this many runs have
+/// Warm-up keeps the GPU busy at least [`Warmup::time`], unless this many runs have
 /// gone first.
 pub const MAX_WARMUP: usize = 1 << 16;
 /// Runs per submission are sized to take about this long...
@@ -35,13 +35,8 @@ pub const SLOW_ROW_BUDGET: Duration = Duration::from_secs(5);
 /// Repetition counts.
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
-    /// Untimed runs first (pipelines warm, clocks up); at least one per rotated copy.
-    pub warmup: usize,
-    /// ...and back-to-back runs for at least this long. After 4 s or more without work,
-    /// the H100's Vulkan driver runs the next ~0.5 s at about 55% of its memory bandwidth
-    /// whatever the clocks say (benches/NOTES.md, "idle devices"); 600 ms of sustained work
-    /// brings it back to the steady state.
-    pub warm_up: Duration,
+    /// Untimed runs before the timed ones (pipelines warm, clocks up).
+    pub warmup: Warmup,
     /// Timed runs; the median is reported.
     pub runs: usize,
     /// Timed submit-to-readback runs.
@@ -52,9 +47,9 @@ impl Settings {
     /// Full counts, or few for `--quick` smoke tests.
     pub fn new(quick: bool) -> Self {
         if quick {
-            Settings { warmup: 1, warm_up: Duration::from_millis(20), runs: 5, e2e_runs: 2 }
+            Settings { warmup: Warmup { runs: 1, time: Duration::from_millis(20) }, runs: 5, e2e_runs: 2 }
         } else {
-            Settings { warmup: 3, warm_up: Duration::from_millis(600), runs: 20, e2e_runs: 5 }
+            Settings { warmup: Warmup { runs: 3, time: Duration::from_millis(600) }, runs: 20, e2e_runs: 5 }
         }
     }
 }
@@ -63,13 +58,17 @@ impl Settings {
 #[derive(Debug, Clone, Copy)]
 pub struct Warmup {
     pub runs: usize,
+    /// After 4 s or more without work, the H100's Vulkan driver runs the next ~0.4 s at
+    /// about 55% of its memory bandwidth whatever the clocks say (benches/NOTES.md, "idle
+    /// devices"); 600 ms of sustained work brings it back to the steady state.
     pub time: Duration,
 }
 
-impl Settings {
-    /// The warm-up of a row rotating among `copies` copies of its operands.
-    pub fn warmup(&self, copies: usize) -> Warmup {
-        Warmup { runs: self.warmup.max(copies), time: self.warm_up }
+impl Warmup {
+    /// The warm-up of a row rotating among `copies` copies of its operands: at least one
+    /// run per copy.
+    pub fn for_copies(self, copies: usize) -> Warmup {
+        Warmup { runs: self.runs.max(copies), ..self }
     }
 }
 
@@ -140,8 +139,8 @@ pub fn measure(
         }
     }
     let copies = op.copies();
-    let timed =
-        clock.time_runs(ctx, settings.warmup(copies), settings.runs, |pass, run| op.encode(pass, run % copies))?;
+    let timed = clock
+        .time_runs(ctx, settings.warmup.for_copies(copies), settings.runs, |pass, run| op.encode(pass, run % copies))?;
     // End-to-end runs go round the copies, each output poisoned first and checked after, so
     // that every copy is verified; a slow op goes once.
     let e2e_runs = if timed.runs < settings.runs { 1 } else { settings.e2e_runs.max(copies) };
@@ -170,8 +169,8 @@ pub fn copy_bandwidth(ctx: &Context, clock: &Clock, settings: &Settings) -> Resu
     let len = (bytes / 4) as usize;
     let src: GpuVec<u32> = ctx.zeros(len)?;
     let mut dst: GpuVec<u32> = ctx.zeros(len)?;
-    let timed = clock
-        .time_runs(ctx, settings.warmup(1), settings.runs, |pass, _| Ok(encode_copy(ctx, pass, &src, &mut dst)?))?;
+    let timed =
+        clock.time_runs(ctx, settings.warmup, settings.runs, |pass, _| Ok(encode_copy(ctx, pass, &src, &mut dst)?))?;
     let us = Spread::of(timed.times_us).median;
     Ok((2.0 * bytes as f64 / (us * 1e3), bytes))
 }
