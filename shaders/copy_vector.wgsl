@@ -1,16 +1,14 @@
-// dst = src, 16 bytes per invocation: the bandwidth yardstick of the benchmark.
+// dst = src, 16 bytes per invocation, for whole vectors of any element type (allocations are
+// padded to 16 bytes): BLAS-1 copy, and the benchmark's yardstick for device bandwidth.
 #import invocation
 
 struct Params {
     len: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> src: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read_write> dst: array<vec4<u32>>;
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 
 override WG_SIZE: u32 = 256u;
 

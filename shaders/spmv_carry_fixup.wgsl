@@ -1,22 +1,21 @@
-// Adds the carries of tiles, intervals or chunks into y: y[row] += alpha * (the sum of the
+// Adds the carries of tiles or intervals into the row sums: sums[row] += (the sum of the
 // run of consecutive carries with that row). Carries are ordered by row, so the first
 // carry of a run sums it alone, in order: no atomics, a fixed order of additions. A run is
 // read CHUNK carries at a time, loads independent of each other, so a row that spans
 // thousands of tiles costs a few round trips, not thousands.
 #import invocation
+#import real
 #import carry
-#import spmv_accumulate
+#import spmv_sums
 
 struct Params {
     count: u32,
     rows: u32,
-    alpha: f32,
-    _pad: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> carries: array<Carry>;
-@group(0) @binding(2) var<storage, read_write> y: array<f32>;
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read> carries: array<Carry>;
+@group(0) @binding(1) var<storage, read_write> sums: array<Acc>;
 
 override WG_SIZE: u32 = 256u;
 
@@ -30,7 +29,7 @@ fn run(t: u32) {
     if row >= params.rows || (t > 0u && carries[t - 1u].row == row) {
         return;
     }
-    var sum = 0.0;
+    var sum = Acc(0.0);
     var u = t;
     loop {
         var whole_chunk = true;
@@ -47,5 +46,5 @@ fn run(t: u32) {
         }
         u += CHUNK;
     }
-    accumulate_y(row, sum);
+    add_sum(row, sum);
 }

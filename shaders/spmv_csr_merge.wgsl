@@ -1,40 +1,37 @@
 // CSR SpMV by merge path (Merrill & Garland): the sequence of row ends and nonzeros is cut
 // into tiles of equal length, so a workgroup's work is bounded whatever the row lengths
 // (a row of a million entries, or a million empty rows). Rows cut by a tile boundary leave
-// a carry that spmv_carry_fixup adds into y. Deterministic: no atomics.
+// a carry that spmv_carry_fixup adds in. Deterministic: no atomics. Every row ends in one
+// tile, which stores its (unscaled) sum into `sums`; an axpby pass applies alpha and beta.
+#import real
 #import entry
 #import segmented_scan
-#import spmv_store
 #import carry
 
 struct Params {
     rows: u32,
     nnz: u32,
     tiles: u32,
-    alpha: f32,
-    beta: f32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> row_offsets: array<u32>;
-@group(0) @binding(2) var<storage, read> col_indices: array<u32>;
-@group(0) @binding(3) var<storage, read> values: array<f32>;
-@group(0) @binding(4) var<storage, read> x: array<f32>;
-@group(0) @binding(5) var<storage, read> tile_rows: array<u32>;
-@group(0) @binding(6) var<storage, read_write> y: array<f32>;
-@group(0) @binding(7) var<storage, read_write> carries: array<Carry>;
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read> row_offsets: array<u32>;
+@group(0) @binding(1) var<storage, read> col_indices: array<u32>;
+@group(0) @binding(2) var<storage, read> values: array<Real>;
+@group(0) @binding(3) var<storage, read> x: array<Real>;
+@group(0) @binding(4) var<storage, read> tile_rows: array<u32>;
+@group(0) @binding(5) var<storage, read_write> sums: array<Acc>;
+@group(0) @binding(6) var<storage, read_write> carries: array<Carry>;
 
 override WG_SIZE: u32 = 256u;
 // Merge items (row ends + nonzeros) per invocation.
 override ITEMS: u32 = 6u;
 
-// The tile's row ends, then its products (as bits).
-var<workgroup> staged: array<u32, WG_SIZE * ITEMS>;
+// The tile's row ends, then its products.
+var<workgroup> row_ends: array<u32, WG_SIZE * ITEMS>;
+var<workgroup> products: array<Acc, WG_SIZE * ITEMS>;
 // Sum of each row the tile completes, by row within the tile.
-var<workgroup> partials: array<f32, WG_SIZE * ITEMS>;
+var<workgroup> partials: array<Acc, WG_SIZE * ITEMS>;
 
 fn run(tile: u32, lane: Lane) {
     if tile >= params.tiles {
@@ -55,10 +52,10 @@ fn run(tile: u32, lane: Lane) {
     for (var s = 0u; s < ITEMS; s++) {
         let k = s * WG_SIZE + lane.index;
         if k < nrows {
-            staged[k] = row_offsets[r0 + 1u + k];
+            row_ends[k] = row_offsets[r0 + 1u + k];
         } else if k < items {
             let n = n0 + k - nrows;
-            staged[k] = bitcast<u32>(values[n] * x[col_indices[n]]);
+            products[k - nrows] = Acc(values[n]) * Acc(x[col_indices[n]]);
         }
     }
     workgroupBarrier();
@@ -69,7 +66,7 @@ fn run(tile: u32, lane: Lane) {
     var hi = min(d, nrows);
     while lo < hi {
         let mid = (lo + hi) >> 1u;
-        if staged[mid] <= n0 + d - mid - 1u {
+        if row_ends[mid] <= n0 + d - mid - 1u {
             lo = mid + 1u;
         } else {
             hi = mid;
@@ -78,18 +75,18 @@ fn run(tile: u32, lane: Lane) {
     let first_row = lo;
     var i = lo;
     var j = d - lo;
-    var sum = 0.0;
+    var sum = Acc(0.0);
     for (var s = 0u; s < ITEMS && d + s < items; s++) {
         var row_end = 0xffffffffu;
         if i < nrows {
-            row_end = staged[i];
+            row_end = row_ends[i];
         }
         if n0 + j < row_end {
-            sum += bitcast<f32>(staged[nrows + j]);
+            sum += products[j];
             j++;
         } else {
             partials[i] = sum;
-            sum = 0.0;
+            sum = Acc(0.0);
             i++;
         }
     }
@@ -102,7 +99,7 @@ fn run(tile: u32, lane: Lane) {
     workgroupBarrier();
 
     for (var k = lane.index; k < nrows; k += WG_SIZE) {
-        store_y(r0 + k, partials[k]);
+        sums[r0 + k] = partials[k];
     }
     // The last lane's segment is the row the next tile continues (row r1).
     if lane.index == WG_SIZE - 1u {

@@ -1,6 +1,6 @@
-// Merge-path partition of CSR SpMV: for every tile boundary b, the row coordinate where the
-// diagonal b * TILE crosses the merge path of (row ends, nonzero indices). Run once per
-// matrix when a plan is made; spmv_csr_merge reads the result.
+// Merge-path partition of a CSR matrix: for every tile boundary b, the row coordinate where
+// the diagonal b * tile crosses the merge path of (row ends, nonzero indices). An analysis,
+// made once per sparsity pattern and tile size; spmv_csr_merge reads it.
 #import invocation
 
 struct Params {
@@ -10,9 +10,9 @@ struct Params {
     tile: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> row_offsets: array<u32>;
-@group(0) @binding(2) var<storage, read_write> tile_rows: array<u32>;
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read> row_offsets: array<u32>;
+@group(0) @binding(1) var<storage, read_write> tile_rows: array<u32>;
 
 override WG_SIZE: u32 = 256u;
 

@@ -8,6 +8,8 @@
 // - the workgroups after them take WG_SIZE rows each, one invocation per row, and skip
 //   rows longer than params.max_len.
 // This is RoDe's row decomposition (seed 002) applied to SpMV.
+#import real
+#import row_split
 #import group
 #import spmv_store
 #import csr_row_sum
@@ -18,25 +20,19 @@ struct Params {
     chunk_workgroups: u32,
     chunks: u32,
     chunk_len: u32,
-    alpha: f32,
-    beta: f32,
-    _pad: u32,
+    scaling: Scaling,
 }
 
-// A chunk of a long row: the row and its first entry.
-struct Chunk {
-    row: u32,
-    start: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> row_offsets: array<u32>;
-@group(0) @binding(2) var<storage, read> col_indices: array<u32>;
-@group(0) @binding(3) var<storage, read> values: array<f32>;
-@group(0) @binding(4) var<storage, read> x: array<f32>;
-@group(0) @binding(5) var<storage, read> chunks: array<Chunk>;
-@group(0) @binding(6) var<storage, read_write> y: array<f32>;
-@group(0) @binding(7) var<storage, read_write> partials: array<f32>;
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read> row_offsets: array<u32>;
+@group(0) @binding(1) var<storage, read> col_indices: array<u32>;
+@group(0) @binding(2) var<storage, read> values: array<Real>;
+@group(0) @binding(3) var<storage, read> x: array<Real>;
+@group(0) @binding(4) var<storage, read> chunks: array<Chunk>;
+@group(0) @binding(5) var<storage, read> alpha_dev: array<Real>;
+@group(0) @binding(6) var<storage, read> beta_dev: array<Real>;
+@group(0) @binding(7) var<storage, read_write> y: array<Real>;
+@group(0) @binding(8) var<storage, read_write> partials: array<Acc>;
 
 override WG_SIZE: u32 = 256u;
 

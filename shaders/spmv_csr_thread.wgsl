@@ -1,5 +1,6 @@
 // CSR SpMV, one invocation per row: best for short rows of similar length.
 #import invocation
+#import real
 #import spmv_csr_rows
 #import csr_row_sum
 

@@ -2,6 +2,7 @@
 // the lanes stride over the row and their partial sums are reduced by shuffles, or through
 // workgroup memory without subgroups. For long rows; short rows waste lanes.
 #import entry
+#import real
 #import spmv_csr_rows
 
 override WG_SIZE: u32 = 256u;
@@ -9,17 +10,17 @@ override WG_SIZE: u32 = 256u;
 override GROUP: u32 = 32u;
 
 #ifndef SUBGROUP
-var<workgroup> partial: array<f32, WG_SIZE>;
+var<workgroup> partial: array<Acc, WG_SIZE>;
 #endif
 
 fn run(workgroup: u32, lane: Lane) {
     let row = workgroup * (WG_SIZE / GROUP) + lane.index / GROUP;
     let member = lane.index % GROUP;
-    var sum = 0.0;
+    var sum = Acc(0.0);
     if row < params.rows {
         let end = row_offsets[row + 1u];
         for (var p = row_offsets[row] + member; p < end; p += GROUP) {
-            sum = fma(values[p], x[col_indices[p]], sum);
+            sum = fma(Acc(values[p]), Acc(x[col_indices[p]]), sum);
         }
     }
 #ifdef SUBGROUP

@@ -9,25 +9,25 @@
 //   per word: slot k of row i is halfword k * index_stride + i. Padding is 0x8000. Half
 //   the index bytes, for matrices whose entries all lie within 32767 of the diagonal.
 #import invocation
+#import real
 #import spmv_store
 
 struct Params {
     rows: u32,
     width: u32,
-    alpha: f32,
-    beta: f32,
     // DIAGONAL_OFFSETS: the global row of row 0 (panels), and halfwords per slot column.
     first_row: u32,
     index_stride: u32,
-    _pad0: u32,
-    _pad1: u32,
+    scaling: Scaling,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> col_indices: array<u32>;
-@group(0) @binding(2) var<storage, read> values: array<f32>;
-@group(0) @binding(3) var<storage, read> x: array<f32>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read> col_indices: array<u32>;
+@group(0) @binding(1) var<storage, read> values: array<Real>;
+@group(0) @binding(2) var<storage, read> x: array<Real>;
+@group(0) @binding(3) var<storage, read> alpha_dev: array<Real>;
+@group(0) @binding(4) var<storage, read> beta_dev: array<Real>;
+@group(0) @binding(5) var<storage, read_write> y: array<Real>;
 
 override WG_SIZE: u32 = 256u;
 
@@ -62,15 +62,15 @@ fn run(row: u32) {
     // together. Slots past the width re-read the last one; padding slots read x[0]. Neither
     // is added (select, not multiplication by zero: an Inf in x stays out).
     let size = clamp(BATCH, 1u, MAX_BATCH);
-    var sum = 0.0;
+    var sum = Acc(0.0);
     for (var base = 0u; base < params.width; base += size) {
-        var batch: array<f32, MAX_BATCH>;
+        var batch: array<Acc, MAX_BATCH>;
         var real: array<bool, MAX_BATCH>;
         for (var k = 0u; k < size; k++) {
             let clamped = min(base + k, params.width - 1u);
             let slot = slot_column(clamped, row);
             real[k] = slot.real && base + k < params.width;
-            batch[k] = values[clamped * params.rows + row] * x[select(0u, slot.col, slot.real)];
+            batch[k] = Acc(values[clamped * params.rows + row]) * Acc(x[select(0u, slot.col, slot.real)]);
         }
         for (var k = 0u; k < size; k++) {
             sum = select(sum, sum + batch[k], real[k]);

@@ -60,13 +60,25 @@ pub enum Error {
     /// The device was lost (driver reset, `Device::destroy`, unplugged GPU).
     #[error("the GPU device was lost: {0}")]
     DeviceLost(String),
+    /// An operand (vector, matrix, scalar, plan) belongs to another context than the one
+    /// the call was given: each context is one device, and its buffers mean nothing to another.
+    #[error("{0}")]
+    ContextMismatch(String),
+    /// An output shares memory with another operand of the same op (a race on the GPU).
+    #[error("{0}")]
+    Aliasing(String),
+    /// The adapter lacks what the request needs (f64 without `SHADER_F64`, a float atomic
+    /// in f64, …).
+    #[error("unsupported here: {0}")]
+    Unsupported(String),
     /// wgpu reported a validation error: a bug in wgsparse, please report it.
     #[error("wgpu validation error (a wgsparse bug): {0}")]
     Validation(String),
     /// Mapping a buffer for readback failed.
     #[error("buffer readback failed: {0}")]
     Readback(String),
-    /// An operation was given an argument outside its domain (e.g. a zero pivot).
+    /// An operation was given an argument outside its domain (a tuning out of range, a
+    /// batch recorded into after submission, …).
     #[error("{0}")]
     InvalidArgument(String),
 }

@@ -6,10 +6,9 @@
 mod common;
 
 use wgsparse::generate::{self, Rng};
-use wgsparse::gpu::{Format, GpuMatrix};
 use wgsparse::ops::{Spmv, SpmvAlgorithm, SpmvOptions};
 use wgsparse::reference::{relative_error, spmv_csr};
-use wgsparse::{Context, ContextOptions, CsrMatrix, Error};
+use wgsparse::{Context, ContextOptions, Conversion, CsrMatrix, Error, Format, GpuSparse};
 
 const BINDING: u64 = 16 * 1024;
 
@@ -34,12 +33,13 @@ fn check(
     options: SpmvOptions,
     rng: &mut Rng,
 ) -> (usize, f64) {
-    let format = match algorithm.default_format().unwrap() {
-        Format::Ell(_) => Format::Ell(wgsparse::format::EllOptions::with_max_padding_ratio(f64::INFINITY)),
-        f => f,
+    let format = algorithm.format().unwrap();
+    let conversion = match format {
+        Format::Ell => Conversion::Ell(wgsparse::format::EllOptions::with_max_padding_ratio(f64::INFINITY)),
+        f => Conversion::of(f),
     };
-    let matrix = GpuMatrix::from_csr(ctx, a, format).unwrap();
-    if matches!(format, Format::Ell(_) | Format::Hyb(_)) {
+    let matrix = GpuSparse::from_csr(ctx, a, conversion).unwrap();
+    if matches!(format, Format::Ell | Format::Hyb) {
         // Panels past the first offset their diagonal by their first row: exercise that.
         assert_eq!(matrix.index_bits(), 16, "{} stores 16-bit diagonal offsets", algorithm.name());
     }
@@ -48,7 +48,7 @@ fn check(
     let y0 = generate::random_vector(a.rows(), rng.next_u64());
     let mut y = ctx.upload(&y0).unwrap();
     plan.run(1.25, &ctx.upload(&x).unwrap(), -0.5, &mut y).unwrap();
-    let error = relative_error(&y.read_blocking(ctx).unwrap(), &spmv_csr(1.25, a, &x, -0.5, &y0));
+    let error = relative_error(&y.read_blocking().unwrap(), &spmv_csr(1.25, a, &x, -0.5, &y0));
     (matrix.panel_count(), error)
 }
 
@@ -92,18 +92,18 @@ fn what_cannot_be_split_is_refused_with_the_limit_named() {
     let long_row =
         CsrMatrix::try_from_csr_data(1, len as usize, vec![0, len], (0..len).collect(), vec![1.0; len as usize])
             .unwrap();
-    let err = GpuMatrix::from_csr(&ctx, &long_row, Format::Csr).unwrap_err();
+    let err = GpuSparse::from_csr(&ctx, &long_row, Conversion::Csr).unwrap_err();
     assert!(matches!(err, Error::LimitExceeded { limit: "max_storage_buffer_binding_size", .. }), "{err}");
 
     // x of 5,000 columns does not fit one binding: the product is refused, y untouched.
     let wide = generate::random(100, 5_000, 0.001, 1);
-    let matrix = GpuMatrix::from_csr(&ctx, &wide, Format::Csr).unwrap();
+    let matrix = GpuSparse::from_csr(&ctx, &wide, Conversion::Csr).unwrap();
     let plan = Spmv::new(&ctx, &matrix, SpmvAlgorithm::CsrThread).unwrap();
     let x = ctx.upload(&vec![1.0f32; 5_000]).unwrap();
     let mut y = ctx.upload(&[3.0f32; 100]).unwrap();
     let err = plan.run(1.0, &x, 0.0, &mut y).unwrap_err();
     assert!(matches!(err, Error::LimitExceeded { limit: "max_storage_buffer_binding_size", .. }), "{err}");
-    assert_eq!(y.read_blocking(&ctx).unwrap(), vec![3.0; 100]);
+    assert_eq!(y.read_blocking().unwrap(), vec![3.0; 100]);
 
     // A vector past max_buffer_size is refused before wgpu sees it.
     let err = ctx.zeros::<f32>(BINDING as usize * 16 + 1).unwrap_err();

@@ -2,12 +2,12 @@
 
 use proptest::prelude::*;
 use wgsparse::format::matrix_market::{
-    self, Field, Format, Header, MatrixMarket, MatrixMarketError, MatrixMarketErrorKind as Kind, Symmetry,
+    self, Field, Header, Layout, MatrixMarket, MatrixMarketError, MatrixMarketErrorKind as Kind, Symmetry,
 };
 use wgsparse::format::{CooMatrix, CsrMatrix, DenseMatrix};
 use wgsparse::generate;
 
-const MATRICES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/matrices");
+const MATRICES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/matrices");
 
 fn path(name: &str) -> String {
     format!("{MATRICES}/{name}")
@@ -52,8 +52,8 @@ fn reads_every_supported_shared_matrix() {
     for (name, field, symmetry, rows, cols, entries) in table {
         let (header, matrix) = matrix_market::read_path::<f64>(path(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(
-            (header.format, header.field, header.symmetry, header.rows, header.cols, header.entries),
-            (Format::Coordinate, field, symmetry, rows, cols, entries),
+            (header.layout, header.field, header.symmetry, header.rows, header.cols, header.entries),
+            (Layout::Coordinate, field, symmetry, rows, cols, entries),
             "{name}"
         );
         let MatrixMarket::Coordinate(coo) = matrix else { panic!("{name}: not coordinate") };
@@ -93,7 +93,7 @@ fn empty_and_zero_column_matrices() {
     let (_, empty) = matrix_market::read_path::<f32>(path("empty.mtx")).unwrap();
     assert_eq!(empty.into_csr(), CsrMatrix::zeros(3, 4).unwrap());
     let (header, m) = matrix_market::read_path::<f32>(path("3by0.mtx")).unwrap();
-    assert_eq!((header.format, header.rows, header.cols, header.entries), (Format::Array, 3, 0, 0));
+    assert_eq!((header.layout, header.rows, header.cols, header.entries), (Layout::Array, 3, 0, 0));
     assert_eq!(m, MatrixMarket::Array(DenseMatrix::zeros(3, 0).unwrap()));
 }
 
@@ -413,7 +413,7 @@ fn written_values_read_back_bit_for_bit() {
     let mut file = Vec::new();
     matrix_market::write_dense(&mut file, &dense).unwrap();
     let (header, back) = read_str::<f64>(std::str::from_utf8(&file).unwrap()).unwrap();
-    assert_eq!(header.format, Format::Array);
+    assert_eq!(header.layout, Layout::Array);
     let MatrixMarket::Array(back) = back else { panic!("not an array") };
     assert_eq!(bits(back.data()), bits(dense.data()));
 }

@@ -53,7 +53,7 @@ fn reading_allocates_within_a_bound_derived_from_the_input_size() {
         b"%%MatrixMarket matrix coordinate real symmetric\n4294967295 4294967295 4000000000\n1 1 1\n2 1 3\n".to_vec(),
         b"%%MatrixMarket matrix coordinate pattern general\n4294967295 1 4294967295\n".to_vec(),
     ];
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/matrices");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/matrices");
     for entry in std::fs::read_dir(dir).unwrap() {
         inputs.push(std::fs::read(entry.unwrap().path()).unwrap());
     }

@@ -6,10 +6,9 @@ mod common;
 
 use proptest::prelude::*;
 use wgsparse::format::EllOptions;
-use wgsparse::gpu::{Format, GpuMatrix};
 use wgsparse::ops::{Spmv, SpmvAlgorithm};
 use wgsparse::reference::spmv_coo;
-use wgsparse::CooMatrix;
+use wgsparse::{Conversion, CooMatrix, Format, GpuSparse};
 
 /// The worst error of `got` against the twin's `want`, each row's error relative to the
 /// magnitude of its terms, `|α|·|A|·|x| + |β|·|y0|` (`scale`). Random signs make sums cancel,
@@ -76,16 +75,16 @@ proptest! {
         let csr = coo.to_csr();
         for (mode, ctx) in common::contexts() {
             for algorithm in SpmvAlgorithm::ALL {
-                let matrix = match algorithm.default_format().unwrap() {
+                let matrix = match algorithm.format().unwrap() {
                     // COO kernels take the entries as given: unsorted, with duplicates.
-                    Format::Coo => GpuMatrix::from_coo(ctx, &coo).unwrap(),
-                    Format::Ell(_) => GpuMatrix::from_csr(ctx, &csr, Format::Ell(EllOptions::with_max_padding_ratio(f64::INFINITY))).unwrap(),
-                    format => GpuMatrix::from_csr(ctx, &csr, format).unwrap(),
+                    Format::Coo => GpuSparse::from_coo(ctx, &coo).unwrap(),
+                    Format::Ell => GpuSparse::from_csr(ctx, &csr, Conversion::Ell(EllOptions::with_max_padding_ratio(f64::INFINITY))).unwrap(),
+                    format => GpuSparse::from_csr(ctx, &csr, Conversion::of(format)).unwrap(),
                 };
                 let plan = Spmv::new(ctx, &matrix, algorithm).unwrap();
                 let mut y = ctx.upload(&y0).unwrap();
                 plan.run(alpha, &ctx.upload(&x).unwrap(), beta, &mut y).unwrap();
-                let error = error_relative_to_terms(&y.read_blocking(ctx).unwrap(), &want, &scale);
+                let error = error_relative_to_terms(&y.read_blocking().unwrap(), &want, &scale);
                 prop_assert!(error <= 1e-5, "{} {}: error {:e}", mode, algorithm.name(), error);
             }
         }

@@ -8,19 +8,18 @@ use std::time::Duration;
 
 use wgsparse::format::EllOptions;
 use wgsparse::generate::{self, Rng};
-use wgsparse::gpu::{Format, GpuMatrix};
 use wgsparse::ops::{Spmv, SpmvAlgorithm};
 use wgsparse::reference::{relative_error, spmv_csr};
-use wgsparse::{Context, ContextOptions, CsrMatrix, Error};
+use wgsparse::{Context, ContextOptions, Conversion, CsrMatrix, Error, Format, GpuSparse};
 
 fn fresh_context() -> Context {
     Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap()
 }
 
-fn format_for(algorithm: SpmvAlgorithm) -> Format {
-    match algorithm.default_format().unwrap_or(Format::Csr) {
-        Format::Ell(_) => Format::Ell(EllOptions::with_max_padding_ratio(f64::INFINITY)),
-        f => f,
+fn format_for(algorithm: SpmvAlgorithm) -> Conversion {
+    match algorithm.format().unwrap_or(Format::Csr) {
+        Format::Ell => Conversion::Ell(EllOptions::with_max_padding_ratio(f64::INFINITY)),
+        f => Conversion::of(f),
     }
 }
 
@@ -32,7 +31,7 @@ fn is_lost(result: Result<impl Sized, Error>) -> bool {
 fn every_call_after_device_loss_returns_device_lost() {
     let ctx = fresh_context();
     let a = generate::random(300, 300, 0.02, 1);
-    let matrix = GpuMatrix::from_csr(&ctx, &a, Format::Csr).unwrap();
+    let matrix = GpuSparse::from_csr(&ctx, &a, Conversion::Csr).unwrap();
     let plan = Spmv::new(&ctx, &matrix, SpmvAlgorithm::CsrMerge).unwrap();
     let x = ctx.upload(&vec![1.0f32; 300]).unwrap();
     let mut y = ctx.zeros::<f32>(300).unwrap();
@@ -41,11 +40,11 @@ fn every_call_after_device_loss_returns_device_lost() {
 
     assert!(is_lost(ctx.upload(&[1.0f32])));
     assert!(is_lost(ctx.zeros::<f32>(4)));
-    assert!(is_lost(GpuMatrix::from_csr(&ctx, &a, Format::Coo)));
+    assert!(is_lost(GpuSparse::from_csr(&ctx, &a, Conversion::Coo)));
     assert!(is_lost(Spmv::new(&ctx, &matrix, SpmvAlgorithm::CooSegmented)));
     assert!(is_lost(plan.run(1.0, &x, 0.0, &mut y)));
-    assert!(is_lost(y.read_blocking(&ctx)));
-    assert!(is_lost(y.write(&ctx, &[0.0; 300])));
+    assert!(is_lost(y.read_blocking()));
+    assert!(is_lost(y.write(&[0.0; 300])));
     assert!(is_lost(ctx.synchronize()));
 }
 
@@ -53,7 +52,7 @@ fn every_call_after_device_loss_returns_device_lost() {
 fn device_loss_while_work_is_in_flight_ends_every_call() {
     let ctx = fresh_context();
     let a = generate::laplacian_2d(300);
-    let matrix = GpuMatrix::from_csr(&ctx, &a, Format::Csr).unwrap();
+    let matrix = GpuSparse::from_csr(&ctx, &a, Conversion::Csr).unwrap();
     let plan = Spmv::new(&ctx, &matrix, SpmvAlgorithm::CsrMerge).unwrap();
     let x = ctx.upload(&vec![1.0f32; a.cols()]).unwrap();
     let (done, finished) = mpsc::channel();
@@ -63,7 +62,7 @@ fn device_loss_while_work_is_in_flight_ends_every_call() {
             let mut y = ctx.zeros::<f32>(a.rows()).unwrap();
             // Submit and read back until the loss surfaces; every call returns.
             let outcome = loop {
-                if let Err(e) = plan.run(1.0, &x, 0.0, &mut y).and_then(|_| y.read_blocking(&ctx)) {
+                if let Err(e) = plan.run(1.0, &x, 0.0, &mut y).and_then(|_| y.read_blocking()) {
                     break e;
                 }
             };
@@ -87,12 +86,12 @@ fn one_context_serves_many_threads_and_compiles_each_pipeline_once() {
         let mut rng = Rng::new(seed ^ t as u64);
         for (i, algorithm) in SpmvAlgorithm::ALL.into_iter().enumerate() {
             let a = &matrices[(t + i) % matrices.len()];
-            let matrix = GpuMatrix::from_csr(ctx, a, format_for(algorithm)).unwrap();
+            let matrix = GpuSparse::from_csr(ctx, a, format_for(algorithm)).unwrap();
             let plan = Spmv::new(ctx, &matrix, algorithm).unwrap();
             let x = generate::random_vector(a.cols(), rng.next_u64());
             let mut y = ctx.upload(&vec![f32::NAN; a.rows()]).unwrap();
             plan.run(1.0, &ctx.upload(&x).unwrap(), 0.0, &mut y).unwrap();
-            let error = relative_error(&y.read_blocking(ctx).unwrap(), &spmv_csr(1.0, a, &x, 0.0, &[]));
+            let error = relative_error(&y.read_blocking().unwrap(), &spmv_csr(1.0, a, &x, 0.0, &[]));
             assert!(error <= 1e-5, "seed {seed} worker {t} {}: {error:e}", algorithm.name());
         }
     };
@@ -126,11 +125,11 @@ fn nan_and_infinity_propagate_as_ieee_arithmetic_says() {
     x[400] = f32::NAN;
     for (mode, ctx) in common::contexts() {
         for algorithm in SpmvAlgorithm::ALL {
-            let matrix = GpuMatrix::from_csr(ctx, &a, format_for(algorithm)).unwrap();
+            let matrix = GpuSparse::from_csr(ctx, &a, format_for(algorithm)).unwrap();
             let plan = Spmv::new(ctx, &matrix, algorithm).unwrap();
             let mut y = ctx.upload(&vec![0.5f32; 600]).unwrap();
             plan.run(2.0, &ctx.upload(&x).unwrap(), 1.0, &mut y).unwrap();
-            let got = y.read_blocking(ctx).unwrap();
+            let got = y.read_blocking().unwrap();
             let want = spmv_csr(2.0, &a, &x, 1.0, &vec![0.5f32; 600]);
             assert!(want.iter().any(|v| v.is_nan()) && want.iter().any(|v| v.is_infinite()));
             let error = relative_error(&got, &want);
@@ -152,7 +151,7 @@ fn out_of_memory_is_a_typed_error() {
         Err(Error::OutOfMemory(message)) => {
             eprintln!("{}: out of memory as expected: {message}", ctx.adapter_info().name);
             // The context stays usable for allocations within the budget.
-            assert_eq!(ctx.upload(&[1.0f32, 2.0]).unwrap().read_blocking(&ctx).unwrap(), vec![1.0, 2.0]);
+            assert_eq!(ctx.upload(&[1.0f32, 2.0]).unwrap().read_blocking().unwrap(), vec![1.0, 2.0]);
         }
         Ok(v) => {
             eprintln!("{}: reports no memory budget; allocated {} MiB", ctx.adapter_info().name, v.byte_len() >> 20);
@@ -167,8 +166,8 @@ fn a_missing_adapter_or_backend_is_a_typed_error() {
     let options = ContextOptions { adapter_name: Some("no adapter has this name".into()), ..ContextOptions::default() };
     let err = Context::new_blocking(options).unwrap_err();
     assert!(matches!(&err, Error::NoAdapter { .. }) && err.to_string().contains("mesa-vulkan-drivers"), "{err}");
-    assert!(matches!(wgsparse::gpu::parse_backends("vulkan,metl"), Err(Error::UnknownBackend(b)) if b == "metl"));
-    assert_eq!(wgsparse::gpu::parse_backends("Vulkan, dx12").unwrap(), wgpu::Backends::VULKAN | wgpu::Backends::DX12);
+    assert!(matches!(wgsparse::context::parse_backends("vulkan,metl"), Err(Error::UnknownBackend(b)) if b == "metl"));
+    assert_eq!(wgsparse::context::parse_backends("Vulkan, dx12").unwrap(), wgpu::Backends::VULKAN | wgpu::Backends::DX12);
 }
 
 /// Every algorithm but CooAtomic promises results that do not depend on scheduling: the
@@ -182,12 +181,12 @@ fn deterministic_algorithms_repeat_bit_for_bit() {
         let x_gpu = ctx.upload(&x).unwrap();
         for algorithm in SpmvAlgorithm::ALL.into_iter().filter(|a| a.deterministic()) {
             let plan =
-                Spmv::new(ctx, &GpuMatrix::from_csr(ctx, &a, format_for(algorithm)).unwrap(), algorithm).unwrap();
+                Spmv::new(ctx, &GpuSparse::from_csr(ctx, &a, format_for(algorithm)).unwrap(), algorithm).unwrap();
             let runs: Vec<Vec<u32>> = (0..4)
                 .map(|_| {
                     let mut y = ctx.upload(&vec![f32::NAN; a.rows()]).unwrap();
                     plan.run(1.0, &x_gpu, 0.0, &mut y).unwrap();
-                    y.read_blocking(ctx).unwrap().iter().map(|v| v.to_bits()).collect()
+                    y.read_blocking().unwrap().iter().map(|v| v.to_bits()).collect()
                 })
                 .collect();
             assert!(runs.windows(2).all(|w| w[0] == w[1]), "{mode} {} differs between runs", algorithm.name());

@@ -44,12 +44,12 @@ fn group_tasks(workgroup: u32, g: Group, total: u32) -> Tasks {
 
 #ifndef SUBGROUP
 var<workgroup> group_keys: array<u32, WG_SIZE>;
-var<workgroup> group_vals: array<f32, WG_SIZE>;
+var<workgroup> group_vals: array<Acc, WG_SIZE>;
 #endif
 
 // The sum of `value` over the group, in every lane. The order of additions is fixed by
 // the group size (a reduction tree), not by scheduling.
-fn group_sum(g: Group, value: f32) -> f32 {
+fn group_sum(g: Group, value: Acc) -> Acc {
 #ifdef SUBGROUP
     return subgroupAdd(value);
 #else
@@ -69,17 +69,17 @@ fn group_sum(g: Group, value: f32) -> f32 {
 
 struct GroupScan {
     // Inclusive sum over the lanes up to this one that share its key.
-    sum: f32,
+    sum: Acc,
     // The key of the next lane (NO_KEY for the last lane).
     next_key: u32,
     // The last lane's key and inclusive sum: what the group carries on.
     last_key: u32,
-    last_sum: f32,
+    last_sum: Acc,
 }
 
 // Segmented inclusive sum by key over the group, in lane order. Keys must never decrease
 // with the lane.
-fn group_scan(g: Group, key: u32, value: f32) -> GroupScan {
+fn group_scan(g: Group, key: u32, value: Acc) -> GroupScan {
     var sum = value;
 #ifdef SUBGROUP
     for (var d = 1u; d < g.size; d <<= 1u) {

@@ -9,9 +9,9 @@
 #import group
 
 var<workgroup> scan_keys: array<u32, WG_SIZE>;
-var<workgroup> scan_vals: array<f32, WG_SIZE>;
+var<workgroup> scan_vals: array<Acc, WG_SIZE>;
 
-fn segmented_scan(lane: Lane, key: u32, value: f32) -> f32 {
+fn segmented_scan(lane: Lane, key: u32, value: Acc) -> Acc {
     let g = group_of(lane);
     var v = group_scan(g, key, value).sum;
 #ifdef SUBGROUP

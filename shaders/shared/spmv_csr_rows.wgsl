@@ -4,14 +4,14 @@
 
 struct Params {
     rows: u32,
-    alpha: f32,
-    beta: f32,
-    _pad: u32,
+    scaling: Scaling,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> row_offsets: array<u32>;
-@group(0) @binding(2) var<storage, read> col_indices: array<u32>;
-@group(0) @binding(3) var<storage, read> values: array<f32>;
-@group(0) @binding(4) var<storage, read> x: array<f32>;
-@group(0) @binding(5) var<storage, read_write> y: array<f32>;
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read> row_offsets: array<u32>;
+@group(0) @binding(1) var<storage, read> col_indices: array<u32>;
+@group(0) @binding(2) var<storage, read> values: array<Real>;
+@group(0) @binding(3) var<storage, read> x: array<Real>;
+@group(0) @binding(4) var<storage, read> alpha_dev: array<Real>;
+@group(0) @binding(5) var<storage, read> beta_dev: array<Real>;
+@group(0) @binding(6) var<storage, read_write> y: array<Real>;

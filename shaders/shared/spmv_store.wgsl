@@ -1,10 +1,13 @@
-// y[row] = alpha * sum + beta * y[row], with BLAS semantics for beta == 0: y is not read,
-// so NaN or garbage already in y does not leak into the result.
-// Expects `params.alpha`, `params.beta` and a read_write `y: array<f32>` in the shader.
-fn store_y(row: u32, sum: f32) {
-    var r = params.alpha * sum;
-    if params.beta != 0.0 {
-        r = fma(params.beta, y[row], r);
+// y[row] = alpha * sum + beta * y[row], with y not read when beta == 0 (so NaN or garbage
+// already in y does not leak into the result) and sum not used when alpha == 0.
+// Expects `params.scaling`, `alpha_dev`, `beta_dev` and a read_write `y: array<Real>`.
+#import scaling
+
+fn store_y(row: u32, sum: Acc) {
+    let b = beta();
+    var old = Real(0.0);
+    if b != 0.0 {
+        old = y[row];
     }
-    y[row] = r;
+    y[row] = combine(alpha(), sum, b, old);
 }

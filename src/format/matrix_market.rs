@@ -131,6 +131,26 @@ pub enum MatrixMarketErrorKind {
         /// The 1-based index.
         index: u64,
     },
+    /// A symmetric or skew-symmetric file stores an off-diagonal entry and its mirror:
+    /// expanding both would count the value twice.
+    #[error("entry ({row}, {col}) mirrors entry ({col}, {row}) stored earlier; a {symmetry} file stores one of each pair")]
+    MirroredEntry {
+        /// Row index as written (1-based).
+        row: u64,
+        /// Column index as written (1-based).
+        col: u64,
+        /// `symmetric` or `skew-symmetric`.
+        symmetry: &'static str,
+    },
+    /// A value the requested element type cannot hold (past f32's range when reading f32):
+    /// read as f64 instead.
+    #[error("value {value} is outside the range of {element}; read the file as f64")]
+    ValueOutOfRange {
+        /// The value as written.
+        value: String,
+        /// The element type asked for.
+        element: &'static str,
+    },
     /// Dimensions or entry counts (after symmetric expansion) do not fit u32 indices.
     #[error("too large: {0}")]
     TooLarge(String),
@@ -153,9 +173,9 @@ pub enum Object {
     Matrix,
 }
 
-/// How the entries are laid out.
+/// How the entries are laid out (the banner's "format" field).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum Layout {
     /// One `row col [value]` line per stored entry.
     Coordinate,
     /// Every value, column by column (only the lower triangle when symmetric).
@@ -190,7 +210,7 @@ pub struct Header {
     /// Always [`Object::Matrix`].
     pub object: Object,
     /// Coordinate or array.
-    pub format: Format,
+    pub layout: Layout,
     /// Value type.
     pub field: Field,
     /// Storage symmetry.
@@ -234,11 +254,11 @@ impl<T: Scalar> MatrixMarket<T> {
 /// Reads a Matrix Market file from a buffered reader.
 pub fn read<T: Scalar, R: BufRead>(reader: R) -> Result<(Header, MatrixMarket<T>), MatrixMarketError> {
     let mut lines = Lines { reader, buf: Vec::new(), line: 0 };
-    let (format, field, symmetry) = read_banner(&mut lines)?;
+    let (layout, field, symmetry) = read_banner(&mut lines)?;
     let Some((line, size)) = lines.next_data()? else {
         return Err(MatrixMarketError::new(lines.line + 1, MatrixMarketErrorKind::MissingSizeLine));
     };
-    let size = parse_size_line(size, format).map_err(|k| MatrixMarketError::new(line, k))?;
+    let size = parse_size_line(size, layout).map_err(|k| MatrixMarketError::new(line, k))?;
     let (rows, cols) = (size[0], size[1]);
     let too_large = |what: String| MatrixMarketError::new(line, MatrixMarketErrorKind::TooLarge(what));
     for (what, n) in [("rows", rows), ("cols", cols)] {
@@ -250,9 +270,9 @@ pub fn read<T: Scalar, R: BufRead>(reader: R) -> Result<(Header, MatrixMarket<T>
     if symmetry != Symmetry::General && rows != cols {
         return Err(MatrixMarketError::new(line, MatrixMarketErrorKind::NonSquareSymmetric { rows, cols }));
     }
-    let entries = match format {
-        Format::Coordinate => size[2],
-        Format::Array => {
+    let entries = match layout {
+        Layout::Coordinate => size[2],
+        Layout::Array => {
             let n = rows as u64;
             match symmetry {
                 Symmetry::General => n * cols as u64,
@@ -261,16 +281,16 @@ pub fn read<T: Scalar, R: BufRead>(reader: R) -> Result<(Header, MatrixMarket<T>
             }
         }
     };
-    if format == Format::Array && rows as u64 * cols as u64 > u64::from(u32::MAX) {
+    if layout == Layout::Array && rows as u64 * cols as u64 > u64::from(u32::MAX) {
         return Err(too_large(format!("array of {rows} x {cols} values does not fit u32 indices")));
     }
     if entries > u64::from(u32::MAX) {
         return Err(too_large(format!("{entries} entries do not fit u32 indices")));
     }
-    let header = Header { object: Object::Matrix, format, field, symmetry, rows, cols, entries };
-    let matrix = match format {
-        Format::Coordinate => MatrixMarket::Coordinate(read_coordinate(&mut lines, &header)?),
-        Format::Array => MatrixMarket::Array(read_array(&mut lines, &header)?),
+    let header = Header { object: Object::Matrix, layout, field, symmetry, rows, cols, entries };
+    let matrix = match layout {
+        Layout::Coordinate => MatrixMarket::Coordinate(read_coordinate(&mut lines, &header)?),
+        Layout::Array => MatrixMarket::Array(read_array(&mut lines, &header)?),
     };
     Ok((header, matrix))
 }
@@ -394,7 +414,7 @@ impl<R: BufRead> Lines<R> {
     }
 }
 
-fn read_banner<R: BufRead>(lines: &mut Lines<R>) -> Result<(Format, Field, Symmetry), MatrixMarketError> {
+fn read_banner<R: BufRead>(lines: &mut Lines<R>) -> Result<(Layout, Field, Symmetry), MatrixMarketError> {
     use MatrixMarketErrorKind as K;
     let err = |kind| MatrixMarketError::new(1, kind);
     let line = lines.next()?.ok_or_else(|| err(K::MissingBanner))?;
@@ -413,9 +433,9 @@ fn read_banner<R: BufRead>(lines: &mut Lines<R>) -> Result<(Format, Field, Symme
     if object != "matrix" {
         return Err(err(K::UnsupportedObject(object.to_owned())));
     }
-    let format = match format {
-        "coordinate" => Format::Coordinate,
-        "array" => Format::Array,
+    let layout = match format {
+        "coordinate" => Layout::Coordinate,
+        "array" => Layout::Array,
         _ => return Err(err(K::UnsupportedFormat(format.to_owned()))),
     };
     let field_name = field;
@@ -434,22 +454,22 @@ fn read_banner<R: BufRead>(lines: &mut Lines<R>) -> Result<(Format, Field, Symme
         "hermitian" => return Err(invalid()), // only meaningful for complex values
         _ => return Err(err(K::UnsupportedSymmetry(symmetry.to_owned()))),
     };
-    if format == Format::Array && field == Field::Pattern {
+    if layout == Layout::Array && field == Field::Pattern {
         return Err(err(K::PatternArray));
     }
-    Ok((format, field, symmetry))
+    Ok((layout, field, symmetry))
 }
 
 /// `[rows, cols, entries]` (entries 0 for array files).
-fn parse_size_line(line: &[u8], format: Format) -> Result<[u64; 3], MatrixMarketErrorKind> {
-    let expected = match format {
-        Format::Coordinate => "`rows cols entries`",
-        Format::Array => "`rows cols`",
+fn parse_size_line(line: &[u8], layout: Layout) -> Result<[u64; 3], MatrixMarketErrorKind> {
+    let expected = match layout {
+        Layout::Coordinate => "`rows cols entries`",
+        Layout::Array => "`rows cols`",
     };
     let bad = || MatrixMarketErrorKind::BadSizeLine(format!("expected {expected}, found {:?}", excerpt(line)));
     let mut size = [0u64; 3];
     let mut tokens = line.split(u8::is_ascii_whitespace).filter(|t| !t.is_empty());
-    let n = if format == Format::Coordinate { 3 } else { 2 };
+    let n = if layout == Layout::Coordinate { 3 } else { 2 };
     for slot in &mut size[..n] {
         *slot = tokens.next().and_then(parse::<u64>).ok_or_else(bad)?;
     }
@@ -469,6 +489,9 @@ fn read_coordinate<T: Scalar, R: BufRead>(
     let (mut row_indices, mut col_indices, mut values) =
         (Vec::with_capacity(capacity), Vec::with_capacity(capacity), Vec::with_capacity(capacity));
     let mut found = 0u64;
+    // Off-diagonal positions of a symmetric file, (min, max, which triangle), to refuse a
+    // stored mirror (both triangles given) before it doubles a value.
+    let mut stored_off_diagonal = std::collections::HashSet::new();
     while let Some((line, text)) = lines.next_data()? {
         let err = |kind| MatrixMarketError::new(line, kind);
         if found == header.entries {
@@ -486,7 +509,8 @@ fn read_coordinate<T: Scalar, R: BufRead>(
             Field::Pattern => 1.0,
             field => {
                 let token = tokens.next().ok_or_else(|| bad("missing value"))?;
-                parse_value(token, field).ok_or_else(|| bad("bad value"))?
+                let value = parse_value(token, field).ok_or_else(|| bad("bad value"))?;
+                check_range::<T>(value, token).map_err(err)?
             }
         };
         if tokens.next().is_some() {
@@ -496,6 +520,14 @@ fn read_coordinate<T: Scalar, R: BufRead>(
             return Err(err(K::IndexOutOfRange { row, col, rows: header.rows, cols: header.cols }));
         }
         let (r, c) = (row as u32 - 1, col as u32 - 1);
+        if header.symmetry != Symmetry::General && r != c {
+            let key = |upper: bool| (r.min(c) as u64) << 33 | (r.max(c) as u64) << 1 | upper as u64;
+            if stored_off_diagonal.contains(&key(r > c)) {
+                let symmetry = if header.symmetry == Symmetry::Symmetric { "symmetric" } else { "skew-symmetric" };
+                return Err(err(K::MirroredEntry { row, col, symmetry }));
+            }
+            stored_off_diagonal.insert(key(r < c));
+        }
         let mirrored = match header.symmetry {
             Symmetry::General => None,
             Symmetry::SkewSymmetric if r == c => return Err(err(K::DiagonalInSkew { index: row })),
@@ -533,6 +565,7 @@ fn read_array<T: Scalar, R: BufRead>(
         let bad = |what: &str| err(K::BadEntry(format!("{what}: expected one value, found {:?}", excerpt(text))));
         let token = tokens.next().ok_or_else(|| bad("missing value"))?;
         let value = parse_value(token, header.field).ok_or_else(|| bad("bad value"))?;
+        let value = check_range::<T>(value, token).map_err(err)?;
         if tokens.next().is_some() {
             return Err(bad("too many fields"));
         }
@@ -566,6 +599,15 @@ fn read_array<T: Scalar, R: BufRead>(
         }
     }
     Ok(dense)
+}
+
+/// `value` if `T` holds it without overflowing to infinity.
+fn check_range<T: Scalar>(value: f64, token: &[u8]) -> Result<f64, MatrixMarketErrorKind> {
+    if T::represents(value) {
+        Ok(value)
+    } else {
+        Err(MatrixMarketErrorKind::ValueOutOfRange { value: excerpt(token), element: T::KIND.name() })
+    }
 }
 
 fn parse<N: std::str::FromStr>(token: &[u8]) -> Option<N> {

@@ -9,14 +9,14 @@ mod dense;
 mod ell;
 mod hyb;
 pub mod matrix_market;
-mod scalar;
+
 
 pub use coo::CooMatrix;
 pub use csr::CsrMatrix;
 pub use dense::DenseMatrix;
 pub use ell::{EllMatrix, EllOptions, ELL_PADDING, MAX_DIAGONAL_OFFSET};
 pub use hyb::{HybMatrix, HybSplit};
-pub use scalar::Scalar;
+pub use crate::element::Scalar;
 
 /// Why a host matrix was refused. Every variant names the offending position.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

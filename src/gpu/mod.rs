@@ -1,12 +1,16 @@
-//! GPU plumbing: the context (adapter, device, features, limits), device vectors and
-//! device-resident sparse matrices.
+//! The bottom of the GPU stack: the device (handles, limits, errors, loss), device arrays and
+//! scalars, readback, and the bind-group cache. Nothing here knows kernels or ops.
 
-mod buffer;
-mod context;
-mod matrix;
+mod bind_cache;
+mod device;
+mod readback;
+mod scalar;
+mod vector;
 
-pub use buffer::GpuVec;
-pub(crate) use buffer::VecSlice;
-pub use context::{parse_backends, AdapterReport, Context, ContextOptions};
-pub(crate) use matrix::{EllIndices, GpuCoo, GpuCsr, GpuEll, Storage};
-pub use matrix::{Format, GpuMatrix, RowStats};
+pub(crate) use bind_cache::BindKey;
+pub(crate) use device::{next_object_id, Device};
+pub use device::DeviceId;
+pub use scalar::{GpuScalar, ScalarArg};
+pub(crate) use vector::BindEntry;
+pub use vector::{Bind, GpuVec};
+pub(crate) use readback::{stage, PendingRead, Staged};

@@ -1,18 +1,56 @@
 //! Sparse matrix × vector: `y ← α·A·x + β·y` for every device format.
 //!
-//! BLAS conventions: with `β = 0`, `y` is not read (NaN already in `y` does not survive);
-//! with `α = 0`, `A·x` is not computed (only `y ← β·y`).
+//! One rule for every algorithm and format, IEEE arithmetic included: row `i` of the result
+//! is `α·s_i + β·y_i` where `s_i` is the row's sum of `a_ij·x_j` (0 for an empty row), with
+//! `y` not read when `β = 0` (NaN already in `y` does not survive) and `s` not computed when
+//! `α = 0` (a NaN in `A` or `x` does not leak into `y ← β·y`). Where the f64 twin gives NaN
+//! or ±Inf for an element because an input was not finite, so does every algorithm: α
+//! multiplies each row's complete sum, never pieces of it (the accumulating algorithms add
+//! unscaled pieces into a row-sum vector and scale once), so `α = NaN` gives NaN in every row,
+//! empty rows included.
 //!
 //! Every algorithm is deterministic (the result does not depend on scheduling) except
 //! [`SpmvAlgorithm::CooAtomic`], which adds with float atomics in whatever order the GPU
 //! runs them; [`SpmvAlgorithm::CooSegmented`] is its deterministic alternative.
+//!
+//! One file per algorithm: `plan` (kernels, scratch and the analyses it needs) and a
+//! [`PanelKernel`] that records a run on one row panel.
 
-mod stages;
+mod coo_atomic;
+mod coo_segmented;
+mod csr_merge;
+mod csr_split;
+mod csr_thread;
+mod csr_vector;
+mod ell;
+mod hyb;
 
-use crate::format::{EllOptions, HybSplit};
-use crate::gpu::{Context, Format, GpuMatrix, GpuVec};
+use super::blas1;
+use super::common::{check_len, Operands, ScalarBinds};
+use crate::context::Context;
+use crate::element::{ElementKind, Scalar};
+use crate::format::{CsrMatrix, EllOptions};
+use crate::gpu::{Bind, GpuVec, ScalarArg};
+use crate::matrix::{Conversion, Format, GpuSparse, PanelStorage, RowStats};
+use crate::record::Recorder;
 use crate::{Error, Result};
-use stages::Stages;
+
+/// The largest `coo_steps` and `chunk_steps`: intervals and chunks stay far within u32.
+const MAX_STEPS: u32 = 1 << 16;
+
+/// The conversion `Auto` would like a host matrix uploaded in, from its row lengths: ELL
+/// when rows are nearly uniform (ELL slots at most 1.25 × the entries and no row longer than
+/// 64), since its column-major layout makes every load coalesced — with 16-bit diagonal
+/// offsets for banded matrices (see [`EllOptions::compact_indices`]); CSR otherwise.
+pub fn preferred_conversion<T: Scalar>(a: &CsrMatrix<T>) -> Conversion {
+    let stats = RowStats::from_offsets(a.row_offsets());
+    let slots = stats.max_len as f64 * stats.rows as f64;
+    if stats.max_len <= 64 && slots <= 1.25 * stats.nnz as f64 {
+        Conversion::Ell(EllOptions::default())
+    } else {
+        Conversion::Csr
+    }
+}
 
 /// Which kernel computes the product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,16 +67,19 @@ pub enum SpmvAlgorithm {
     /// chunks for groups of lanes (RoDe's decomposition). Deterministic.
     CsrSplit,
     /// CSR, merge path: equal work per workgroup whatever the row lengths, with a
-    /// deterministic carry fix-up. Needs `(rows + nnz) / 1536 × 12` bytes of scratch.
+    /// deterministic carry fix-up. Needs a row-sum vector and `(rows + nnz) / 1536 × 12`
+    /// bytes of scratch (f32).
     CsrMerge,
-    /// COO, segmented reduction by row with carries between intervals (seed 000).
+    /// COO, segmented reduction by row with carries between intervals (seed 000). Needs a
+    /// row-sum vector of scratch.
     CooSegmented,
     /// COO, one invocation per nonzero, summed by row within a subgroup, then one float
-    /// atomic add per row segment. **Not deterministic.**
+    /// atomic add per row segment. **Not deterministic.** f32 only. Needs a row-sum vector.
     CooAtomic,
     /// ELL, one invocation per row over the padded columns.
     Ell,
     /// HYB: the ELL kernel for the regular part, the segmented COO kernel for the tail.
+    /// Needs a row-sum vector.
     Hyb,
 }
 
@@ -75,28 +116,28 @@ impl SpmvAlgorithm {
         std::iter::once(SpmvAlgorithm::Auto).chain(Self::ALL).find(|a| a.name() == name)
     }
 
-    /// The device format the algorithm reads (`None` for `Auto`).
-    pub fn format(self) -> Option<&'static str> {
-        self.default_format().map(|f| f.name())
-    }
-
-    /// The format (with default conversion options) to upload a matrix in for this
-    /// algorithm; `None` for `Auto`, which takes any.
-    pub fn default_format(self) -> Option<Format> {
+    /// The device format the algorithm reads (`None` for `Auto`, which reads any).
+    pub fn format(self) -> Option<Format> {
         Some(match self {
             SpmvAlgorithm::Auto => return None,
             SpmvAlgorithm::CsrThread | SpmvAlgorithm::CsrVector | SpmvAlgorithm::CsrSplit | SpmvAlgorithm::CsrMerge => {
                 Format::Csr
             }
             SpmvAlgorithm::CooSegmented | SpmvAlgorithm::CooAtomic => Format::Coo,
-            SpmvAlgorithm::Ell => Format::Ell(EllOptions::default()),
-            SpmvAlgorithm::Hyb => Format::Hyb(HybSplit::Auto),
+            SpmvAlgorithm::Ell => Format::Ell,
+            SpmvAlgorithm::Hyb => Format::Hyb,
         })
     }
 
     /// Whether the result is independent of GPU scheduling.
     pub fn deterministic(self) -> bool {
         self != SpmvAlgorithm::CooAtomic
+    }
+
+    /// Whether the algorithm exists for element type `T` (`CooAtomic` is f32 only: WGSL
+    /// atomics are 32-bit).
+    pub fn supports<T: Scalar>(self) -> bool {
+        self != SpmvAlgorithm::CooAtomic || T::KIND == ElementKind::F32
     }
 
     /// The algorithm `Auto` picks for `a`.
@@ -109,15 +150,15 @@ impl SpmvAlgorithm {
     /// - `CsrSplit` otherwise: long rows go to chunks shared by groups of lanes, so a row of
     ///   a million entries or a power-law tail cannot unbalance it.
     ///
-    /// Upload with [`Format::Auto`] to let the row lengths choose the format too.
-    pub fn auto_for(a: &GpuMatrix) -> SpmvAlgorithm {
+    /// Upload with [`preferred_conversion`] to let the row lengths choose the format too.
+    pub fn auto_for<T: Scalar>(a: &GpuSparse<T>) -> SpmvAlgorithm {
         let stats = a.stats();
-        match a.format_name() {
-            "coo" => SpmvAlgorithm::CooSegmented,
-            "ell" => SpmvAlgorithm::Ell,
-            "hyb" => SpmvAlgorithm::Hyb,
-            _ if stats.max_len <= 16 && stats.std_dev <= stats.mean => SpmvAlgorithm::CsrThread,
-            _ => SpmvAlgorithm::CsrSplit,
+        match a.format() {
+            Format::Coo => SpmvAlgorithm::CooSegmented,
+            Format::Ell => SpmvAlgorithm::Ell,
+            Format::Hyb => SpmvAlgorithm::Hyb,
+            Format::Csr if stats.max_len <= 16 && stats.std_dev <= stats.mean => SpmvAlgorithm::CsrThread,
+            Format::Csr => SpmvAlgorithm::CsrSplit,
         }
     }
 }
@@ -206,7 +247,7 @@ impl SpmvOptions {
         self
     }
 
-    fn validate(&self, ctx: &Context, algorithm: SpmvAlgorithm) -> Result<()> {
+    fn validate<T: Scalar>(&self, ctx: &Context, algorithm: SpmvAlgorithm) -> Result<()> {
         let wg = self.workgroup_size_for(ctx, algorithm);
         let largest_subgroup = ctx.subgroup_size_range().map_or(1, |r| r.1);
         let bad = |what: String| Err(Error::InvalidArgument(format!("SpmvOptions: {what}")));
@@ -225,55 +266,76 @@ impl SpmvOptions {
             }
         }
         if let Some(items) = self.merge_items {
-            let bytes = stages::merge_workgroup_bytes(wg, items);
+            let bytes = csr_merge::workgroup_bytes(wg, items, T::KIND.size());
             if items == 0 || bytes > ctx.limits().max_compute_workgroup_storage_size as u64 {
                 return bad(format!("merge_items {items} needs {bytes} bytes of workgroup memory"));
             }
         }
-        if self.coo_steps == 0 || self.chunk_steps == 0 {
-            return bad("coo_steps and chunk_steps must be at least 1".into());
+        for (name, steps) in [("coo_steps", self.coo_steps), ("chunk_steps", self.chunk_steps)] {
+            if !(1..=MAX_STEPS).contains(&steps) {
+                return bad(format!("{name} {steps} must be between 1 and {MAX_STEPS}"));
+            }
         }
         Ok(())
     }
 }
 
-/// A planned SpMV for one matrix: kernels compiled and scratch allocated once, run many
-/// times. The plan holds its own handles to the matrix's buffers.
-#[derive(Debug)]
-pub struct Spmv {
+/// A planned SpMV for one matrix: kernels compiled, scratch allocated and the matrix's
+/// analyses built (or shared) once, recorded many times. The plan holds its own handle to the
+/// matrix, so [`GpuSparse::update_values`] reaches it.
+pub struct Spmv<T: Scalar> {
     ctx: Context,
-    matrix: GpuMatrix,
+    matrix: GpuSparse<T>,
     algorithm: SpmvAlgorithm,
-    /// One set of stages per row panel of the matrix.
-    stages: Vec<Stages>,
+    /// One kernel set per row panel of the matrix.
+    panels: Vec<Box<dyn PanelKernel<T>>>,
 }
 
-impl Spmv {
+impl<T: Scalar> std::fmt::Debug for Spmv<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Spmv").field("algorithm", &self.algorithm).field("matrix", &self.matrix).finish()
+    }
+}
+
+impl<T: Scalar> Spmv<T> {
     /// Plans `y ← α·A·x + β·y` for `a`. `algorithm` must read `a`'s format
     /// ([`SpmvAlgorithm::format`]); `Auto` always does.
-    pub fn new(ctx: &Context, a: &GpuMatrix, algorithm: SpmvAlgorithm) -> Result<Self> {
+    pub fn new(ctx: &Context, a: &GpuSparse<T>, algorithm: SpmvAlgorithm) -> Result<Self> {
         Self::with_options(ctx, a, algorithm, &SpmvOptions::default())
     }
 
     /// [`Spmv::new`] with tuning knobs.
-    pub fn with_options(ctx: &Context, a: &GpuMatrix, algorithm: SpmvAlgorithm, options: &SpmvOptions) -> Result<Self> {
-        ctx.check_alive()?;
+    pub fn with_options(ctx: &Context, a: &GpuSparse<T>, algorithm: SpmvAlgorithm, options: &SpmvOptions) -> Result<Self> {
+        Operands::new(ctx, "spmv")?.owned("the matrix", a.device_id())?;
         let algorithm = match algorithm {
             SpmvAlgorithm::Auto => SpmvAlgorithm::auto_for(a),
             other => other,
         };
-        options.validate(ctx, algorithm)?;
-        if algorithm.format() != Some(a.format_name()) {
+        options.validate::<T>(ctx, algorithm)?;
+        if algorithm.format() != Some(a.format()) {
             return Err(Error::InvalidArgument(format!(
                 "SpMV algorithm {} reads {} matrices, this one is {}",
                 algorithm.name(),
-                algorithm.format().unwrap_or("any"),
-                a.format_name()
+                algorithm.format().map_or("any", Format::name),
+                a.format().name()
             )));
         }
-        let stages =
-            a.panels.iter().map(|p| Stages::new(ctx, &p.storage, algorithm, options)).collect::<Result<_>>()?;
-        Ok(Spmv { ctx: ctx.clone(), matrix: a.clone(), algorithm, stages })
+        if !algorithm.supports::<T>() {
+            return Err(Error::Unsupported(format!("SpMV algorithm {} has no {} kernel", algorithm.name(), T::KIND.name())));
+        }
+        let plan: Plan<T> = match algorithm {
+            SpmvAlgorithm::Auto => unreachable!("resolved above"),
+            SpmvAlgorithm::CsrThread => csr_thread::plan,
+            SpmvAlgorithm::CsrVector => csr_vector::plan,
+            SpmvAlgorithm::CsrSplit => csr_split::plan,
+            SpmvAlgorithm::CsrMerge => csr_merge::plan,
+            SpmvAlgorithm::CooSegmented => coo_segmented::plan,
+            SpmvAlgorithm::CooAtomic => coo_atomic::plan,
+            SpmvAlgorithm::Ell => ell::plan,
+            SpmvAlgorithm::Hyb => hyb::plan,
+        };
+        let panels = (0..a.panel_count()).map(|p| plan(ctx, a, p, options)).collect::<Result<_>>()?;
+        Ok(Spmv { ctx: ctx.clone(), matrix: a.clone(), algorithm, panels })
     }
 
     /// The algorithm in use (never `Auto`).
@@ -281,47 +343,139 @@ impl Spmv {
         self.algorithm
     }
 
-    /// Device bytes this plan allocated beyond A, x and y.
+    /// Device bytes this plan allocated beyond A, x and y (shared analyses included).
     pub fn extra_bytes(&self) -> u64 {
-        self.stages.iter().map(Stages::extra_bytes).sum()
+        self.panels.iter().map(|p| p.extra_bytes()).sum()
     }
 
-    /// Records the product into `pass` (several dispatches; wgpu orders them).
-    pub fn encode(
+    /// Records `y ← α·A·x + β·y`. α and β are host values or device scalars
+    /// ([`ScalarArg`]). Everything is checked before anything is recorded: a refused call
+    /// leaves the recorder as it was.
+    pub fn record<'s>(
         &self,
-        pass: &mut wgpu::ComputePass<'_>,
-        alpha: f32,
-        x: &GpuVec<f32>,
-        beta: f32,
-        y: &mut GpuVec<f32>,
+        rec: &mut Recorder<'_, '_>,
+        alpha: impl Into<ScalarArg<'s, T>>,
+        x: &GpuVec<T>,
+        beta: impl Into<ScalarArg<'s, T>>,
+        y: &mut GpuVec<T>,
     ) -> Result<()> {
-        let (rows, cols) = (self.matrix.rows(), self.matrix.cols());
-        if x.len() != cols {
-            return Err(Error::dimension("spmv", "x length", cols, x.len()));
+        let (alpha, beta) = (alpha.into(), beta.into());
+        Operands::new(rec.context(), "spmv")?
+            .owned("the plan", self.ctx.id())?
+            .scalar("alpha", &alpha)?
+            .scalar("beta", &beta)?
+            .input("x", x)?
+            .output("y", y)?;
+        check_len("spmv", "x length", self.matrix.cols(), x.len())?;
+        check_len("spmv", "y length", self.matrix.rows(), y.len())?;
+        // x is bound whole by every panel: it must fit one binding (y is bound per panel).
+        let max = rec.context().limits().max_storage_buffer_binding_size;
+        if x.byte_len() > max {
+            return Err(Error::LimitExceeded {
+                what: format!("spmv: x of {} elements", x.len()),
+                limit: "max_storage_buffer_binding_size",
+                requested: x.byte_len(),
+                max,
+            });
         }
-        if y.len() != rows {
-            return Err(Error::dimension("spmv", "y length", rows, y.len()));
-        }
-        self.ctx.check_alive()?;
-        for (panel, stages) in self.matrix.panels.iter().zip(&self.stages) {
-            let y_rows = y.slice(panel.row_start..panel.row_start + panel.storage.rows());
-            if alpha == 0.0 {
-                stages.encode_scale(&self.ctx, pass, beta, y_rows)?;
+        let ctx = rec.context().clone();
+        let scaling = ScalarBinds::new(&ctx, alpha, beta)?;
+        for (panel, kernel) in self.matrix.panels().iter().zip(&self.panels) {
+            let rows = panel.rows();
+            let y_rows = y.bind_range(rows.clone());
+            if scaling.host_alpha() == Some(T::default()) {
+                blas1::scal_range(rec, &scaling.beta_as_alpha(), y_rows, rows.len())?;
             } else {
-                stages.encode(&self.ctx, pass, &panel.storage, alpha, x, beta, y_rows)?;
+                kernel.record(rec, panel.storage(), &Run { x: x.bind(), y: y_rows, rows: rows.len(), scaling })?;
             }
         }
         Ok(())
     }
 
     /// Records and submits the product; returns without waiting for the GPU.
-    pub fn run(&self, alpha: f32, x: &GpuVec<f32>, beta: f32, y: &mut GpuVec<f32>) -> Result<()> {
-        super::submit_pass(&self.ctx, "spmv", |pass| self.encode(pass, alpha, x, beta, y))
+    pub fn run<'s>(
+        &self,
+        alpha: impl Into<ScalarArg<'s, T>>,
+        x: &GpuVec<T>,
+        beta: impl Into<ScalarArg<'s, T>>,
+        y: &mut GpuVec<T>,
+    ) -> Result<()> {
+        let mut batch = self.ctx.batch();
+        self.record(&mut batch.recorder(), alpha, x, beta, y)?;
+        batch.submit()
     }
 }
 
-/// One-shot `y ← α·A·x + β·y` with the automatic choice (plans and runs; prefer [`Spmv`]
-/// when the same matrix is used again).
-pub fn spmv(ctx: &Context, alpha: f32, a: &GpuMatrix, x: &GpuVec<f32>, beta: f32, y: &mut GpuVec<f32>) -> Result<()> {
-    Spmv::new(ctx, a, SpmvAlgorithm::Auto)?.run(alpha, x, beta, y)
+/// One run of an algorithm on one row panel.
+#[derive(Clone, Copy)]
+pub(crate) struct Run<'a, T: Scalar> {
+    /// All of x.
+    x: Bind<'a, T>,
+    /// The panel's rows of y.
+    y: Bind<'a, T>,
+    /// Rows of the panel.
+    rows: usize,
+    scaling: ScalarBinds<'a, T>,
 }
+
+/// An algorithm planned for one row panel: records a run. Each algorithm's file has a
+/// `plan(ctx, matrix, panel, options)` making one.
+pub(crate) trait PanelKernel<T: Scalar>: Send + Sync {
+    /// Records `y ← α·A·x + β·y` on the panel (α is not a host zero: that is a scal).
+    fn record(&self, rec: &mut Recorder<'_, '_>, panel: &PanelStorage<T>, run: &Run<'_, T>) -> Result<()>;
+    /// Device bytes allocated beyond A, x and y (analyses it uses included).
+    fn extra_bytes(&self) -> u64 {
+        0
+    }
+}
+
+/// The signature of every algorithm's `plan`.
+type Plan<T> = fn(&Context, &GpuSparse<T>, usize, &SpmvOptions) -> Result<Box<dyn PanelKernel<T>>>;
+
+/// The row-sum vector of the accumulating algorithms (csr-merge, COO, HYB): unscaled row sums
+/// gathered there, then one `y ← α·sums + β·y` pass, so that α multiplies complete sums.
+pub(crate) struct RowSums<T: Scalar> {
+    sums: GpuVec<T>,
+}
+
+impl<T: Scalar> RowSums<T> {
+    pub(crate) fn new(ctx: &Context, rows: usize) -> Result<Self> {
+        Ok(RowSums { sums: ctx.zeros(rows)? })
+    }
+
+    pub(crate) fn bind(&self) -> Bind<'_, T> {
+        self.sums.bind()
+    }
+
+    /// Records `sums ← 0`.
+    pub(crate) fn clear(&self, rec: &mut Recorder<'_, '_>) -> Result<()> {
+        let ctx = rec.context().clone();
+        let zero = ScalarBinds::new(&ctx, ScalarArg::Host(T::default()), ScalarArg::Host(T::default()))?;
+        blas1::fill_range(rec, &zero, self.sums.bind(), self.sums.len())
+    }
+
+    /// Records `y ← α·sums + β·y`.
+    pub(crate) fn finish(&self, rec: &mut Recorder<'_, '_>, run: &Run<'_, T>) -> Result<()> {
+        blas1::axpby_range(rec, &run.scaling, self.sums.bind(), run.y, run.rows)
+    }
+
+    pub(crate) fn device_bytes(&self) -> u64 {
+        self.sums.byte_len()
+    }
+}
+
+/// The panel's storage as the algorithm's format, or a wgsparse bug.
+macro_rules! panel_as {
+    ($panel:expr, $variant:ident) => {
+        match $panel {
+            crate::matrix::PanelStorage::$variant(m) => m,
+            _ => {
+                return Err(crate::Error::Validation(format!(
+                    "a {} kernel was given another format",
+                    stringify!($variant)
+                )))
+            }
+        }
+    };
+}
+pub(crate) use panel_as;

@@ -1,0 +1,22 @@
+// y = alpha in every element (alpha from the host or a device scalar).
+#import invocation
+#import real
+#import scaling
+
+struct Params {
+    len: u32,
+    scaling: Scaling,
+}
+
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read> alpha_dev: array<Real>;
+@group(0) @binding(1) var<storage, read> beta_dev: array<Real>;
+@group(0) @binding(2) var<storage, read_write> y: array<Real>;
+
+override WG_SIZE: u32 = 256u;
+
+fn run(i: u32) {
+    if i < params.len {
+        y[i] = alpha();
+    }
+}

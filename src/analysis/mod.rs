@@ -1,0 +1,6 @@
+//! Structure analyses: work that depends only on a sparsity pattern, done once on the GPU
+//! and kept by the matrix (see `matrix::Structure`) for every plan that needs it.
+
+pub(crate) mod merge_path;
+pub(crate) mod row_split;
+pub(crate) mod scan;

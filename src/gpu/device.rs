@@ -1,0 +1,227 @@
+//! The wgpu device as wgsparse uses it: handles, limits, features, loss detection, error
+//! scopes, and the per-device caches (bind groups, readback staging, the readback poller).
+//!
+//! This is the bottom of the GPU stack: it knows nothing of kernels or of the `Context`
+//! above it, so the pipeline cache can depend on it without a cycle.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::bind_cache::BindGroupCache;
+use super::readback::{Poller, StagingPool};
+use crate::{Error, Result};
+
+/// How long a wait for the GPU lasts before the device is reported lost.
+pub(crate) const WAIT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Identifies one device (and the context around it) within the process. Every device
+/// object carries the id of the device that made it, so operands of another context are
+/// refused before anything is recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DeviceId(u64);
+
+impl DeviceId {
+    fn next() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        DeviceId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// A process-unique id for buffers and compiled kernels (bind-group cache keys).
+pub(crate) fn next_object_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A device and its queue with what wgsparse learned about them. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Device {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    limits: wgpu::Limits,
+    features: wgpu::Features,
+    id: DeviceId,
+    /// Set by the device-lost callback (devices wgsparse opened) or when an error says the
+    /// device is gone (devices wrapped with `Context::from_wgpu`, whose callbacks are the
+    /// caller's).
+    lost: Arc<Mutex<Option<String>>>,
+    bind_groups: BindGroupCache,
+    staging: StagingPool,
+    poller: Arc<Poller>,
+}
+
+impl Device {
+    /// Wraps an open device. With `own_callbacks`, wgsparse installs its device-lost and
+    /// uncaptured-error handlers (devices it opened itself); otherwise the caller's stay.
+    pub(crate) fn new(device: wgpu::Device, queue: wgpu::Queue, own_callbacks: bool) -> Self {
+        let lost = Arc::new(Mutex::new(None));
+        if own_callbacks {
+            // wgpu's default handler panics; errors are captured with scopes, and anything
+            // that escapes them is logged rather than allowed to abort the caller.
+            device.on_uncaptured_error(Arc::new(|e| eprintln!("wgsparse: uncaptured wgpu error: {e}")));
+            let flag = lost.clone();
+            device.set_device_lost_callback(move |reason, message| {
+                *flag.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!("{reason:?}: {message}"));
+            });
+        }
+        Device {
+            inner: Arc::new(Inner {
+                info: device.adapter_info(),
+                limits: device.limits(),
+                features: device.features(),
+                poller: Arc::new(Poller::default()),
+                device,
+                queue,
+                id: DeviceId::next(),
+                lost,
+                bind_groups: BindGroupCache::default(),
+                staging: StagingPool::default(),
+            }),
+        }
+    }
+
+    pub(crate) fn wgpu(&self) -> &wgpu::Device {
+        &self.inner.device
+    }
+    pub(crate) fn queue(&self) -> &wgpu::Queue {
+        &self.inner.queue
+    }
+    pub(crate) fn info(&self) -> &wgpu::AdapterInfo {
+        &self.inner.info
+    }
+    pub(crate) fn limits(&self) -> &wgpu::Limits {
+        &self.inner.limits
+    }
+    pub(crate) fn features(&self) -> wgpu::Features {
+        self.inner.features
+    }
+    pub(crate) fn id(&self) -> DeviceId {
+        self.inner.id
+    }
+    pub(crate) fn bind_groups(&self) -> &BindGroupCache {
+        &self.inner.bind_groups
+    }
+    pub(crate) fn staging(&self) -> &StagingPool {
+        &self.inner.staging
+    }
+    pub(crate) fn poller(&self) -> &Arc<Poller> {
+        &self.inner.poller
+    }
+
+    /// Fails with [`Error::DeviceLost`] once the device is gone. wgpu reports a loss through
+    /// a callback that runs when the device is polled, so this polls (without waiting)
+    /// before looking.
+    pub(crate) fn check_alive(&self) -> Result<()> {
+        if self.lost_reason().is_none() {
+            let _ = self.inner.device.poll(wgpu::PollType::Poll);
+        }
+        match self.lost_reason() {
+            Some(why) => Err(Error::DeviceLost(why)),
+            None => Ok(()),
+        }
+    }
+
+    fn lost_reason(&self) -> Option<String> {
+        self.inner.lost.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Records that the device is gone (an error said so).
+    pub(crate) fn mark_lost(&self, why: &str) {
+        let mut lost = self.inner.lost.lock().unwrap_or_else(|p| p.into_inner());
+        lost.get_or_insert_with(|| why.to_string());
+    }
+
+    /// Runs `f` inside wgpu error scopes and returns what they caught as a typed error:
+    /// out-of-memory as [`Error::OutOfMemory`], anything on a lost device as
+    /// [`Error::DeviceLost`], other validation errors as [`Error::Validation`] (a wgsparse
+    /// bug: inputs are validated before they reach wgpu).
+    pub(crate) fn scoped<T>(&self, what: &str, f: impl FnOnce() -> T) -> Result<T> {
+        self.check_alive()?;
+        let device = &self.inner.device;
+        let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let internal = device.push_error_scope(wgpu::ErrorFilter::Internal);
+        let value = f();
+        let internal = pollster::block_on(internal.pop());
+        let validation = pollster::block_on(validation.pop());
+        let oom = pollster::block_on(oom.pop());
+        if let Some(e) = oom {
+            return Err(Error::OutOfMemory(format!("{what}: {e}")));
+        }
+        if let Some(e) = validation.or(internal) {
+            let message = e.to_string();
+            if message.contains("device is lost") {
+                self.mark_lost(&message);
+            }
+            self.check_alive()?;
+            return Err(Error::Validation(format!("{what}: {message}")));
+        }
+        Ok(value)
+    }
+
+    /// Waits until `submission` (all submitted work when `None`) has finished.
+    pub(crate) fn wait(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<()> {
+        self.check_alive()?;
+        let result =
+            self.inner.device.poll(wgpu::PollType::Wait { submission_index: submission, timeout: Some(WAIT_TIMEOUT) });
+        self.check_alive()?;
+        result.map(|_| ()).map_err(|e| {
+            self.mark_lost(&format!("waiting for the GPU: {e}"));
+            Error::DeviceLost(format!("waiting for the GPU: {e}"))
+        })
+    }
+
+    /// Creates a buffer of at least `size` bytes (rounded up to [`ALLOCATION_GRANULE`]),
+    /// refusing sizes past the device's limits and turning wgpu's out-of-memory and
+    /// validation errors into [`Error`]s.
+    pub(crate) fn create_buffer(
+        &self,
+        label: &str,
+        size: u64,
+        usage: wgpu::BufferUsages,
+        mapped: bool,
+    ) -> Result<wgpu::Buffer> {
+        self.check_alive()?;
+        let padded = size.max(1).div_ceil(ALLOCATION_GRANULE) * ALLOCATION_GRANULE;
+        let max = self.inner.limits.max_buffer_size;
+        if padded > max {
+            return Err(Error::LimitExceeded {
+                what: format!("{label} of {size} bytes ({padded} allocated)"),
+                limit: "max_buffer_size",
+                requested: padded,
+                max,
+            });
+        }
+        self.scoped(&format!("allocating {label} ({padded} bytes)"), || {
+            self.inner.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: padded,
+                usage,
+                mapped_at_creation: mapped,
+            })
+        })
+    }
+}
+
+/// Allocations are rounded up to this many bytes so that kernels may read 16-byte vectors
+/// and so that an empty array still has a bindable buffer.
+pub(crate) const ALLOCATION_GRANULE: u64 = 16;
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.poller.shut_down();
+    }
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Device").field("adapter", &self.inner.info.name).field("id", &self.inner.id).finish()
+    }
+}

@@ -1,0 +1,431 @@
+//! Matrices on the GPU, one file per format: [`GpuCsr`], [`GpuCoo`], [`GpuEll`], [`GpuHyb`]
+//! held by a [`GpuSparse`] (in row panels when the device limits require), and [`GpuDense`].
+//! (The bitmap format of seed 004 joins as one more file and one more [`Format`].)
+//!
+//! Uploading only accepts the validated host types, whose constructors checked every index,
+//! so the kernels that read these buffers run without naga's bounds checks. Which format
+//! suits an op is the op's business (`ops::spmv::preferred_conversion`); this module stores
+//! what it is asked to.
+
+mod coo;
+mod csr;
+mod dense;
+mod ell;
+mod hyb;
+mod panels;
+mod structure;
+
+use std::ops::Range;
+use std::sync::Arc;
+
+pub use coo::GpuCoo;
+pub use csr::GpuCsr;
+pub use dense::{DenseLayout, GpuDense};
+pub use ell::{EllIndices, GpuEll};
+pub use hyb::GpuHyb;
+pub use structure::{AnalysisInfo, RowStats};
+pub(crate) use structure::{Analysis, Structure};
+
+use crate::context::Context;
+use crate::element::{Scalar, Stored};
+use crate::format::{CooMatrix, CsrMatrix, EllMatrix, EllOptions, HybMatrix, HybSplit};
+use crate::gpu::{Device, DeviceId};
+use crate::{Error, Result};
+use panels::{panel_bounds, row_panel};
+
+/// The sparse formats a [`GpuSparse`] can be stored in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Compressed sparse rows.
+    Csr,
+    /// Row-sorted coordinates.
+    Coo,
+    /// Padded ELL, column-major.
+    Ell,
+    /// ELL for the first entries of each row, COO for the rest.
+    Hyb,
+}
+
+impl Format {
+    /// Every format, in the order reports list them.
+    pub const ALL: [Format; 4] = [Format::Csr, Format::Coo, Format::Ell, Format::Hyb];
+
+    /// `csr`, `coo`, `ell` or `hyb`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Csr => "csr",
+            Format::Coo => "coo",
+            Format::Ell => "ell",
+            Format::Hyb => "hyb",
+        }
+    }
+}
+
+/// How to store a host CSR matrix on the GPU: a format with its conversion options.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Conversion {
+    /// As CSR.
+    Csr,
+    /// As row-sorted COO.
+    Coo,
+    /// As ELL; refused when the padding passes the options' bound.
+    Ell(EllOptions),
+    /// As HYB, split as given.
+    Hyb(HybSplit),
+}
+
+impl Conversion {
+    /// The format this conversion produces.
+    pub fn format(self) -> Format {
+        match self {
+            Conversion::Csr => Format::Csr,
+            Conversion::Coo => Format::Coo,
+            Conversion::Ell(_) => Format::Ell,
+            Conversion::Hyb(_) => Format::Hyb,
+        }
+    }
+
+    /// This format with default options.
+    pub fn of(format: Format) -> Conversion {
+        match format {
+            Format::Csr => Conversion::Csr,
+            Format::Coo => Conversion::Coo,
+            Format::Ell => Conversion::Ell(EllOptions::default()),
+            Format::Hyb => Conversion::Hyb(HybSplit::Auto),
+        }
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u32 {}
+}
+
+/// The integer type of row offsets and column indices on the device. `u32` today; a
+/// parameter of the format types so that 64-bit offsets can follow.
+pub trait Index: Stored + bytemuck::Pod + sealed::Sealed {
+    /// Bits per index.
+    const BITS: u32;
+}
+
+impl Index for u32 {
+    const BITS: u32 = 32;
+}
+
+/// Rows `row_start..row_start + rows` of a matrix, in one device format.
+#[derive(Debug)]
+pub struct Panel<T: Scalar, I: Index = u32> {
+    row_start: usize,
+    storage: PanelStorage<T, I>,
+}
+
+/// A panel's arrays, by format.
+#[derive(Debug)]
+pub enum PanelStorage<T: Scalar, I: Index = u32> {
+    /// CSR.
+    Csr(GpuCsr<T, I>),
+    /// COO.
+    Coo(GpuCoo<T, I>),
+    /// ELL.
+    Ell(GpuEll<T>),
+    /// HYB.
+    Hyb(GpuHyb<T>),
+}
+
+impl<T: Scalar, I: Index> Panel<T, I> {
+    /// The matrix row of the panel's first row.
+    pub fn row_start(&self) -> usize {
+        self.row_start
+    }
+    /// The panel's rows of the matrix.
+    pub fn rows(&self) -> Range<usize> {
+        let rows = match &self.storage {
+            PanelStorage::Csr(m) => m.rows(),
+            PanelStorage::Coo(m) => m.rows(),
+            PanelStorage::Ell(m) => m.rows(),
+            PanelStorage::Hyb(m) => m.ell().rows(),
+        };
+        self.row_start..self.row_start + rows
+    }
+    /// Its arrays.
+    pub fn storage(&self) -> &PanelStorage<T, I> {
+        &self.storage
+    }
+    fn device_bytes(&self) -> u64 {
+        match &self.storage {
+            PanelStorage::Csr(m) => m.device_bytes(),
+            PanelStorage::Coo(m) => m.device_bytes(),
+            PanelStorage::Ell(m) => m.device_bytes(),
+            PanelStorage::Hyb(m) => m.device_bytes(),
+        }
+    }
+}
+
+/// A sparse matrix on the GPU in one of the [`Format`]s, with its pattern's analyses.
+///
+/// A cheap handle: clones share the device arrays, as do the plans made for the matrix, so
+/// [`update_values`](Self::update_values) reaches them all.
+pub struct GpuSparse<T: Scalar, I: Index = u32> {
+    inner: Arc<Inner<T, I>>,
+}
+
+struct Inner<T: Scalar, I: Index> {
+    rows: usize,
+    cols: usize,
+    nnz: usize,
+    format: Format,
+    /// How it was converted from CSR (`None`: uploaded from COO).
+    conversion: Option<Conversion>,
+    panels: Vec<Panel<T, I>>,
+    structure: Arc<Structure>,
+    device: DeviceId,
+}
+
+impl<T: Scalar, I: Index> Clone for GpuSparse<T, I> {
+    fn clone(&self) -> Self {
+        GpuSparse { inner: self.inner.clone() }
+    }
+}
+
+impl<T: Scalar, I: Index> std::fmt::Debug for GpuSparse<T, I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuSparse")
+            .field("rows", &self.inner.rows)
+            .field("cols", &self.inner.cols)
+            .field("nnz", &self.inner.nnz)
+            .field("format", &self.inner.format)
+            .field("panels", &self.inner.panels.len())
+            .finish()
+    }
+}
+
+impl<T: Scalar> GpuSparse<T> {
+    /// Converts a validated CSR matrix as `conversion` says and uploads it, in row panels
+    /// when it exceeds the device's buffer limits.
+    pub fn from_csr(ctx: &Context, a: &CsrMatrix<T>, conversion: Conversion) -> Result<Self> {
+        ctx.check_alive()?;
+        ctx.check_element::<T>()?;
+        let compact = Self::compact_indices(a, conversion);
+        let bounds = panel_bounds(ctx.limits(), a.row_offsets(), conversion, T::KIND.size())?;
+        let mut panels = Vec::with_capacity(bounds.len());
+        for rows in bounds {
+            with_panel(a, rows.clone(), |part| {
+                let storage = upload_panel(ctx.gpu(), part, conversion, rows.start, compact)?;
+                panels.push(Panel { row_start: rows.start, storage });
+                Ok(())
+            })?;
+        }
+        let stats = RowStats::from_offsets(a.row_offsets());
+        let fingerprint = structure::fingerprint(a.rows(), a.cols(), a.row_offsets(), a.col_indices());
+        Ok(Self::assemble(ctx, a.rows(), a.cols(), a.nnz(), conversion.format(), Some(conversion), panels, stats, fingerprint))
+    }
+
+    /// Uploads a validated COO matrix (sorted by row on the host first if needed; repeated
+    /// positions are kept and add up).
+    pub fn from_coo(ctx: &Context, a: &CooMatrix<T>) -> Result<Self> {
+        ctx.check_alive()?;
+        ctx.check_element::<T>()?;
+        let sorted;
+        let a = if a.is_row_sorted() {
+            a
+        } else {
+            sorted = a.sorted_by_row();
+            &sorted
+        };
+        // Row-sorted COO with repeats is CSR structure plus repeated columns: split and upload
+        // it through the same panel rule, keeping the entries as they are.
+        let offsets = a.row_offsets();
+        let bounds = panel_bounds(ctx.limits(), &offsets, Conversion::Coo, T::KIND.size())?;
+        let mut panels = Vec::with_capacity(bounds.len());
+        for rows in bounds {
+            let entries = offsets[rows.start] as usize..offsets[rows.end] as usize;
+            let coo = GpuCoo::upload_rows(
+                ctx.gpu(),
+                rows.clone(),
+                &a.row_indices()[entries.clone()],
+                &a.col_indices()[entries.clone()],
+                &a.values()[entries],
+            )?;
+            panels.push(Panel { row_start: rows.start, storage: PanelStorage::Coo(coo) });
+        }
+        let stats = RowStats::from_offsets(&offsets);
+        let fingerprint = structure::fingerprint(a.rows(), a.cols(), a.row_indices(), a.col_indices());
+        Ok(Self::assemble(ctx, a.rows(), a.cols(), a.nnz(), Format::Coo, None, panels, stats, fingerprint))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        ctx: &Context,
+        rows: usize,
+        cols: usize,
+        nnz: usize,
+        format: Format,
+        conversion: Option<Conversion>,
+        panels: Vec<Panel<T>>,
+        stats: RowStats,
+        fingerprint: u64,
+    ) -> Self {
+        let structure = Arc::new(Structure::new(stats, fingerprint));
+        GpuSparse { inner: Arc::new(Inner { rows, cols, nnz, format, conversion, panels, structure, device: ctx.id() }) }
+    }
+
+    /// Whether ELL (or HYB's ELL part) stores 16-bit diagonal offsets: when asked and every
+    /// entry lies within 32,767 of the diagonal.
+    fn compact_indices(a: &CsrMatrix<T>, conversion: Conversion) -> bool {
+        let asked = match conversion {
+            Conversion::Ell(options) => options.compact_indices,
+            Conversion::Hyb(_) => true,
+            Conversion::Csr | Conversion::Coo => false,
+        };
+        asked && ell::within_diagonal_band(a)
+    }
+
+    /// Replaces the values, keeping the pattern and every analysis: `a` must have the
+    /// pattern the matrix was uploaded with (checked by a fingerprint of its row offsets and
+    /// columns; [`Error::InvalidArgument`] otherwise, nothing written). Plans made for the
+    /// matrix see the new values in work submitted afterwards.
+    pub fn update_values(&mut self, a: &CsrMatrix<T>) -> Result<()> {
+        let inner = &self.inner;
+        let Some(conversion) = inner.conversion else {
+            return Err(Error::InvalidArgument(
+                "this matrix was uploaded from COO: update it with update_coo_values".into(),
+            ));
+        };
+        let fingerprint = structure::fingerprint(a.rows(), a.cols(), a.row_offsets(), a.col_indices());
+        if a.nnz() != inner.nnz || fingerprint != inner.structure.fingerprint() {
+            return Err(Error::InvalidArgument("update_values: the pattern differs from the uploaded one".into()));
+        }
+        for panel in &inner.panels {
+            with_panel(a, panel.rows(), |part| match (&panel.storage, conversion) {
+                (PanelStorage::Csr(m), _) => m.write_values(part),
+                (PanelStorage::Coo(m), _) => m.write_values(part.values()),
+                (PanelStorage::Ell(m), Conversion::Ell(options)) => m.write_values(&EllMatrix::from_csr(part, &options)?),
+                (PanelStorage::Hyb(m), Conversion::Hyb(split)) => m.write_values(&HybMatrix::from_csr(part, split)?),
+                _ => Err(Error::Validation("a panel's storage differs from the matrix's conversion".into())),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// [`update_values`](Self::update_values) for a matrix uploaded from COO: `a` must have
+    /// the same entries in the same positions (after sorting by row).
+    pub fn update_coo_values(&mut self, a: &CooMatrix<T>) -> Result<()> {
+        let inner = &self.inner;
+        if inner.conversion.is_some() {
+            return Err(Error::InvalidArgument("this matrix was uploaded from CSR: update it with update_values".into()));
+        }
+        let sorted;
+        let a = if a.is_row_sorted() {
+            a
+        } else {
+            sorted = a.sorted_by_row();
+            &sorted
+        };
+        let fingerprint = structure::fingerprint(a.rows(), a.cols(), a.row_indices(), a.col_indices());
+        if a.nnz() != inner.nnz || fingerprint != inner.structure.fingerprint() {
+            return Err(Error::InvalidArgument("update_coo_values: the pattern differs from the uploaded one".into()));
+        }
+        let offsets = a.row_offsets();
+        for panel in &inner.panels {
+            let rows = panel.rows();
+            let entries = offsets[rows.start] as usize..offsets[rows.end] as usize;
+            if let PanelStorage::Coo(m) = &panel.storage {
+                m.write_values(&a.values()[entries])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<T: Scalar, I: Index> GpuSparse<T, I> {
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        self.inner.rows
+    }
+    /// Columns.
+    pub fn cols(&self) -> usize {
+        self.inner.cols
+    }
+    /// Stored entries (padding excluded).
+    pub fn nnz(&self) -> usize {
+        self.inner.nnz
+    }
+    /// The storage format.
+    pub fn format(&self) -> Format {
+        self.inner.format
+    }
+    /// The row panels (one for most matrices, none without rows).
+    pub fn panels(&self) -> &[Panel<T, I>] {
+        &self.inner.panels
+    }
+    /// How many row panels the device limits forced.
+    pub fn panel_count(&self) -> usize {
+        self.inner.panels.len()
+    }
+    /// Row-length statistics taken on upload.
+    pub fn stats(&self) -> &RowStats {
+        self.inner.structure.stats()
+    }
+    /// The context the matrix lives on.
+    pub fn device_id(&self) -> DeviceId {
+        self.inner.device
+    }
+    /// Bits per stored column index the kernels read: 16 for ELL (and HYB's ELL part)
+    /// stored as diagonal offsets (see [`EllOptions::compact_indices`]), else `I::BITS`.
+    pub fn index_bits(&self) -> u32 {
+        let compact = self.inner.panels.iter().any(|p| match &p.storage {
+            PanelStorage::Ell(m) => m.compact(),
+            PanelStorage::Hyb(m) => m.ell().compact(),
+            PanelStorage::Csr(_) | PanelStorage::Coo(_) => false,
+        });
+        if compact {
+            16
+        } else {
+            I::BITS
+        }
+    }
+    /// Bytes of device memory the matrix's arrays occupy (analyses excluded).
+    pub fn device_bytes(&self) -> u64 {
+        self.inner.panels.iter().map(Panel::device_bytes).sum()
+    }
+    /// The analyses the matrix holds, with their device bytes.
+    pub fn analyses(&self) -> Vec<AnalysisInfo> {
+        self.inner.structure.list()
+    }
+    /// Drops the analyses the matrix holds. Plans keep the ones they use; plans made later
+    /// build them again.
+    pub fn drop_analyses(&self) {
+        self.inner.structure.drop_all()
+    }
+    pub(crate) fn structure(&self) -> &Structure {
+        &self.inner.structure
+    }
+}
+
+/// Runs `f` on rows `rows` of `a`: `a` itself when they are all of it, else a copy.
+fn with_panel<T: Scalar, R>(a: &CsrMatrix<T>, rows: Range<usize>, f: impl FnOnce(&CsrMatrix<T>) -> Result<R>) -> Result<R> {
+    if rows.start == 0 && rows.end == a.rows() {
+        f(a)
+    } else {
+        f(&row_panel(a, rows))
+    }
+}
+
+fn upload_panel<T: Scalar>(
+    device: &Device,
+    a: &CsrMatrix<T>,
+    conversion: Conversion,
+    first_row: usize,
+    compact: bool,
+) -> Result<PanelStorage<T>> {
+    Ok(match conversion {
+        Conversion::Csr => PanelStorage::Csr(GpuCsr::upload(device, a)?),
+        Conversion::Coo => PanelStorage::Coo(GpuCoo::upload(device, &a.to_coo())?),
+        Conversion::Ell(options) => {
+            PanelStorage::Ell(GpuEll::upload(device, &EllMatrix::from_csr(a, &options)?, first_row, compact)?)
+        }
+        Conversion::Hyb(split) => {
+            PanelStorage::Hyb(GpuHyb::upload(device, &HybMatrix::from_csr(a, split)?, first_row, compact)?)
+        }
+    })
+}

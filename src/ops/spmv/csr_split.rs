@@ -1,0 +1,100 @@
+//! csr-split: rows up to a threshold one invocation each, longer rows cut into chunks for
+//! groups of lanes (one dispatch for both, chunks first so that their longer work starts
+//! early), then each long row's chunk sums added in order. The chunks are RoDe's row
+//! decomposition (seed 002), an analysis of the matrix built on the GPU and shared.
+
+use std::sync::Arc;
+
+use super::{panel_as, PanelKernel, Run, SpmvAlgorithm, SpmvOptions};
+use crate::analysis::row_split::RowSplit;
+use crate::context::Context;
+use crate::element::Scalar;
+use crate::gpu::GpuVec;
+use crate::kernel::shaders::{spmv_csr_split as split, spmv_csr_split_rows as finish};
+use crate::kernel::Kernel;
+use crate::matrix::{GpuSparse, PanelStorage};
+use crate::ops::common::Groups;
+use crate::record::Recorder;
+use crate::Result;
+
+struct CsrSplit<T: Scalar> {
+    split: Kernel<split::Shader, T>,
+    finish: Kernel<finish::Shader, T>,
+    groups: Groups,
+    max_len: u32,
+    chunk_len: u32,
+    decomposition: Arc<RowSplit>,
+    /// One sum per chunk.
+    partials: GpuVec<T>,
+}
+
+pub(super) fn plan<T: Scalar>(
+    ctx: &Context,
+    a: &GpuSparse<T>,
+    panel: usize,
+    options: &SpmvOptions,
+) -> Result<Box<dyn PanelKernel<T>>> {
+    let csr = panel_as!(a.panels()[panel].storage(), Csr);
+    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrSplit);
+    let groups = Groups::new(ctx, wg_size);
+    let max_len = options.split_threshold;
+    let chunk_len = groups.max_size * options.chunk_steps;
+    let name = format!("row split (panel {panel}, rows longer than {max_len}, chunks of {chunk_len})");
+    let decomposition = a.structure().get_or_build(&name, || RowSplit::build(ctx, csr, max_len, chunk_len))?;
+    let tasks_per_workgroup = groups.tasks_per_workgroup;
+    Ok(Box::new(CsrSplit {
+        split: ctx.kernel::<split::Shader, T>(Default::default(), split::Overrides { wg_size, tasks_per_workgroup })?,
+        finish: ctx.kernel::<finish::Shader, T>(Default::default(), finish::Overrides { wg_size, tasks_per_workgroup })?,
+        groups,
+        max_len,
+        chunk_len,
+        partials: ctx.zeros(decomposition.chunk_count())?,
+        decomposition,
+    }))
+}
+
+impl<T: Scalar> PanelKernel<T> for CsrSplit<T> {
+    fn record(&self, rec: &mut Recorder<'_, '_>, panel: &PanelStorage<T>, run: &Run<'_, T>) -> Result<()> {
+        let a = panel_as!(panel, Csr);
+        let chunks = self.decomposition.chunk_count() as u64;
+        let row_workgroups = (run.rows as u64).div_ceil(self.split.workgroup_size() as u64);
+        let chunk_workgroups = self.groups.workgroups(chunks);
+        let params = split::Params {
+            rows: run.rows as u32,
+            max_len: self.max_len,
+            chunk_workgroups: chunk_workgroups as u32,
+            chunks: chunks as u32,
+            chunk_len: self.chunk_len,
+            scaling: run.scaling.params,
+        };
+        let bindings = split::Bindings {
+            row_offsets: a.row_offsets().bind(),
+            col_indices: a.col_indices().bind(),
+            values: a.values().bind(),
+            x: run.x,
+            chunks: self.decomposition.chunks.bind(),
+            alpha_dev: run.scaling.alpha_dev,
+            beta_dev: run.scaling.beta_dev,
+            y: run.y,
+            partials: self.partials.bind(),
+        };
+        rec.dispatch(&self.split, params, bindings, chunk_workgroups + row_workgroups)?;
+        let long_rows = self.decomposition.long_row_count() as u64;
+        if long_rows == 0 {
+            return Ok(());
+        }
+        let params = finish::Params { long_rows: long_rows as u32, scaling: run.scaling.params };
+        let bindings = finish::Bindings {
+            long_rows: self.decomposition.long_rows.bind(),
+            partials: self.partials.bind(),
+            alpha_dev: run.scaling.alpha_dev,
+            beta_dev: run.scaling.beta_dev,
+            y: run.y,
+        };
+        rec.dispatch(&self.finish, params, bindings, self.groups.workgroups(long_rows))
+    }
+
+    fn extra_bytes(&self) -> u64 {
+        self.partials.byte_len() + crate::matrix::Analysis::device_bytes(&*self.decomposition)
+    }
+}

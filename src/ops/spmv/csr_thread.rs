@@ -1,0 +1,41 @@
+//! csr-thread: one invocation per row, for short rows of similar length.
+
+use super::{panel_as, PanelKernel, Run, SpmvAlgorithm, SpmvOptions};
+use crate::context::Context;
+use crate::element::Scalar;
+use crate::kernel::shaders::spmv_csr_thread as kernel;
+use crate::kernel::Kernel;
+use crate::matrix::{GpuSparse, PanelStorage};
+use crate::record::Recorder;
+use crate::Result;
+
+struct CsrThread<T: Scalar> {
+    kernel: Kernel<kernel::Shader, T>,
+}
+
+pub(super) fn plan<T: Scalar>(
+    ctx: &Context,
+    _: &GpuSparse<T>,
+    _panel: usize,
+    options: &SpmvOptions,
+) -> Result<Box<dyn PanelKernel<T>>> {
+    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrThread);
+    Ok(Box::new(CsrThread { kernel: ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size })? }))
+}
+
+impl<T: Scalar> PanelKernel<T> for CsrThread<T> {
+    fn record(&self, rec: &mut Recorder<'_, '_>, panel: &PanelStorage<T>, run: &Run<'_, T>) -> Result<()> {
+        let a = panel_as!(panel, Csr);
+        let bindings = kernel::Bindings {
+            row_offsets: a.row_offsets().bind(),
+            col_indices: a.col_indices().bind(),
+            values: a.values().bind(),
+            x: run.x,
+            alpha_dev: run.scaling.alpha_dev,
+            beta_dev: run.scaling.beta_dev,
+            y: run.y,
+        };
+        let params = kernel::Params { rows: run.rows as u32, scaling: run.scaling.params };
+        rec.dispatch_items(&self.kernel, params, bindings, run.rows as u64)
+    }
+}

@@ -1,0 +1,49 @@
+//! hyb: the ELL kernel for the regular part (unscaled, into the row sums), the segmented COO
+//! reduction for the tail (added to them), then one axpby pass applies α and β.
+
+use super::coo_segmented::SegmentedSums;
+use super::ell::EllKernel;
+use super::{panel_as, PanelKernel, Run, RowSums, SpmvAlgorithm, SpmvOptions};
+use crate::context::Context;
+use crate::element::Scalar;
+use crate::gpu::ScalarArg;
+use crate::matrix::{GpuSparse, PanelStorage};
+use crate::ops::common::ScalarBinds;
+use crate::record::Recorder;
+use crate::Result;
+
+struct Hyb<T: Scalar> {
+    ell: EllKernel<T>,
+    tail: SegmentedSums<T>,
+    sums: RowSums<T>,
+}
+
+pub(super) fn plan<T: Scalar>(
+    ctx: &Context,
+    a: &GpuSparse<T>,
+    panel: usize,
+    options: &SpmvOptions,
+) -> Result<Box<dyn PanelKernel<T>>> {
+    let hyb = panel_as!(a.panels()[panel].storage(), Hyb);
+    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::Hyb);
+    Ok(Box::new(Hyb {
+        ell: EllKernel::new(ctx, hyb.ell(), wg_size)?,
+        tail: SegmentedSums::new(ctx, hyb.coo(), wg_size, options)?,
+        sums: RowSums::new(ctx, hyb.ell().rows())?,
+    }))
+}
+
+impl<T: Scalar> PanelKernel<T> for Hyb<T> {
+    fn record(&self, rec: &mut Recorder<'_, '_>, panel: &PanelStorage<T>, run: &Run<'_, T>) -> Result<()> {
+        let a = panel_as!(panel, Hyb);
+        let ctx = rec.context().clone();
+        let raw = ScalarBinds::new(&ctx, ScalarArg::Host(T::from_f64(1.0)), ScalarArg::Host(T::default()))?;
+        self.ell.record(rec, a.ell(), run.x, &raw, self.sums.bind())?;
+        self.tail.record(rec, a.coo(), run.x, self.sums.bind())?;
+        self.sums.finish(rec, run)
+    }
+
+    fn extra_bytes(&self) -> u64 {
+        self.tail.device_bytes() + self.sums.device_bytes()
+    }
+}

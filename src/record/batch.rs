@@ -1,0 +1,177 @@
+//! A batch: one command encoder that any number of ops, copies and readbacks are recorded
+//! into, submitted once.
+
+use std::sync::{Arc, Mutex};
+
+use bytemuck::Pod;
+
+use super::gate::Gate;
+use super::profiler::Profiler;
+use super::Recorder;
+use crate::context::Context;
+use crate::element::Stored;
+use crate::gpu::{stage, GpuVec, PendingRead, Staged};
+use crate::{Error, Result};
+
+/// Ops recorded into one command buffer and submitted together: `run` on a plan is a batch of
+/// one. Dropping a batch without submitting it discards what was recorded.
+///
+/// ```no_run
+/// # fn demo(ctx: &wgsparse::Context, spmv: &wgsparse::ops::Spmv<f32>, x: &wgsparse::GpuVec<f32>,
+/// #         y: &mut wgsparse::GpuVec<f32>) -> wgsparse::Result<()> {
+/// let mut batch = ctx.batch();
+/// for _ in 0..1000 {
+///     spmv.record(&mut batch.recorder(), 1.0, x, 0.0, y)?;
+/// }
+/// batch.submit()?;
+/// # Ok(()) }
+/// ```
+pub struct Batch<'c> {
+    ctx: &'c Context,
+    encoder: Option<wgpu::CommandEncoder>,
+    pass: Option<wgpu::ComputePass<'static>>,
+    /// Gated sections: their argument buffers are written at submission.
+    gate: Gate,
+    reads: Vec<Arc<Mutex<TicketState>>>,
+}
+
+impl Context {
+    /// A new, empty batch.
+    pub fn batch(&self) -> Batch<'_> {
+        Batch {
+            ctx: self,
+            encoder: Some(self.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("wgsparse batch") })),
+            pass: None,
+            gate: Gate::default(),
+            reads: Vec::new(),
+        }
+    }
+}
+
+impl<'c> Batch<'c> {
+    /// The context the batch records for.
+    pub fn context(&self) -> &'c Context {
+        self.ctx
+    }
+
+    /// A recorder into the batch's current compute pass (opened if none is).
+    pub fn recorder(&mut self) -> Recorder<'_, 'static> {
+        if self.pass.is_none() {
+            let encoder = self.encoder.as_mut().expect("a batch keeps its encoder until submitted");
+            let pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("wgsparse"), timestamp_writes: None });
+            self.pass = Some(pass.forget_lifetime());
+        }
+        let pass = self.pass.as_mut().expect("opened above");
+        let gate = self.gate.is_open().then_some(&mut self.gate);
+        Recorder::with_gate(self.ctx, pass, gate)
+    }
+
+    /// Records what `record` records into a compute pass of its own, between two GPU
+    /// timestamps of `profiler` (read them with [`Profiler::read`] after submitting).
+    pub fn timed<R>(
+        &mut self,
+        profiler: &mut Profiler,
+        label: &str,
+        record: impl FnOnce(&mut Recorder<'_, 'static>) -> Result<R>,
+    ) -> Result<R> {
+        let writes = profiler.next_span(self.ctx, label)?;
+        self.end_pass();
+        let encoder = self.encoder.as_mut().expect("a batch keeps its encoder until submitted");
+        let pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(label),
+            timestamp_writes: Some(writes.as_pass_writes()),
+        });
+        self.pass = Some(pass.forget_lifetime());
+        let result = record(&mut self.recorder());
+        self.end_pass();
+        result
+    }
+
+    /// Turns every dispatch recorded from here on (until [`Batch::ungate`] or the end of the
+    /// batch) into an indirect dispatch that runs only while `flag[index]` is zero when this
+    /// call's point in the batch is reached on the GPU: a solver's convergence test writes the
+    /// flag, and the iterations recorded after it become no-ops.
+    pub fn gate(&mut self, flag: &GpuVec<u32>, index: usize) -> Result<()> {
+        self.ctx.check_owner("the gate flag", flag.device_id())?;
+        if index >= flag.len() {
+            return Err(Error::InvalidArgument(format!("gate flag index {index} of {}", flag.len())));
+        }
+        self.recorder();
+        let pass = self.pass.as_mut().expect("opened by recorder()");
+        self.gate.open(self.ctx, pass, flag, index)
+    }
+
+    /// Ends the gated section: later dispatches run unconditionally.
+    pub fn ungate(&mut self) {
+        self.gate.close();
+    }
+
+    /// Records a copy of `source` to the host, delivered after [`Batch::submit`] through the
+    /// returned ticket: the result of the batch's last op, read with no second submission.
+    pub fn read_back<T: Stored + Pod>(&mut self, source: &GpuVec<T>) -> Result<ReadTicket<T>> {
+        self.ctx.check_owner("the vector to read", source.device_id())?;
+        self.end_pass();
+        let encoder = self.encoder.as_mut().expect("a batch keeps its encoder until submitted");
+        let staged = stage(self.ctx.gpu(), encoder, source.buffer(), 0, source.byte_len())?;
+        let state = Arc::new(Mutex::new(TicketState::Staged(staged)));
+        self.reads.push(state.clone());
+        Ok(ReadTicket { state, len: source.len(), _element: std::marker::PhantomData })
+    }
+
+    /// Submits everything recorded, in recording order; returns without waiting for the GPU.
+    pub fn submit(mut self) -> Result<()> {
+        self.ungate();
+        self.end_pass();
+        let encoder = self.encoder.take().expect("submitted once");
+        let device = self.ctx.gpu();
+        self.gate.write_intended()?;
+        let submission = device.scoped("submitting a batch", || self.ctx.queue().submit([encoder.finish()]))?;
+        for read in self.reads.drain(..) {
+            let mut state = read.lock().unwrap_or_else(|p| p.into_inner());
+            if let TicketState::Staged(staged) = std::mem::replace(&mut *state, TicketState::Taken) {
+                *state = TicketState::Pending(staged.map(submission.clone(), false));
+            }
+        }
+        Ok(())
+    }
+
+    fn end_pass(&mut self) {
+        self.pass = None;
+    }
+}
+
+enum TicketState {
+    Staged(Staged),
+    Pending(PendingRead),
+    Taken,
+}
+
+/// A readback recorded in a batch; wait on it after the batch is submitted.
+pub struct ReadTicket<T> {
+    state: Arc<Mutex<TicketState>>,
+    len: usize,
+    _element: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: Stored + Pod> ReadTicket<T> {
+    /// Waits for the copy and writes it into `out` (of the vector's length).
+    pub fn wait_into(self, out: &mut [T]) -> Result<()> {
+        if out.len() != self.len {
+            return Err(Error::dimension("ReadTicket::wait_into", "output length", self.len, out.len()));
+        }
+        let state = std::mem::replace(&mut *self.state.lock().unwrap_or_else(|p| p.into_inner()), TicketState::Taken);
+        match state {
+            TicketState::Pending(pending) => pending.finish_blocking(bytemuck::cast_slice_mut(out)),
+            TicketState::Staged(_) | TicketState::Taken => {
+                Err(Error::InvalidArgument("the batch holding this readback was not submitted".into()))
+            }
+        }
+    }
+
+    /// Waits for the copy.
+    pub fn wait(self) -> Result<Vec<T>> {
+        let mut out = vec![T::zeroed(); self.len];
+        self.wait_into(&mut out)?;
+        Ok(out)
+    }
+}

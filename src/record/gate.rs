@@ -1,0 +1,108 @@
+//! Gated sections of a batch: dispatches whose workgroup counts a device flag can zero.
+//!
+//! Each gated dispatch takes a slot of indirect arguments. The host writes every slot's
+//! intended counts when the batch is submitted; at each gate, a small kernel copies them
+//! into the slots the dispatches read — or zeros, if the flag is set by then.
+
+use crate::context::Context;
+use crate::gpu::{Bind, DeviceId, GpuVec};
+use crate::kernel::shaders::gate_dispatch as kernel;
+use crate::kernel::{Dispatch, Kernel};
+use crate::Result;
+
+/// Slots per chunk of arguments.
+const CHUNK_SLOTS: usize = 4096;
+
+/// The gating state of one batch.
+#[derive(Default)]
+pub(crate) struct Gate {
+    flag: Option<FlagRef>,
+    chunks: Vec<Chunk>,
+}
+
+/// The flag of the open section, kept by handle so that a new chunk can be gated by it too.
+struct FlagRef {
+    buffer: wgpu::Buffer,
+    id: u64,
+    device: DeviceId,
+    index: u32,
+}
+
+struct Chunk {
+    intended: Vec<[u32; 4]>,
+    intended_buffer: GpuVec<[u32; 4]>,
+    args: GpuVec<[u32; 4]>,
+}
+
+impl Gate {
+    pub(crate) fn is_open(&self) -> bool {
+        self.flag.is_some()
+    }
+
+    /// Opens a section gated by `flag[index]` at this point of `pass`.
+    pub(crate) fn open(&mut self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, flag: &GpuVec<u32>, index: usize) -> Result<()> {
+        self.flag = Some(FlagRef {
+            buffer: flag.buffer().clone(),
+            id: flag.bind().entry("flag", false).id,
+            device: flag.device_id(),
+            index: index as u32,
+        });
+        if self.chunks.last().is_none_or(|c| c.intended.len() == CHUNK_SLOTS) {
+            self.chunks.push(Chunk::new(ctx)?);
+        }
+        self.record_gate(ctx, pass)
+    }
+
+    pub(crate) fn close(&mut self) {
+        self.flag = None;
+    }
+
+    /// A slot for a gated dispatch of `counts` workgroups: (buffer, byte offset).
+    pub(crate) fn slot(&mut self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, counts: [u32; 3]) -> Result<(wgpu::Buffer, u64)> {
+        if self.chunks.last().is_none_or(|c| c.intended.len() == CHUNK_SLOTS) {
+            self.chunks.push(Chunk::new(ctx)?);
+            // The section goes on in a new chunk: gate it too (the flag is unchanged unless a
+            // dispatch of this section wrote it).
+            self.record_gate(ctx, pass)?;
+        }
+        let chunk = self.chunks.last_mut().expect("pushed above");
+        chunk.intended.push([counts[0], counts[1], counts[2], 0]);
+        Ok((chunk.args.buffer().clone(), (chunk.intended.len() as u64 - 1) * 16))
+    }
+
+    fn record_gate(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>) -> Result<()> {
+        let (Some(flag), Some(chunk)) = (&self.flag, self.chunks.last()) else { return Ok(()) };
+        let gate: Kernel<kernel::Shader> = ctx.plain_kernel::<kernel::Shader>(Default::default(), Default::default())?;
+        let first = chunk.intended.len();
+        let bindings = kernel::Bindings {
+            flag: Bind::from_raw(&flag.buffer, flag.id, flag.device, 0, (flag.index as u64 + 1) * 4),
+            intended: chunk.intended_buffer.bind(),
+            args: chunk.args.bind(),
+        };
+        let group = gate.bind_group(ctx.gpu(), &bindings)?;
+        let params = kernel::Params { flag_index: flag.index, first: first as u32, count: CHUNK_SLOTS as u32 };
+        let workgroups = (CHUNK_SLOTS - first).div_ceil(gate.workgroup_size() as usize) as u32;
+        if workgroups > 0 {
+            gate.record(pass, &group, &params, Dispatch::Direct(workgroups, 1));
+        }
+        Ok(())
+    }
+
+    /// Writes every chunk's intended counts; called when the batch is submitted.
+    pub(crate) fn write_intended(&self) -> Result<()> {
+        for chunk in &self.chunks {
+            chunk.intended_buffer.write_at(0, &chunk.intended)?;
+        }
+        Ok(())
+    }
+}
+
+impl Chunk {
+    fn new(ctx: &Context) -> Result<Self> {
+        Ok(Chunk {
+            intended: Vec::with_capacity(CHUNK_SLOTS),
+            intended_buffer: ctx.zeros(CHUNK_SLOTS)?,
+            args: GpuVec::indirect_on(ctx.gpu(), CHUNK_SLOTS)?,
+        })
+    }
+}

@@ -1,0 +1,134 @@
+//! Recording GPU work: a [`Recorder`] takes an op's dispatches into a compute pass — of a
+//! [`Batch`] wgsparse submits, or of the caller's own encoder — and [`Profiler`] times
+//! parts of a batch with GPU timestamps.
+//!
+//! Recording allocates nothing once an op has run with the same operands: kernels come from
+//! the pipeline cache, bind groups from the bind-group cache, and parameters (α and β
+//! included) travel as immediate data captured at record time. Any number of ops recorded
+//! into one batch go to the GPU in one submission.
+
+mod batch;
+mod gate;
+mod profiler;
+
+pub use batch::{Batch, ReadTicket};
+pub use profiler::Profiler;
+
+use crate::context::Context;
+use crate::element::Scalar;
+use crate::gpu::GpuVec;
+use crate::kernel::spec::ShaderSpec;
+use crate::kernel::{fold_workgroups, Dispatch, Kernel};
+use crate::{Error, Result};
+use gate::Gate;
+
+/// Where an op records its dispatches: a compute pass, with the context it belongs to.
+pub struct Recorder<'r, 'p> {
+    ctx: &'r Context,
+    pass: &'r mut wgpu::ComputePass<'p>,
+    /// Set inside a batch's gated section: dispatches become indirect, sized by a device flag.
+    gate: Option<&'r mut Gate>,
+}
+
+impl<'r, 'p> Recorder<'r, 'p> {
+    /// Records into `pass`, a compute pass of an encoder of `ctx.device()`: the caller's own,
+    /// so that wgsparse ops join the caller's wgpu work (see [`Context::from_wgpu`]). wgpu
+    /// passes do not say which device they belong to, so the context is given with it; every
+    /// operand and plan recorded must belong to that context (a typed error otherwise).
+    /// The caller submits the encoder.
+    pub fn new(ctx: &'r Context, pass: &'r mut wgpu::ComputePass<'p>) -> Self {
+        Recorder { ctx, pass, gate: None }
+    }
+
+    pub(crate) fn with_gate(ctx: &'r Context, pass: &'r mut wgpu::ComputePass<'p>, gate: Option<&'r mut Gate>) -> Self {
+        Recorder { ctx, pass, gate }
+    }
+
+    /// The context recorded into.
+    pub fn context(&self) -> &Context {
+        self.ctx
+    }
+
+    /// Records `workgroups` workgroups of `kernel` (folded into two dimensions past the
+    /// per-dimension limit; shaders recover the linear index).
+    pub(crate) fn dispatch<S: ShaderSpec, T: Scalar>(
+        &mut self,
+        kernel: &Kernel<S, T>,
+        params: S::Params<T>,
+        bindings: S::Bindings<'_, T>,
+        workgroups: u64,
+    ) -> Result<()> {
+        if workgroups == 0 {
+            return Ok(());
+        }
+        let max = self.ctx.limits().max_compute_workgroups_per_dimension;
+        let (x, y) = fold_workgroups(workgroups, max).ok_or_else(|| Error::LimitExceeded {
+            what: format!("dispatch of {}", S::ID.info().name),
+            limit: "max_compute_workgroups_per_dimension",
+            requested: workgroups,
+            max: (max as u64).pow(2),
+        })?;
+        let group = kernel.bind_group(self.ctx.gpu(), &bindings)?;
+        match self.gate.as_deref_mut() {
+            None => kernel.record(self.pass, &group, &params, Dispatch::Direct(x, y)),
+            Some(gate) => {
+                let (buffer, offset) = gate.slot(self.ctx, self.pass, [x, y, 1])?;
+                kernel.record(self.pass, &group, &params, Dispatch::Indirect(&buffer, offset));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records enough workgroups of `kernel` for one invocation per item.
+    pub(crate) fn dispatch_items<S: ShaderSpec, T: Scalar>(
+        &mut self,
+        kernel: &Kernel<S, T>,
+        params: S::Params<T>,
+        bindings: S::Bindings<'_, T>,
+        items: u64,
+    ) -> Result<()> {
+        let workgroups = items.div_ceil(kernel.workgroup_size() as u64);
+        self.dispatch(kernel, params, bindings, workgroups)
+    }
+
+    /// Records a dispatch whose workgroup counts `args[index]` = (x, y, z, _) are read from
+    /// the device when it runs: an earlier kernel decides how much work this one has.
+    pub(crate) fn dispatch_indirect<S: ShaderSpec, T: Scalar>(
+        &mut self,
+        kernel: &Kernel<S, T>,
+        params: S::Params<T>,
+        bindings: S::Bindings<'_, T>,
+        args: &IndirectArgs,
+        index: usize,
+    ) -> Result<()> {
+        self.ctx.check_owner("indirect dispatch arguments", args.slots.device_id())?;
+        if index >= args.slots.len() {
+            return Err(Error::InvalidArgument(format!(
+                "indirect arguments {index} of {}",
+                args.slots.len()
+            )));
+        }
+        let group = kernel.bind_group(self.ctx.gpu(), &bindings)?;
+        kernel.record(self.pass, &group, &params, Dispatch::Indirect(args.slots.buffer(), index as u64 * 16));
+        Ok(())
+    }
+}
+
+/// Workgroup counts that kernels write and indirect dispatches read: slot `i` is
+/// `[x, y, z, unused]`.
+#[derive(Debug)]
+pub struct IndirectArgs {
+    slots: GpuVec<[u32; 4]>,
+}
+
+impl IndirectArgs {
+    /// `count` slots of zeros on `ctx`.
+    pub fn new(ctx: &Context, count: usize) -> Result<Self> {
+        Ok(IndirectArgs { slots: GpuVec::indirect_on(ctx.gpu(), count)? })
+    }
+
+    /// The slots, for kernels to write.
+    pub fn slots(&self) -> &GpuVec<[u32; 4]> {
+        &self.slots
+    }
+}
