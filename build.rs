@@ -751,7 +751,7 @@ fn emit_shader(out: &mut String, s: &Shader, structs: &BTreeMap<String, StructDe
     };
     let bindings_generic = s.bindings.iter().any(|b| element_rust(&b.element).contains('T'));
     let (g, gu) = if bindings_generic { ("<'a, T: Scalar>", "<'a, T>") } else { ("<'a>", "<'a>") };
-    out.push_str("    /// The shader's storage bindings, by name.\n");
+    out.push_str("    /// The shader's storage bindings, by name.\n    #[derive(Clone, Copy)]\n");
     let _ = writeln!(out, "    pub struct Bindings{g} {{");
     for b in &s.bindings {
         let access = if b.writable { "read_write" } else { "read" };

@@ -22,12 +22,15 @@ fn run(i: u32) {
     }
     let a = alpha();
     let b = beta();
+    // `== 0.0` with an else, not `!= 0.0`: see combine().
     var sum = Acc(0.0);
-    if a != 0.0 {
+    if a == 0.0 {
+    } else {
         sum = Acc(x[i]);
     }
     var old = Real(0.0);
-    if b != 0.0 {
+    if b == 0.0 {
+    } else {
         old = y[i];
     }
     y[i] = combine(a, sum, b, old);

@@ -107,4 +107,10 @@ macro_rules! stored_pod {
         }
     )*};
 }
-stored_pod!(u32, i32, f32, f64, [u32; 2], [u32; 4], [f32; 2], [f32; 4], [f64; 2], [f64; 4]);
+stored_pod!(u32, i32, f32, f64, [u32; 2], [u32; 4]);
+
+impl<T: Scalar> Stored for [T; 2] {
+    fn stride() -> u64 {
+        2 * T::KIND.size()
+    }
+}

@@ -270,6 +270,36 @@ fn malformed_cases() -> Vec<(&'static str, String, Kind, usize)> {
             Kind::BadEntry("too many fields: expected one value, found \"1 2\"".into()),
             3,
         ),
+        (
+            "symmetric entry and its mirror",
+            "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n2 1 5\n1 1 1\n1 2 5\n".into(),
+            Kind::MirroredEntry { row: 1, col: 2, symmetry: "symmetric" },
+            5,
+        ),
+        (
+            "skew-symmetric entry and its mirror",
+            "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n3 1 5\n1 3 -5\n".into(),
+            Kind::MirroredEntry { row: 1, col: 3, symmetry: "skew-symmetric" },
+            4,
+        ),
+        (
+            "pattern symmetric mirror",
+            "%%MatrixMarket matrix coordinate pattern symmetric\n4 4 2\n2 4\n4 2\n".into(),
+            Kind::MirroredEntry { row: 4, col: 2, symmetry: "symmetric" },
+            4,
+        ),
+        (
+            "value past f32",
+            format!("{COORD}2 2 2\n1 1 1\n2 2 1e300\n"),
+            Kind::ValueOutOfRange { value: "1e300".into(), element: "f32" },
+            4,
+        ),
+        (
+            "array value past f32",
+            "%%MatrixMarket matrix array real general\n1 2\n-4e38\n1\n".into(),
+            Kind::ValueOutOfRange { value: "-4e38".into(), element: "f32" },
+            3,
+        ),
     ]
 }
 
@@ -366,6 +396,21 @@ fn array_symmetric_storage_is_expanded() {
     assert_eq!(m.clone().into_coo().nnz(), 5, "array zeros dropped");
     let csr = m.into_csr();
     assert_eq!(DenseMatrix::from_csr(&csr).unwrap().data(), &[1.0, 3.0, 5.0, 2.0, 4.0, 0.0]);
+}
+
+/// The same entry twice in one triangle of a symmetric file adds up, as in a general file;
+/// only a stored mirror is refused (see `malformed_cases`). f64 keeps what f32 cannot hold,
+/// and infinities written as such are read as such in both.
+#[test]
+fn repeats_add_up_and_f64_keeps_large_values() {
+    let text = "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 5\n2 1 1\n";
+    let dense = DenseMatrix::from_csr(&read_str::<f32>(text).unwrap().1.into_csr()).unwrap();
+    assert_eq!(dense.data(), &[0.0, 6.0, 6.0, 0.0]);
+    let big = "%%MatrixMarket matrix coordinate real general\n1 2 2\n1 1 1e300\n1 2 -inf\n";
+    let m = read_str::<f64>(big).unwrap().1.into_csr();
+    assert_eq!(m.values(), &[1e300, f64::NEG_INFINITY]);
+    let inf = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 inf\n";
+    assert_eq!(read_str::<f32>(inf).unwrap().1.into_csr().values(), &[f32::INFINITY]);
 }
 
 #[test]

@@ -138,6 +138,69 @@ fn nan_and_infinity_propagate_as_ieee_arithmetic_says() {
     }
 }
 
+/// One rule for every algorithm and format: row i is `α·s_i + β·y_i` with `s_i` the row's
+/// complete sum (0 for an empty row), y not read when β = 0, s not computed when α = 0. So
+/// α = ±Inf gives ±Inf on rows whose sum is positive — also a row of 5,000 entries whose
+/// pieces (chunks, tiles, intervals) have sums of both signs, where scaling each piece by α
+/// would give Inf − Inf = NaN — and NaN on empty rows (Inf·0); α = NaN gives NaN everywhere;
+/// β = NaN gives NaN everywhere; β = ±Inf meets y's signs and zeros.
+#[test]
+fn ieee_semantics_are_one_rule_for_every_algorithm() {
+    let (rows, cols) = (3000usize, 6000usize);
+    let mut offsets = vec![0u32];
+    let (mut indices, mut values) = (Vec::new(), Vec::new());
+    // Row 0: +1 on 2,500 columns, then −0.999 on 2,500: a positive sum of pieces of both signs.
+    for c in 0..5000u32 {
+        indices.push(c);
+        values.push(if c < 2500 { 1.0f32 } else { -0.999 });
+    }
+    offsets.push(indices.len() as u32);
+    let mut rng = Rng::new(11);
+    for i in 1..rows {
+        // Every third row empty, the others 1–8 positive entries.
+        let len = if i % 3 == 0 { 0 } else { 1 + rng.below(8) as usize };
+        let mut row: Vec<u32> = (0..len).map(|_| rng.below(cols as u64) as u32).collect();
+        row.sort_unstable();
+        row.dedup();
+        values.extend(row.iter().map(|_| 0.5 + rng.next_f32().abs()));
+        indices.extend(row);
+        offsets.push(indices.len() as u32);
+    }
+    let a = CsrMatrix::try_from_csr_data(rows, cols, offsets, indices, values).unwrap();
+    let x = vec![1.0f32; cols];
+    let y_signs: Vec<f32> = (0..rows).map(|i| [2.0, -3.0, 0.0][i % 3]).collect();
+    let cases: [(f32, f32, &[f32]); 6] = [
+        (f32::INFINITY, 0.0, &y_signs),
+        (f32::NEG_INFINITY, 0.0, &y_signs),
+        (f32::NAN, 0.0, &y_signs),
+        (1.0, f32::NAN, &y_signs),
+        (1.0, f32::INFINITY, &y_signs),
+        (f32::NAN, 1.0, &y_signs),
+    ];
+    for (mode, ctx) in common::contexts() {
+        let x_gpu = ctx.upload(&x).unwrap();
+        for algorithm in SpmvAlgorithm::ALL {
+            let plan = Spmv::new(ctx, &GpuSparse::from_csr(ctx, &a, format_for(algorithm)).unwrap(), algorithm).unwrap();
+            for (alpha, beta, y0) in cases {
+                let mut y = ctx.upload(y0).unwrap();
+                plan.run(alpha, &x_gpu, beta, &mut y).unwrap();
+                let got = y.read_blocking().unwrap();
+                let want = spmv_csr(alpha as f64, &a, &x, beta as f64, y0);
+                let error = relative_error(&got, &want);
+                assert!(
+                    error <= 1e-5,
+                    "{mode} {} alpha {alpha} beta {beta}: row 0 {} (twin {}), row 3 {} (twin {})",
+                    algorithm.name(),
+                    got[0],
+                    want[0],
+                    got[3],
+                    want[3]
+                );
+            }
+        }
+    }
+}
+
 /// Out-of-memory is an error, not an abort. Drivers that report a memory budget (NVIDIA,
 /// AMD, Intel Vulkan; DX12) let a context refuse allocations past a share of it; lavapipe
 /// reports none, so there the allocation succeeds and only the success path is checked.

@@ -28,14 +28,17 @@ fn beta() -> Real {
 
 // alpha * sum + beta * old, by BLAS rules that hold for NaN and infinities too: with
 // alpha == 0, sum is not used (a NaN in it does not leak); with beta == 0, old is not used
-// (the caller may pass anything, and need not read it: see `beta_reads_old`).
+// (the caller may pass anything, and need not read it).
+//
+// Zero tests on floats are written `x == 0.0`, never `x != 0.0`: SPIR-V's ordered `!=` is
+// false for NaN, and a NaN scalar must count as nonzero.
 fn combine(a: Real, sum: Acc, b: Real, old: Real) -> Real {
-    var r = Real(0.0);
-    if a != 0.0 {
-        r = a * Real(sum);
+    var r = a * Real(sum);
+    if a == 0.0 {
+        r = Real(0.0);
     }
-    if b != 0.0 {
-        r = fma(b, old, r);
+    if b == 0.0 {
+        return r;
     }
-    return r;
+    return fma(b, old, r);
 }

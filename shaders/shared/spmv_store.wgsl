@@ -6,7 +6,8 @@
 fn store_y(row: u32, sum: Acc) {
     let b = beta();
     var old = Real(0.0);
-    if b != 0.0 {
+    if b == 0.0 {
+    } else {
         old = y[row];
     }
     y[row] = combine(alpha(), sum, b, old);

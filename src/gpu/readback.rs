@@ -63,7 +63,12 @@ impl StagingPool {
     }
 }
 
-/// The background thread that polls the device while async readbacks are pending.
+/// Work for the poller thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The background thread of async readbacks: it submits their copies (on some drivers a
+/// submission waits for earlier work) and polls the device while mappings are pending, so
+/// that a task awaiting a readback never blocks its thread.
 #[derive(Default)]
 pub(crate) struct Poller {
     state: Mutex<PollerState>,
@@ -72,30 +77,32 @@ pub(crate) struct Poller {
 
 #[derive(Default)]
 struct PollerState {
+    jobs: std::collections::VecDeque<Job>,
+    /// Mappings requested and not yet completed.
     pending: usize,
     running: bool,
     shut_down: bool,
 }
 
 impl Poller {
-    /// Registers a pending readback and makes sure the thread runs.
-    fn begin(self: &Arc<Self>, device: &wgpu::Device) {
+    /// Runs `job` on the poller thread, starting it if needed.
+    fn spawn(self: &Arc<Self>, device: &wgpu::Device, job: Job) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        state.pending += 1;
+        state.jobs.push_back(job);
         if !state.running && !state.shut_down {
-            state.running = true;
             let poller = self.clone();
             let device = device.clone();
             let spawned = std::thread::Builder::new().name("wgsparse-poller".into()).spawn(move || poller.run(&device));
-            if spawned.is_err() {
-                state.running = false;
-            }
+            state.running = spawned.is_ok();
         }
         self.wake.notify_all();
     }
 
-    /// A readback completed (or failed).
-    fn end(&self) {
+    fn begin_mapping(&self) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).pending += 1;
+    }
+
+    fn end_mapping(&self) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.pending = state.pending.saturating_sub(1);
     }
@@ -108,22 +115,27 @@ impl Poller {
 
     fn run(&self, device: &wgpu::Device) {
         loop {
-            {
+            let (jobs, pending) = {
                 let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-                while state.pending == 0 && !state.shut_down {
+                while state.jobs.is_empty() && state.pending == 0 && !state.shut_down {
                     state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
                 }
                 if state.shut_down {
                     state.running = false;
+                    // Jobs not run drop their senders: their readers get "dropped", not a hang.
                     return;
                 }
-            }
-            // Waits for the newest submission, running map callbacks as copies complete.
-            let polled =
-                device.poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(Duration::from_millis(50)) });
-            if polled.is_err() {
-                // A lost device fails every poll at once: do not spin.
-                std::thread::sleep(Duration::from_millis(10));
+                (std::mem::take(&mut state.jobs), state.pending)
+            };
+            jobs.into_iter().for_each(|job| job());
+            if pending > 0 || !self.state.lock().unwrap_or_else(|p| p.into_inner()).jobs.is_empty() {
+                // Waits for the newest submission, running map callbacks as copies complete.
+                let polled = device
+                    .poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(Duration::from_millis(50)) });
+                if polled.is_err() {
+                    // A lost device fails every poll at once: do not spin.
+                    std::thread::sleep(Duration::from_millis(10));
+                }
             }
         }
     }
@@ -153,21 +165,82 @@ pub(crate) fn stage(
 }
 
 impl Staged {
-    /// Asks for the mapping once the copy's submission is made. With `poll_in_background`,
-    /// the device's poller thread will run the callback.
-    pub(crate) fn map(self, submission: wgpu::SubmissionIndex, poll_in_background: bool) -> PendingRead {
+    /// Asks for the mapping once the copy's submission is made; the caller waits on it.
+    pub(crate) fn map(self, submission: wgpu::SubmissionIndex) -> PendingRead {
         let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
-        let poller = poll_in_background.then(|| self.device.poller().clone());
-        if let Some(p) = &poller {
-            p.begin(self.device.wgpu());
-        }
         self.staging.slice(..self.copy_len).map_async(wgpu::MapMode::Read, move |result| {
             let _ = sender.send(result);
-            if let Some(p) = poller {
-                p.end();
-            }
         });
         PendingRead { staged: self, submission, receiver }
+    }
+
+    /// Copies the mapped bytes into `out`, unmaps and returns the buffer to the pool.
+    fn copy_out(self, out: &mut [u8]) -> Result<()> {
+        if out.len() as u64 != self.len {
+            return Err(Error::dimension("readback", "output bytes", self.len as usize, out.len()));
+        }
+        {
+            let view =
+                self.staging.slice(..self.copy_len).get_mapped_range().map_err(|e| Error::Readback(e.to_string()))?;
+            out.copy_from_slice(&view[..self.len as usize]);
+        }
+        self.staging.unmap();
+        self.device.staging().give_back(self.staging);
+        Ok(())
+    }
+}
+
+/// A readback done entirely by the poller thread (copy, submission, mapping): the receiver
+/// gets the mapped staging buffer, or why there is none.
+pub(crate) type BackgroundRead =
+    futures_intrusive::channel::shared::OneshotReceiver<std::result::Result<Staged, Error>>;
+
+/// Starts reading bytes `offset..offset + len` of `source` on the poller thread.
+pub(crate) fn read_in_background(device: &Device, source: wgpu::Buffer, offset: u64, len: u64) -> BackgroundRead {
+    let (sender, receiver) = futures_intrusive::channel::shared::oneshot_channel();
+    let worker = device.clone();
+    let poller = device.poller().clone();
+    device.poller().spawn(
+        device.wgpu(),
+        Box::new(move || {
+            let staged = (|| {
+                worker.check_alive()?;
+                let mut encoder = worker
+                    .wgpu()
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("wgsparse readback") });
+                let staged = stage(&worker, &mut encoder, &source, offset, len)?;
+                worker.scoped(&format!("reading back {len} bytes"), || worker.queue().submit([encoder.finish()]))?;
+                Ok(staged)
+            })();
+            match staged {
+                Err(e) => {
+                    let _ = sender.send(Err(e));
+                }
+                Ok(staged) => {
+                    poller.begin_mapping();
+                    let buffer = staged.staging.clone();
+                    let done = poller.clone();
+                    buffer.slice(..staged.copy_len).map_async(wgpu::MapMode::Read, move |result| {
+                        let delivery = match result {
+                            Ok(()) => Ok(staged),
+                            Err(e) => Err(staged.device.check_alive().err().unwrap_or(Error::Readback(e.to_string()))),
+                        };
+                        let _ = sender.send(delivery);
+                        done.end_mapping();
+                    });
+                }
+            }
+        }),
+    );
+    receiver
+}
+
+/// Awaits a background read and copies it into `out`.
+pub(crate) async fn finish_background(read: BackgroundRead, out: &mut [u8]) -> Result<()> {
+    match read.receive().await {
+        Some(Ok(staged)) => staged.copy_out(out),
+        Some(Err(e)) => Err(e),
+        None => Err(Error::DeviceLost("the readback was dropped before it completed".into())),
     }
 }
 
@@ -179,20 +252,14 @@ pub(crate) struct PendingRead {
 }
 
 /// Copies bytes `offset..offset + len` of `source` to the host through a pooled staging
-/// buffer: one submission of its own.
-pub(crate) fn start_read(
-    device: &Device,
-    source: &wgpu::Buffer,
-    offset: u64,
-    len: u64,
-    poll_in_background: bool,
-) -> Result<PendingRead> {
+/// buffer: one submission of its own, made on this thread.
+pub(crate) fn start_read(device: &Device, source: &wgpu::Buffer, offset: u64, len: u64) -> Result<PendingRead> {
     device.check_alive()?;
     let mut encoder =
         device.wgpu().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("wgsparse readback") });
     let staged = stage(device, &mut encoder, source, offset, len)?;
     let submission = device.scoped(&format!("reading back {len} bytes"), || device.queue().submit([encoder.finish()]))?;
-    Ok(staged.map(submission, poll_in_background))
+    Ok(staged.map(submission))
 }
 
 impl PendingRead {
@@ -203,35 +270,18 @@ impl PendingRead {
         self.finish(mapped, out)
     }
 
-    /// Waits for the map callback without blocking the thread, then copies into `out`.
-    pub(crate) async fn finish_async(self, out: &mut [u8]) -> Result<()> {
-        let mapped = self.receiver.receive().await;
-        self.finish(mapped, out)
-    }
-
     fn finish(
         self,
         mapped: Option<std::result::Result<(), wgpu::BufferAsyncError>>,
         out: &mut [u8],
     ) -> Result<()> {
-        let Staged { device, staging, len, copy_len } = self.staged;
         match mapped {
-            Some(Ok(())) => {}
+            Some(Ok(())) => self.staged.copy_out(out),
             Some(Err(e)) => {
-                device.check_alive()?;
-                return Err(Error::Readback(e.to_string()));
+                self.staged.device.check_alive()?;
+                Err(Error::Readback(e.to_string()))
             }
-            None => return Err(Error::DeviceLost("the readback was dropped before it completed".into())),
+            None => Err(Error::DeviceLost("the readback was dropped before it completed".into())),
         }
-        if out.len() as u64 != len {
-            return Err(Error::dimension("readback", "output bytes", len as usize, out.len()));
-        }
-        {
-            let view = staging.slice(..copy_len).get_mapped_range().map_err(|e| Error::Readback(e.to_string()))?;
-            out.copy_from_slice(&view[..len as usize]);
-        }
-        staging.unmap();
-        device.staging().give_back(staging);
-        Ok(())
     }
 }

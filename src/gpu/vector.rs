@@ -135,13 +135,14 @@ impl<T: Stored + Pod> GpuVec<T> {
         Ok(())
     }
 
-    /// Copies the vector to the host. The future never blocks the thread: the device's
-    /// poller thread completes the mapping while the task waits.
+    /// Copies the vector to the host. The future never blocks the thread: the context's
+    /// poller thread (started on first use, idle without readbacks) submits the copy and
+    /// polls the device while the task waits.
     pub async fn read(&self) -> Result<Vec<T>> {
         let mut out = vec![T::zeroed(); self.len];
         if self.len > 0 {
-            let pending = readback::start_read(&self.device, &self.buffer, 0, self.byte_len(), true)?;
-            pending.finish_async(bytemuck::cast_slice_mut(&mut out)).await?;
+            let read = readback::read_in_background(&self.device, self.buffer.clone(), 0, self.byte_len());
+            readback::finish_background(read, bytemuck::cast_slice_mut(&mut out)).await?;
         }
         Ok(out)
     }
@@ -162,7 +163,7 @@ impl<T: Stored + Pod> GpuVec<T> {
         if self.len == 0 {
             return self.device.check_alive();
         }
-        let pending = readback::start_read(&self.device, &self.buffer, 0, self.byte_len(), false)?;
+        let pending = readback::start_read(&self.device, &self.buffer, 0, self.byte_len())?;
         pending.finish_blocking(bytemuck::cast_slice_mut(out))
     }
 }

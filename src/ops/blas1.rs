@@ -2,11 +2,16 @@
 //!
 //! Semantics are BLAS's, and hold for NaN and infinities: with α = 0 the vector α
 //! multiplies is not read (a NaN in it does not leak), with β = 0 the output is not read.
+//! Reductions ([`Reduction`]) are deterministic: fixed chunks per workgroup, partials
+//! combined in a fixed order, so a solver's iterations repeat bit for bit.
 
 use super::common::{check_len, Operands, ScalarBinds};
 use crate::element::Scalar;
 use crate::gpu::{Bind, GpuVec, ScalarArg};
-use crate::kernel::shaders::{copy_vector, vector_axpby, vector_fill, vector_scale};
+use crate::gpu::{DeviceId, GpuScalar};
+use crate::kernel::shaders::{
+    copy_vector, vector_axpby, vector_fill, vector_multiply, vector_reduce, vector_reduce_finish, vector_scale,
+};
 use crate::record::Recorder;
 use crate::Result;
 
@@ -76,6 +81,123 @@ pub fn copy<E: crate::element::Stored>(rec: &mut Recorder<'_, '_>, x: &GpuVec<E>
         copy_vector::Bindings { src: x.bind().reinterpret(words * 16), dst: y.bind().reinterpret(words * 16) },
         words,
     )
+}
+
+/// `z ← x ⊙ y`, element by element.
+pub fn mul<T: Scalar>(rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &GpuVec<T>, z: &mut GpuVec<T>) -> Result<()> {
+    elementwise(rec, x, y, z, false)
+}
+
+/// `z ← x ⊘ y`, element by element (IEEE division: `x/0` is ±Inf or NaN).
+pub fn div<T: Scalar>(rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &GpuVec<T>, z: &mut GpuVec<T>) -> Result<()> {
+    elementwise(rec, x, y, z, true)
+}
+
+fn elementwise<T: Scalar>(
+    rec: &mut Recorder<'_, '_>,
+    x: &GpuVec<T>,
+    y: &GpuVec<T>,
+    z: &mut GpuVec<T>,
+    divide: bool,
+) -> Result<()> {
+    let op = if divide { "div" } else { "mul" };
+    Operands::new(rec.context(), op)?.input("x", x)?.input("y", y)?.output("z", z)?;
+    check_len(op, "y length", x.len(), y.len())?;
+    check_len(op, "z length", x.len(), z.len())?;
+    let flags = vector_multiply::Flags { divide };
+    let kernel = rec.context().kernel::<vector_multiply::Shader, T>(flags, Default::default())?;
+    let bindings = vector_multiply::Bindings { x: x.bind(), y: y.bind(), z: z.bind() };
+    rec.dispatch_items(&kernel, vector_multiply::Params { len: x.len() as u32 }, bindings, x.len() as u64)
+}
+
+/// Deterministic reductions (dot products, Euclidean norms) of vectors of one length.
+/// Holds the per-workgroup partials, so a reduction recorded every iteration allocates
+/// nothing; one `Reduction` may serve any number of reductions in a batch, one after another.
+pub struct Reduction<T: Scalar> {
+    len: usize,
+    chunk: usize,
+    partials: GpuVec<[T; 2]>,
+    owner: DeviceId,
+}
+
+/// Lanes per workgroup of the reduction kernels.
+const REDUCE_LANES: usize = 256;
+/// Partials are at most this many: the finishing workgroup reads each once or a few times.
+const MAX_PARTIALS: usize = 4096;
+
+impl<T: Scalar> Reduction<T> {
+    /// Reductions of vectors of `len` elements on `ctx`.
+    pub fn new(ctx: &crate::Context, len: usize) -> Result<Self> {
+        ctx.check_element::<T>()?;
+        let chunk = (16 * REDUCE_LANES).max(len.div_ceil(MAX_PARTIALS).next_multiple_of(REDUCE_LANES));
+        Ok(Reduction { len, chunk, partials: ctx.zeros(len.div_ceil(chunk).max(1))?, owner: ctx.id() })
+    }
+
+    /// Records `out ← x·y`.
+    pub fn dot(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &GpuVec<T>, out: &GpuScalar<T>) -> Result<()> {
+        self.dot_into(rec, x, y, out.as_vec(), 0)
+    }
+
+    /// Records `out[index] ← x·y` (a column of results, as GMRES keeps them).
+    pub fn dot_into(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        x: &GpuVec<T>,
+        y: &GpuVec<T>,
+        out: &GpuVec<T>,
+        index: usize,
+    ) -> Result<()> {
+        Operands::new(rec.context(), "dot")?.input("x", x)?.input("y", y)?.output("out", out)?;
+        check_len("dot", "y length", x.len(), y.len())?;
+        self.record(rec, x, y, out, index, false)
+    }
+
+    /// Records `out ← ‖x‖₂`, without overflow or underflow of the squares (LAPACK's
+    /// scaling); infinite for an infinite element, NaN for a NaN one.
+    pub fn nrm2(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, out: &GpuScalar<T>) -> Result<()> {
+        self.nrm2_into(rec, x, out.as_vec(), 0)
+    }
+
+    /// Records `out[index] ← ‖x‖₂`.
+    pub fn nrm2_into(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, out: &GpuVec<T>, index: usize) -> Result<()> {
+        Operands::new(rec.context(), "nrm2")?.input("x", x)?.output("out", out)?;
+        self.record(rec, x, x, out, index, true)
+    }
+
+    fn record(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        x: &GpuVec<T>,
+        y: &GpuVec<T>,
+        out: &GpuVec<T>,
+        index: usize,
+        nrm2: bool,
+    ) -> Result<()> {
+        let op = if nrm2 { "nrm2" } else { "dot" };
+        rec.context().check_owner(&format!("{op}: the reduction"), self.owner)?;
+        check_len(op, "x length", self.len, x.len())?;
+        if index >= out.len() {
+            return Err(crate::Error::InvalidArgument(format!("{op}: element {index} of a vector of {}", out.len())));
+        }
+        let ctx = rec.context().clone();
+        let overrides = vector_reduce::Overrides { wg_size: REDUCE_LANES as u32, ..Default::default() };
+        let reduce = ctx.kernel::<vector_reduce::Shader, T>(vector_reduce::Flags { nrm2 }, overrides)?;
+        let count = self.partials.len();
+        rec.dispatch(
+            &reduce,
+            vector_reduce::Params { len: self.len as u32, chunk: self.chunk as u32 },
+            vector_reduce::Bindings { x: x.bind(), y: y.bind(), partials: self.partials.bind() },
+            count as u64,
+        )?;
+        let overrides = vector_reduce_finish::Overrides { wg_size: REDUCE_LANES as u32, ..Default::default() };
+        let finish = ctx.kernel::<vector_reduce_finish::Shader, T>(vector_reduce_finish::Flags { nrm2 }, overrides)?;
+        rec.dispatch(
+            &finish,
+            vector_reduce_finish::Params { count: count as u32, at: index as u32 },
+            vector_reduce_finish::Bindings { partials: self.partials.bind(), result: out.bind() },
+            1,
+        )
+    }
 }
 
 /// `y[..len] ← α·y[..len]`, operands checked by the caller.

@@ -129,7 +129,7 @@ impl<'c> Batch<'c> {
         for read in self.reads.drain(..) {
             let mut state = read.lock().unwrap_or_else(|p| p.into_inner());
             if let TicketState::Staged(staged) = std::mem::replace(&mut *state, TicketState::Taken) {
-                *state = TicketState::Pending(staged.map(submission.clone(), false));
+                *state = TicketState::Pending(staged.map(submission.clone()));
             }
         }
         Ok(())

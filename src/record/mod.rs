@@ -92,7 +92,9 @@ impl<'r, 'p> Recorder<'r, 'p> {
     }
 
     /// Records a dispatch whose workgroup counts `args[index]` = (x, y, z, _) are read from
-    /// the device when it runs: an earlier kernel decides how much work this one has.
+    /// the device when it runs: an earlier kernel decides how much work this one has (the
+    /// relaunch of the sync-free triangular solve builds on it; tested in `tests` below).
+    #[allow(dead_code)]
     pub(crate) fn dispatch_indirect<S: ShaderSpec, T: Scalar>(
         &mut self,
         kernel: &Kernel<S, T>,
@@ -130,5 +132,38 @@ impl IndirectArgs {
     /// The slots, for kernels to write.
     pub fn slots(&self) -> &GpuVec<[u32; 4]> {
         &self.slots
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::ScalarArg;
+    use crate::kernel::shaders::vector_fill;
+    use crate::ops::common::ScalarBinds;
+    use crate::ContextOptions;
+
+    /// The workgroup count of an indirect dispatch comes from the device buffer when the
+    /// dispatch runs: 2 workgroups of 256 fill 512 of 1024 elements; a count written later in
+    /// the queue (before submission) is what runs.
+    #[test]
+    fn indirect_dispatches_take_their_size_from_the_device() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
+        let y = ctx.zeros::<f32>(1024).unwrap();
+        let args = IndirectArgs::new(&ctx, 2).unwrap();
+        let kernel = ctx.kernel::<vector_fill::Shader, f32>(Default::default(), Default::default()).unwrap();
+        let scaling = ScalarBinds::new(&ctx, ScalarArg::Host(7.0f32), ScalarArg::Host(0.0)).unwrap();
+        let mut batch = ctx.batch();
+        {
+            let mut rec = batch.recorder();
+            let params = vector_fill::Params { len: 1024, scaling: scaling.params };
+            let bindings = vector_fill::Bindings { alpha_dev: scaling.alpha_dev, beta_dev: scaling.beta_dev, y: y.bind() };
+            rec.dispatch_indirect(&kernel, params, bindings, &args, 1).unwrap();
+            assert!(rec.dispatch_indirect(&kernel, params, bindings, &args, 2).is_err(), "slot out of range");
+        }
+        args.slots().write(&[[0, 0, 0, 0], [2, 1, 1, 0]]).unwrap();
+        batch.submit().unwrap();
+        let got = y.read_blocking().unwrap();
+        assert!(got[..512].iter().all(|&v| v == 7.0) && got[512..].iter().all(|&v| v == 0.0));
     }
 }

@@ -7,6 +7,7 @@
 //! These functions take test inputs, not user input: operand shapes are checked with
 //! `assert!`, and a mismatch panics with a message saying which operand is wrong.
 
+pub mod blas1;
 mod compare;
 mod spmv;
 
