@@ -312,9 +312,9 @@ fn merge(by_element: &BTreeMap<Element, VariantInterface>) -> Result<Merged, Str
     for (i, (binding, name, writable, element)) in f32.bindings.iter().enumerate() {
         let other = f64.map(|v| &v.bindings[i].3);
         let element = match (element, other) {
-            (RawElement::Scalar(a), o) => ElementType::Leaf(leaf(*a, o.map(|o| scalar_of(o)))?),
-            (RawElement::Atomic(a), o) => ElementType::Atomic(leaf(*a, o.map(|o| scalar_of(o)))?),
-            (RawElement::Vector(a, n), o) => ElementType::Vector(leaf(*a, o.map(|o| scalar_of(o)))?, *n),
+            (RawElement::Scalar(a), o) => ElementType::Leaf(leaf(*a, o.map(scalar_of))?),
+            (RawElement::Atomic(a), o) => ElementType::Atomic(leaf(*a, o.map(scalar_of))?),
+            (RawElement::Vector(a, n), o) => ElementType::Vector(leaf(*a, o.map(scalar_of))?, *n),
             (RawElement::Struct(s), _) => ElementType::Struct(s.clone()),
         };
         if matches!(element, ElementType::Atomic(Leaf::Real)) {
@@ -434,7 +434,9 @@ fn reflect_struct(
                 RawField::Struct(nested_name)
             }
             other => {
-                return Err(format!("{name}.{field_name}: host-visible structs hold scalars and structs, not {other:?}"))
+                return Err(format!(
+                    "{name}.{field_name}: host-visible structs hold scalars and structs, not {other:?}"
+                ))
             }
         };
         fields.push((field_name, field, m.offset));
@@ -583,7 +585,10 @@ fn emit_struct(out: &mut String, def: &StructDef, structs: &BTreeMap<String, Str
         && def.layouts.iter().all(|l| l.2 as usize == 4 * def.fields.len());
     let _ = writeln!(out, "    /// {doc}");
     if plain {
-        let _ = writeln!(out, "    #[repr(C)]\n    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]");
+        let _ = writeln!(
+            out,
+            "    #[repr(C)]\n    #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]"
+        );
     } else {
         let _ = writeln!(out, "    #[derive(Clone, Copy, Debug, Default, PartialEq)]");
     }
@@ -611,8 +616,11 @@ fn emit(shaders: &[Shader], structs: &BTreeMap<String, StructDef>) -> String {
             .map(|b| format!("BindingInfo {{ binding: {}, name: {:?}, writable: {} }}", b.binding, b.name, b.writable))
             .collect();
         let _ = writeln!(out, "        bindings: &[{}],", bindings.join(", "));
-        let overrides: Vec<String> =
-            s.overrides.iter().map(|o| format!("OverrideInfo {{ name: {:?}, default: {:?} }}", o.name, o.default)).collect();
+        let overrides: Vec<String> = s
+            .overrides
+            .iter()
+            .map(|o| format!("OverrideInfo {{ name: {:?}, default: {:?} }}", o.name, o.default))
+            .collect();
         let _ = writeln!(out, "        overrides: &[{}],", overrides.join(", "));
         out.push_str("        variants: &[\n");
         for v in &s.variants {
@@ -636,7 +644,8 @@ fn emit(shaders: &[Shader], structs: &BTreeMap<String, StructDef>) -> String {
         } else {
             (String::new(), def.name.clone())
         };
-        let strides: Vec<String> = def.layouts.iter().map(|(e, _, span)| format!("ElementKind::{} => {span}", element_variant(*e))).collect();
+        let strides: Vec<String> =
+            def.layouts.iter().map(|(e, _, span)| format!("ElementKind::{} => {span}", element_variant(*e))).collect();
         let stride = if generic {
             format!("match T::KIND {{ {} }}", strides.join(", "))
         } else {
@@ -655,7 +664,10 @@ fn emit(shaders: &[Shader], structs: &BTreeMap<String, StructDef>) -> String {
 fn emit_shader(out: &mut String, s: &Shader, structs: &BTreeMap<String, StructDef>) {
     let module = snake(&s.name);
     let _ = writeln!(out, "/// The interface of `shaders/{}.wgsl`.", s.name);
-    let _ = writeln!(out, "pub mod {module} {{\n    #![allow(missing_docs, unused_mut, clippy::all)]\n    use crate::kernel::spec::*;\n");
+    let _ = writeln!(
+        out,
+        "pub mod {module} {{\n    #![allow(missing_docs, unused_mut, clippy::all)]\n    use crate::kernel::spec::*;\n"
+    );
     let generic_element = s.elements.contains(&Element::F64);
 
     // Params.
@@ -664,7 +676,8 @@ fn emit_shader(out: &mut String, s: &Shader, structs: &BTreeMap<String, StructDe
         Some(p) => {
             emit_struct(out, p, structs, "super::structs::", "`var<immediate> params`.");
             let (g, ty) = if params_generic { ("<T: Scalar>", "Params<T>") } else { ("", "Params") };
-            let _ = writeln!(out, "    impl{g} Immediate for {ty} {{\n        fn write(&self, out: &mut ImmediateData) {{");
+            let _ =
+                writeln!(out, "    impl{g} Immediate for {ty} {{\n        fn write(&self, out: &mut ImmediateData) {{");
             if params_generic {
                 let _ = writeln!(out, "            match T::KIND {{");
                 for layout in &p.layouts {
@@ -675,7 +688,8 @@ fn emit_shader(out: &mut String, s: &Shader, structs: &BTreeMap<String, StructDe
                 }
                 out.push_str("            }\n");
             } else {
-                let _ = writeln!(out, "            {{\n                out.resize({});", p.layouts[0].2.div_ceil(4) * 4);
+                let _ =
+                    writeln!(out, "            {{\n                out.resize({});", p.layouts[0].2.div_ceil(4) * 4);
                 write_fields(out, p, p.layouts[0].0, "self", 0, structs);
                 out.push_str("            }\n");
             }
@@ -739,7 +753,10 @@ fn emit_shader(out: &mut String, s: &Shader, structs: &BTreeMap<String, StructDe
         })
         .collect();
     out.push_str(&constants.join(", "));
-    let _ = writeln!(out, "]\n        }}\n        fn workgroup_size(&self) -> u32 {{\n            {size}\n        }}\n    }}\n");
+    let _ = writeln!(
+        out,
+        "]\n        }}\n        fn workgroup_size(&self) -> u32 {{\n            {size}\n        }}\n    }}\n"
+    );
 
     // Bindings.
     let element_rust = |e: &ElementType| -> String {
@@ -763,11 +780,8 @@ fn emit_shader(out: &mut String, s: &Shader, structs: &BTreeMap<String, StructDe
     }
     out.push_str("    }\n");
     let _ = writeln!(out, "    impl{g} BindingSet<'a> for Bindings{gu} {{\n        fn entries(&self) -> Vec<BindEntry<'a>> {{\n            vec![");
-    let entries: Vec<String> = s
-        .bindings
-        .iter()
-        .map(|b| format!("self.{}.entry({:?}, {})", b.name, b.name, b.writable))
-        .collect();
+    let entries: Vec<String> =
+        s.bindings.iter().map(|b| format!("self.{}.entry({:?}, {})", b.name, b.name, b.writable)).collect();
     out.push_str(&entries.join(", "));
     out.push_str("]\n        }\n    }\n\n");
 

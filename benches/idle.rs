@@ -8,9 +8,8 @@
 
 use std::time::{Duration, Instant};
 
-use wgsparse::gpu::GpuVec;
-use wgsparse::ops::encode_copy;
-use wgsparse::{Context, ContextOptions, Result};
+use wgsparse::ops::blas1;
+use wgsparse::{Context, ContextOptions, GpuVec, Result};
 
 /// A source and a destination of up to 512 MiB each.
 struct Copy {
@@ -28,14 +27,11 @@ impl Copy {
 
     /// Submits `n` copies back to back and waits.
     fn run(&mut self, ctx: &Context, n: usize) -> Result<()> {
-        let mut encoder = ctx.device().create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            for _ in 0..n {
-                encode_copy(ctx, &mut pass, &self.src, &mut self.dst)?;
-            }
+        let mut batch = ctx.batch();
+        for _ in 0..n {
+            blas1::copy(&mut batch.recorder(), &self.src, &mut self.dst)?;
         }
-        ctx.queue().submit([encoder.finish()]);
+        batch.submit()?;
         ctx.synchronize()
     }
 

@@ -8,7 +8,7 @@ usage: python3 peer_cusparse.py MANIFEST.json OUT.json
 The manifest (written by benches/bench/peer.rs) names raw little-endian files per matrix and
 the ops to run on it:
 
-    {"warmup": 3, "runs": 20,
+    {"warmup": 3, "runs": 20, "e2e_runs": 5, "dtype": "float32" | "float64",
      "matrices": [{"name", "rows", "cols", "nnz",
                    "row_offsets" (u32), "col_indices" (u32), "values" (f32), "x" (f32, cols),
                    "ops": [{"op": "spmv", "k": null, "copies": 8}, ...]}]}
@@ -17,13 +17,18 @@ Each case is timed with CUDA events around every run, median of `runs` runs afte
 (at least one per copy), rotating among `copies` copies of its operands as the bench does, and
 checked against a float64 result computed on the GPU. The timed runs are queued behind a
 spinning kernel so that they run back to back: the events then time the GPU, not Python's
-launch overhead (tens of µs a call, more than a small SpMV takes). The answer:
+launch overhead (tens of µs a call, more than a small SpMV takes). Ops that have an
+end-to-end form (the result on the host, as a user calls it: `(A @ x).get()`) are also timed
+by the wall clock, median of `e2e_runs` calls. Values are float32, or float64 when the
+manifest says so. The answer:
 
     {"peer": "cusparse (CuPy X.Y, CUDA Z.W)", "device": "...",
-     "results": [{"matrix", "op", "k", "time_us", "rel_err"} or {"matrix", "op", "k", "error"}]}
+     "results": [{"matrix", "op", "k", "time_us", "e2e_time_us", "rel_err"}
+                 or {"matrix", "op", "k", "error"}]}
 
 Ops are functions in OPS, keyed by the bench's op name; each returns `run(copy)` (one timed
-run) and `check()` (relative error). Exit status 3: CuPy or a CUDA device is missing.
+run), `check()` (relative error), the stream it runs on and `e2e(copy)` (the call with its
+result on the host) or None. Exit status 3: CuPy or a CUDA device is missing.
 """
 
 import json
@@ -108,24 +113,37 @@ def median_us(run, copies, warmup, runs, stream=None):
     return statistics.median(cp.cuda.get_elapsed_time(s, e) * 1e3 for s, e in zip(starts, ends))
 
 
+def wall_us(call, copies, runs):
+    """Median wall-clock time of call(copy) including its synchronisation, µs."""
+    call(0)
+    times = []
+    for i in range(max(runs, copies)):
+        start = time.perf_counter()
+        call(i % copies)
+        times.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(times)
+
+
 def random_dense(shape, seed):
     return cp.random.default_rng(seed).uniform(-1.0, 1.0, shape, dtype=cp.float32)
 
 
-# Ops: each takes the matrix (CuPy CSR, float32), x, the case from the manifest and the copy
-# count, and returns (run, check, stream): run(copy) is one timed run, check() its relative
-# error against float64, stream the stream run() issues work on (None: CuPy's current one).
+# Ops: each takes the matrix (CuPy CSR, float32 or float64), x, the case from the manifest and
+# the copy count, and returns (run, check, stream, e2e): run(copy) is one timed run, check()
+# its relative error against float64, stream the stream run() issues work on (None: CuPy's
+# current one), e2e(copy) the call with its result on the host (None where not timed).
 
 
 def spmv(a, x, case, copies):
-    """y = A x (cuSPARSE SpMV through CuPy's csr_matrix @ vector)."""
+    """y = A x (cuSPARSE SpMV through CuPy's csr_matrix @ vector); end to end
+    `(A @ x).get()`."""
     mats = [a] + [a.copy() for _ in range(copies - 1)]
     xs = [x] + [x.copy() for _ in range(copies - 1)]
 
     def check():
         return relative_error(a @ x, a.astype(cp.float64) @ x.astype(cp.float64))
 
-    return (lambda i: mats[i] @ xs[i]), check, None
+    return (lambda i: mats[i] @ xs[i]), check, None, (lambda i: (mats[i] @ xs[i]).get())
 
 
 def spmm(a, x, case, copies):
@@ -137,7 +155,7 @@ def spmm(a, x, case, copies):
     def check():
         return relative_error(a @ bs[0], a.astype(cp.float64) @ bs[0].astype(cp.float64))
 
-    return (lambda i: mats[i] @ bs[i]), check, None
+    return (lambda i: mats[i] @ bs[i]), check, None, None
 
 
 def sddmm(a, x, case, copies):
@@ -173,7 +191,7 @@ def sddmm(a, x, case, copies):
             reference[start:stop] = (m1[row_of[start:stop]] * m2t[a.indices[start:stop]]).sum(axis=1)
         return relative_error(result, reference)
 
-    return run, check, cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    return run, check, cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream), None
 
 
 def sptrsv(a, x, case, copies):
@@ -193,7 +211,7 @@ def sptrsv(a, x, case, copies):
         y = run(0).astype(cp.float64)
         return relative_error(lower.astype(cp.float64) @ y, x)
 
-    return run, check, None
+    return run, check, None, None
 
 
 def gemv(a, x, case, copies):
@@ -211,23 +229,23 @@ def gemv(a, x, case, copies):
         m = mats[0].astype(cp.float64)
         return relative_error(run(0), (m.T if transpose else m) @ vectors[0].astype(cp.float64))
 
-    return run, check, None
+    return run, check, None, None
 
 
 OPS = {"spmv": spmv, "spmm": spmm, "sddmm": sddmm, "sptrsv": sptrsv, "gemv": gemv}
 
 
-def load(entry):
-    """The matrix (int32 indices, as CuPy wants) and x of a manifest entry."""
+def load(entry, dtype):
+    """The matrix (int32 indices, as CuPy wants) and x of a manifest entry, values of dtype."""
 
-    def array(key, dtype):
-        return cp.asarray(np.fromfile(entry[key], dtype=dtype))
+    def array(key, stored):
+        return cp.asarray(np.fromfile(entry[key], dtype=stored))
 
     shape = (entry["rows"], entry["cols"])
     offsets = array("row_offsets", "<u4").astype(cp.int32)
     indices = array("col_indices", "<u4").astype(cp.int32)
-    a = cusparse.csr_matrix((array("values", "<f4"), indices, offsets), shape=shape)
-    return a, array("x", "<f4")
+    a = cusparse.csr_matrix((array("values", "<f4").astype(dtype), indices, offsets), shape=shape)
+    return a, array("x", "<f4").astype(dtype)
 
 
 def main():
@@ -239,11 +257,13 @@ def main():
     with open(sys.argv[1]) as f:
         manifest = json.load(f)
     warmup, runs = manifest["warmup"], manifest["runs"]
+    e2e_runs = manifest.get("e2e_runs", 5)
+    dtype = cp.dtype(manifest.get("dtype", "float32"))
     results = []
     for entry in manifest["matrices"]:
         start = time.perf_counter()
         try:
-            a, x = load(entry)
+            a, x = load(entry, dtype)
             print(f"loaded {entry['name']} ({time.perf_counter() - start:.1f} s)", file=sys.stderr)
         except Exception as e:  # a matrix CuPy refuses must not stop the others
             a = x = None
@@ -256,8 +276,11 @@ def main():
                     raise RuntimeError(load_error)
                 if case["op"] not in OPS:
                     raise KeyError(f"the peer has no op {case['op']!r}")
-                run, check, stream = OPS[case["op"]](a, x, case, max(1, case.get("copies", 1)))
-                result["time_us"] = median_us(run, max(1, case.get("copies", 1)), warmup, runs, stream)
+                copies = max(1, case.get("copies", 1))
+                run, check, stream, e2e = OPS[case["op"]](a, x, case, copies)
+                result["time_us"] = median_us(run, copies, warmup, runs, stream)
+                if e2e is not None:
+                    result["e2e_time_us"] = wall_us(e2e, copies, e2e_runs)
                 result["rel_err"] = check()
             except Exception as e:
                 result["error"] = f"{type(e).__name__}: {e}"

@@ -8,8 +8,8 @@ use bytemuck::Pod;
 
 use crate::element::{Scalar, Stored};
 use crate::gpu::{Device, DeviceId, GpuScalar, GpuVec};
-use crate::kernel::{Kernel, PipelineCache};
 use crate::kernel::spec::ShaderSpec;
+use crate::kernel::{Kernel, PipelineCache};
 use crate::{Error, Result};
 
 /// Features wgsparse cannot work without: kernel parameters travel as immediate data.
@@ -200,7 +200,9 @@ impl Context {
             true => Some(GpuVec::zeros_on(&device, 1)?),
             false => None,
         };
-        Ok(Context { inner: Arc::new(Inner { device, pipelines: PipelineCache::default(), subgroups, unused_f32, unused_f64 }) })
+        Ok(Context {
+            inner: Arc::new(Inner { device, pipelines: PipelineCache::default(), subgroups, unused_f32, unused_f64 }),
+        })
     }
 
     /// The wgpu device (for callers that mix wgsparse with their own passes).
@@ -346,6 +348,12 @@ impl Context {
     /// Fails with [`Error::DeviceLost`] once the device is gone.
     pub(crate) fn check_alive(&self) -> Result<()> {
         self.inner.device.check_alive()
+    }
+
+    /// [`check_alive`](Self::check_alive) without polling the device (recording stays cheap;
+    /// submitting polls).
+    pub(crate) fn check_known_alive(&self) -> Result<()> {
+        self.inner.device.check_known_alive()
     }
 
     /// Fails with [`Error::Unsupported`] where kernels cannot run on `T`.

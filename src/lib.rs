@@ -20,9 +20,9 @@ pub use element::{ElementKind, Scalar};
 pub use error::{Error, Result};
 pub use format::{CooMatrix, CsrMatrix, DenseMatrix, EllMatrix, FormatError, HybMatrix};
 pub use gpu::{GpuScalar, GpuVec, ScalarArg};
+/// The shaders wgsparse ships, validated and reflected at build time.
+pub use kernel::registry as shaders;
 pub use matrix::{Conversion, DenseLayout, Format, GpuDense, GpuSparse};
 pub use record::{Batch, Recorder};
 /// The wgpu this crate is built on, for callers that share its device and passes.
 pub use wgpu;
-/// The shaders wgsparse ships, validated and reflected at build time.
-pub use kernel::registry as shaders;

@@ -32,7 +32,11 @@ fn elementwise_ops<T: Scalar>(seed: u64) {
             let x_gpu = ctx.upload(&x).unwrap();
             let check = |what: &str, got: &GpuVec<T>, want: Vec<f64>| {
                 let error = relative_error(&got.read_blocking().unwrap(), &want);
-                assert!(error <= common::tolerance::<T>(), "seed {seed} {mode} {} {what} len {len}: {error:e}", T::KIND.name());
+                assert!(
+                    error <= common::tolerance::<T>(),
+                    "seed {seed} {mode} {} {what} len {len}: {error:e}",
+                    T::KIND.name()
+                );
             };
             let (a, b) = (T::from_f64(1.5), T::from_f64(-0.75));
 
@@ -63,7 +67,13 @@ fn elementwise_ops<T: Scalar>(seed: u64) {
             let y_gpu = ctx.upload(&y0).unwrap();
             for divide in [false, true] {
                 let mut z = poisoned::<T>(ctx, len);
-                run(ctx, |rec| if divide { blas1::div(rec, &x_gpu, &y_gpu, &mut z) } else { blas1::mul(rec, &x_gpu, &y_gpu, &mut z) });
+                run(ctx, |rec| {
+                    if divide {
+                        blas1::div(rec, &x_gpu, &y_gpu, &mut z)
+                    } else {
+                        blas1::mul(rec, &x_gpu, &y_gpu, &mut z)
+                    }
+                });
                 check(if divide { "div" } else { "mul" }, &z, twin::elementwise(&x, &y0, divide));
             }
         }
@@ -191,23 +201,24 @@ fn blas1_refuses_bad_operands_before_recording() {
     let mut short = ctx.upload(&[2.0f32; 9]).unwrap();
     let foreign = other.upload(&[1.0f32; 10]).unwrap();
     let mut batch = ctx.batch();
-    let mut rec = batch.recorder();
-    let err = blas1::axpy(&mut rec, 1.0, &x, &mut short).unwrap_err();
-    assert!(matches!(err, Error::DimensionMismatch { .. }), "{err}");
-    let err = blas1::axpy(&mut rec, 1.0, &foreign, &mut y).unwrap_err();
-    assert!(matches!(err, Error::ContextMismatch(_)), "{err}");
-    // A result written into an input: a race, refused. (Through `&mut` outputs, the borrow
-    // checker already refuses such calls.)
-    let reduction = Reduction::<f32>::new(ctx, 10).unwrap();
-    let err = reduction.dot_into(&mut rec, &x, &y, &x, 0).unwrap_err();
-    assert!(matches!(err, Error::Aliasing(_)), "{err}");
-    let err = blas1::scal(&mut rec, ScalarArg::Device { vector: &x, index: 10 }, &mut y).unwrap_err();
-    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
-    let reduction = Reduction::<f32>::new(&other, 10).unwrap();
-    let out = ctx.scalar(0.0f32).unwrap();
-    let err = reduction.dot(&mut rec, &x, &x, &out).unwrap_err();
-    assert!(matches!(err, Error::ContextMismatch(_)), "{err}");
-    drop(rec);
+    {
+        let mut rec = batch.recorder();
+        let err = blas1::axpy(&mut rec, 1.0, &x, &mut short).unwrap_err();
+        assert!(matches!(err, Error::DimensionMismatch { .. }), "{err}");
+        let err = blas1::axpy(&mut rec, 1.0, &foreign, &mut y).unwrap_err();
+        assert!(matches!(err, Error::ContextMismatch(_)), "{err}");
+        // A result written into an input: a race, refused. (Through `&mut` outputs, the borrow
+        // checker already refuses such calls.)
+        let reduction = Reduction::<f32>::new(ctx, 10).unwrap();
+        let err = reduction.dot_into(&mut rec, &x, &y, &x, 0).unwrap_err();
+        assert!(matches!(err, Error::Aliasing(_)), "{err}");
+        let err = blas1::scal(&mut rec, ScalarArg::Device { vector: &x, index: 10 }, &mut y).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        let reduction = Reduction::<f32>::new(&other, 10).unwrap();
+        let out = ctx.scalar(0.0f32).unwrap();
+        let err = reduction.dot(&mut rec, &x, &x, &out).unwrap_err();
+        assert!(matches!(err, Error::ContextMismatch(_)), "{err}");
+    }
     batch.submit().unwrap();
     assert_eq!(y.read_blocking().unwrap(), vec![2.0; 10], "nothing was recorded");
 }

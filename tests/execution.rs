@@ -28,7 +28,7 @@ fn a_batch_records_many_runs_with_their_own_scalars_and_allocates_nothing_per_ru
         let matrix = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
         let plan = Spmv::new(ctx, &matrix, SpmvAlgorithm::CsrSplit).unwrap();
         let (x_gpu, mut y) = (ctx.upload(&x).unwrap(), ctx.upload(&y0).unwrap());
-        let coefficients = |k: usize| (0.25 + (k % 7) as f32 * 0.125, if k % 3 == 0 { 0.0 } else { 0.5 });
+        let coefficients = |k: usize| (0.25 + (k % 7) as f32 * 0.125, if k.is_multiple_of(3) { 0.0 } else { 0.5 });
         // The first run makes the pipelines and bind groups…
         plan.run(1.0, &x_gpu, 0.5, &mut y).unwrap();
         let (pipelines, groups) = (ctx.pipelines_compiled(), ctx.bind_groups_cached());
@@ -142,7 +142,8 @@ fn the_profiler_times_sections_of_a_batch() {
         return;
     }
     let a = generate::laplacian_2d(200);
-    let plan = Spmv::new(ctx, &GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap(), SpmvAlgorithm::CsrThread).unwrap();
+    let plan =
+        Spmv::new(ctx, &GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap(), SpmvAlgorithm::CsrThread).unwrap();
     let x = ctx.upload(&vec![1.0f32; a.cols()]).unwrap();
     let mut y = ctx.zeros::<f32>(a.rows()).unwrap();
     let mut profiler = Profiler::new(ctx, 2).unwrap();
@@ -211,9 +212,10 @@ fn operands_of_another_context_are_refused() {
     let ctx = common::context();
     let other = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
     let a = generate::random(50, 40, 0.1, 3);
-    let plan = Spmv::new(ctx, &GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap(), SpmvAlgorithm::CsrThread).unwrap();
-    let x = ctx.upload(&vec![1.0f32; 40]).unwrap();
-    let foreign_x = other.upload(&vec![1.0f32; 40]).unwrap();
+    let plan =
+        Spmv::new(ctx, &GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap(), SpmvAlgorithm::CsrThread).unwrap();
+    let x = ctx.upload(&[1.0f32; 40]).unwrap();
+    let foreign_x = other.upload(&[1.0f32; 40]).unwrap();
     let mut y = ctx.upload(&[5.0f32; 50]).unwrap();
     let mut foreign_y = other.upload(&[5.0f32; 50]).unwrap();
 
@@ -246,7 +248,8 @@ impl Wake for Flag {
 fn async_readback_never_blocks_the_thread() {
     let ctx = common::context();
     let a = generate::laplacian_2d(400);
-    let plan = Spmv::new(ctx, &GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap(), SpmvAlgorithm::CsrThread).unwrap();
+    let plan =
+        Spmv::new(ctx, &GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap(), SpmvAlgorithm::CsrThread).unwrap();
     let x = ctx.upload(&vec![1.0f32; a.cols()]).unwrap();
     let mut y = ctx.zeros::<f32>(a.rows()).unwrap();
     let mut batch = ctx.batch();
@@ -279,7 +282,10 @@ fn async_readback_never_blocks_the_thread() {
         }
     };
     eprintln!("GPU work took {:?}; first poll {first_poll:?}", submitted.elapsed());
-    let want = twin::scal(1.0, &spmv_csr(1.0, &a, &vec![1.0f32; a.cols()], 0.0, &[]).iter().map(|&v| v as f32).collect::<Vec<_>>());
+    let want = twin::scal(
+        1.0,
+        &spmv_csr(1.0, &a, &vec![1.0f32; a.cols()], 0.0, &[]).iter().map(|&v| v as f32).collect::<Vec<_>>(),
+    );
     assert!(relative_error(&result.unwrap(), &want) <= 1e-6);
 }
 

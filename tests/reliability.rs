@@ -180,7 +180,8 @@ fn ieee_semantics_are_one_rule_for_every_algorithm() {
     for (mode, ctx) in common::contexts() {
         let x_gpu = ctx.upload(&x).unwrap();
         for algorithm in SpmvAlgorithm::ALL {
-            let plan = Spmv::new(ctx, &GpuSparse::from_csr(ctx, &a, format_for(algorithm)).unwrap(), algorithm).unwrap();
+            let plan =
+                Spmv::new(ctx, &GpuSparse::from_csr(ctx, &a, format_for(algorithm)).unwrap(), algorithm).unwrap();
             for (alpha, beta, y0) in cases {
                 let mut y = ctx.upload(y0).unwrap();
                 plan.run(alpha, &x_gpu, beta, &mut y).unwrap();
@@ -230,7 +231,10 @@ fn a_missing_adapter_or_backend_is_a_typed_error() {
     let err = Context::new_blocking(options).unwrap_err();
     assert!(matches!(&err, Error::NoAdapter { .. }) && err.to_string().contains("mesa-vulkan-drivers"), "{err}");
     assert!(matches!(wgsparse::context::parse_backends("vulkan,metl"), Err(Error::UnknownBackend(b)) if b == "metl"));
-    assert_eq!(wgsparse::context::parse_backends("Vulkan, dx12").unwrap(), wgpu::Backends::VULKAN | wgpu::Backends::DX12);
+    assert_eq!(
+        wgsparse::context::parse_backends("Vulkan, dx12").unwrap(),
+        wgpu::Backends::VULKAN | wgpu::Backends::DX12
+    );
 }
 
 /// Every algorithm but CooAtomic promises results that do not depend on scheduling: the

@@ -18,6 +18,8 @@ usage: bench [OPTIONS]
   --matrices LIST      comma-separated matrix names to keep (suite names such as
                        lap2d_2048, or file names without .mtx; default: all)
   --ops LIST           comma-separated ops to run (default: all)
+  --dtype f32|f64      value type of the matrices and vectors (default f32; f64 needs an
+                       adapter with SHADER_F64)
   --algorithms LIST    comma-separated algorithms to run, `auto` included (default: all);
                        a variant adds tuning knobs: csr-merge:items=4:wg=128,
                        csr-split:threshold=32:chunk=16, csr-vector:lanes=8, coo-segmented:steps=4
@@ -51,6 +53,8 @@ pub struct Options {
     pub matrices: Option<Vec<String>>,
     /// Ops to run; `None` means all.
     pub ops: Option<Vec<String>>,
+    /// Value type.
+    pub dtype: wgsparse::ElementKind,
     /// Algorithms to run; `None` means all.
     pub algorithms: Option<Vec<String>>,
     /// Where to write JSON records.
@@ -91,6 +95,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
         quick: false,
         matrices: None,
         ops: None,
+        dtype: wgsparse::ElementKind::F32,
         algorithms: None,
         json: None,
         markdown: None,
@@ -129,6 +134,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             }
             "--matrices" => options.matrices = Some(list(&value()?)),
             "--ops" => options.ops = Some(list(&value()?)),
+            "--dtype" => {
+                options.dtype = match value()?.as_str() {
+                    "f32" => wgsparse::ElementKind::F32,
+                    "f64" => wgsparse::ElementKind::F64,
+                    other => return Err(format!("--dtype expects f32 or f64, got {other:?}")),
+                }
+            }
             "--algorithms" => options.algorithms = Some(list(&value()?)),
             "--json" => options.json = Some(value()?.into()),
             "--markdown" => options.markdown = Some(value()?.into()),

@@ -51,6 +51,9 @@ fn run() -> Result<ExitCode, String> {
     };
     let ops = select_ops(&options)?;
     let ctx = ContextOptions::from_env().and_then(Context::new_blocking).map_err(|e| e.to_string())?;
+    if options.dtype == wgsparse::ElementKind::F64 && !ctx.supports::<f64>() {
+        return Err(format!("--dtype f64: adapter {:?} has no SHADER_F64", ctx.adapter_info().name));
+    }
     let scale = match (options.quick, ctx.is_cpu()) {
         (true, _) => Scale::Quick,
         (false, true) => Scale::Small,
@@ -67,7 +70,7 @@ fn run() -> Result<ExitCode, String> {
         let requests = peer_requests(&suite, &ops, &plan);
         progress.note(&format!("peer {name}: timing {} matrices…", requests.len()));
         let start = std::time::Instant::now();
-        match peer::run(name, options.peer_script.as_deref(), &requests, &settings, options.seed) {
+        match peer::run(name, options.peer_script.as_deref(), &requests, &settings, options.seed, options.dtype) {
             Ok(results) => {
                 results.log.iter().for_each(|line| progress.detail(|| format!("peer {name}: {line}")));
                 progress.detail(|| format!("peer {name}: done in {:.1} s", start.elapsed().as_secs_f64()));
@@ -141,7 +144,7 @@ fn run() -> Result<ExitCode, String> {
 
 /// The ops named by `--ops` (all by default), after checking `--algorithms` too.
 fn select_ops(options: &Options) -> Result<Vec<Box<dyn Op>>, String> {
-    let all = ops::all();
+    let all = ops::all(options.dtype);
     let names: Vec<&str> = all.iter().map(|op| op.name()).collect();
     if let Some(wanted) = &options.ops {
         if let Some(bad) = wanted.iter().find(|w| !names.contains(&w.as_str())) {
@@ -252,8 +255,8 @@ impl Runner<'_> {
         for case in plan {
             let (m, op) = (&suite.matrices[case.matrix], &ops[case.op]);
             let peer_time = peer.and_then(|p| {
-                let time_us = p.get(&m.name, op.peer_op()?, case.k)?.time_us?;
-                Some(PeerTime { name: p.name.clone(), time_us })
+                let result = p.get(&m.name, op.peer_op()?, case.k)?;
+                Some(PeerTime { name: p.name.clone(), time_us: result.time_us?, e2e_us: result.e2e_time_us })
             });
             let inputs = op.inputs(&m.csr, case.k, self.seed);
             for &algorithm in &case.algorithms {
@@ -266,6 +269,7 @@ impl Runner<'_> {
                     cols: m.csr.cols(),
                     nnz: m.csr.nnz(),
                     op: op.name(),
+                    dtype: op.dtype(),
                     k: case.k,
                     algorithm,
                     label,
@@ -317,7 +321,12 @@ fn describe_inputs(options: &Options, scale: Scale, cpu_adapter: bool) -> String
             Scale::Small if cpu_adapter => "CPU adapter",
             _ => "GPU adapter",
         };
-        parts.push(format!("generated suite, {} sizes ({why}), seed {}", scale.name(), options.seed));
+        parts.push(format!(
+            "generated suite, {} sizes ({why}), seed {}, {} values",
+            scale.name(),
+            options.seed,
+            options.dtype.name()
+        ));
     }
     if !options.mtx.is_empty() {
         parts.push(format!("{} Matrix Market files", options.mtx.len()));

@@ -14,6 +14,8 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
+use wgsparse::ElementKind;
+
 use crate::ops::K;
 use crate::suite::{dense_operand, BenchMatrix};
 use crate::timing::Settings;
@@ -60,6 +62,9 @@ pub struct PeerResult {
     k: K,
     /// Median time, µs (absent when the case failed).
     pub time_us: Option<f64>,
+    /// Median time of the call with its result on the host, µs (where measured).
+    #[serde(default)]
+    pub e2e_time_us: Option<f64>,
     /// The peer's own relative error against a float64 product.
     pub rel_err: Option<f64>,
     /// Why the case failed.
@@ -89,6 +94,9 @@ impl PeerResults {
 struct Manifest<'a> {
     warmup: usize,
     runs: usize,
+    /// `float32` or `float64`: the values the peer computes with.
+    dtype: &'static str,
+    e2e_runs: usize,
     matrices: Vec<ManifestMatrix<'a>>,
 }
 
@@ -129,8 +137,9 @@ pub fn run(
     requests: &[PeerRequest<'_>],
     settings: &Settings,
     seed: u64,
+    dtype: ElementKind,
 ) -> Result<PeerResults, String> {
-    run_script(script, requests, settings, seed).map_err(|e| e.line(peer))
+    run_script(script, requests, settings, seed, dtype).map_err(|e| e.line(peer))
 }
 
 fn run_script(
@@ -138,12 +147,13 @@ fn run_script(
     requests: &[PeerRequest<'_>],
     settings: &Settings,
     seed: u64,
+    dtype: ElementKind,
 ) -> Result<PeerResults, ScriptError> {
     let script = find_script(script).map_err(ScriptError::Unavailable)?;
     // Ask first, so that a machine without CuPy is not made to write every matrix to disk.
     python(&script, &["--check".as_ref()])?;
     let dir = TempDir(std::env::temp_dir().join(format!("wgsparse-bench-{}", std::process::id())));
-    let manifest = write_inputs(&dir.0, requests, settings, seed)
+    let manifest = write_inputs(&dir.0, requests, settings, seed, dtype)
         .map_err(|e| ScriptError::Failed(format!("writing inputs: {e}")))?;
     let out = dir.0.join("out.json");
     let log = python(&script, &[manifest.as_os_str(), out.as_os_str()])?;
@@ -209,7 +219,13 @@ fn find_script(explicit: Option<&Path>) -> Result<PathBuf, String> {
 }
 
 /// Writes every matrix's arrays and x, and the manifest; returns the manifest's path.
-fn write_inputs(dir: &Path, requests: &[PeerRequest<'_>], settings: &Settings, seed: u64) -> std::io::Result<PathBuf> {
+fn write_inputs(
+    dir: &Path,
+    requests: &[PeerRequest<'_>],
+    settings: &Settings,
+    seed: u64,
+    dtype: ElementKind,
+) -> std::io::Result<PathBuf> {
     fs::create_dir_all(dir)?;
     let mut matrices = Vec::with_capacity(requests.len());
     for (i, request) in requests.iter().enumerate() {
@@ -235,7 +251,12 @@ fn write_inputs(dir: &Path, requests: &[PeerRequest<'_>], settings: &Settings, s
         });
     }
     let manifest = dir.join("manifest.json");
-    let body = Manifest { warmup: settings.warmup.runs, runs: settings.runs, matrices };
+    let dtype = match dtype {
+        ElementKind::F32 => "float32",
+        ElementKind::F64 => "float64",
+    };
+    let body =
+        Manifest { warmup: settings.warmup.runs, runs: settings.runs, dtype, e2e_runs: settings.e2e_runs, matrices };
     fs::write(&manifest, serde_json::to_vec_pretty(&body).map_err(std::io::Error::other)?)?;
     Ok(manifest)
 }

@@ -4,14 +4,25 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use wgsparse::gpu::AdapterReport;
+use wgsparse::{AdapterReport, ElementKind};
 
 use crate::ops::{Cost, Model, OpError, K};
 use crate::suite::SkippedFile;
 use crate::timing::{Measurement, Settings, Spread, MAX_COPIES, MAX_WARMUP, ROTATION_BYTES, SLOW_ROW_BUDGET, SLOW_RUN};
 
-/// The house tolerance on `‖y − y_ref‖₂ / ‖y_ref‖₂` for f32 results.
+/// The house tolerance on `‖y − y_ref‖₂ / ‖y_ref‖₂` for f32 results...
 pub const TOLERANCE: f64 = 1e-5;
+/// ...and for f64 results: far below f32 rounding, so an f64 kernel that computes in f32
+/// somewhere fails.
+pub const TOLERANCE_F64: f64 = 1e-12;
+
+/// The tolerance for results of `dtype`.
+pub fn tolerance(dtype: ElementKind) -> f64 {
+    match dtype {
+        ElementKind::F32 => TOLERANCE,
+        ElementKind::F64 => TOLERANCE_F64,
+    }
+}
 
 /// One (matrix, op, format, algorithm, k) of the run.
 pub struct Row {
@@ -25,6 +36,8 @@ pub struct Row {
     pub nnz: usize,
     /// Op name.
     pub op: &'static str,
+    /// Value type.
+    pub dtype: ElementKind,
     /// Dense width of the case.
     pub k: K,
     /// The algorithm as requested (`auto` for the automatic choice).
@@ -66,13 +79,15 @@ impl From<OpError> for Outcome {
     }
 }
 
-/// The peer's median time for a row's case.
+/// The peer's median times for a row's case.
 #[derive(Debug, Clone)]
 pub struct PeerTime {
     /// The peer's self-description.
     pub name: String,
     /// Median µs.
     pub time_us: f64,
+    /// Median µs of the run with its result on the host (where the peer measured it).
+    pub e2e_us: Option<f64>,
 }
 
 impl Row {
@@ -84,7 +99,7 @@ impl Row {
     }
     /// Measured and within tolerance.
     pub fn verified(&self) -> bool {
-        self.measurement().is_some_and(|m| m.max_rel_err <= TOLERANCE)
+        self.measurement().is_some_and(|m| m.max_rel_err <= tolerance(self.dtype))
     }
     /// A wrong result or a broken op: the run exits non-zero.
     pub fn failed(&self) -> bool {
@@ -125,6 +140,10 @@ impl Row {
     /// Peer time / our time: above 1 we are faster.
     pub fn speedup(&self) -> Option<f64> {
         Some(self.peer.as_ref()?.time_us / self.gpu_us()?)
+    }
+    /// Peer end-to-end time / ours.
+    pub fn e2e_speedup(&self) -> Option<f64> {
+        Some(self.peer.as_ref()?.e2e_us? / self.measurement()?.e2e_us)
     }
     /// `ok`, `FAILED`, `FAILED: why` or `skipped: why`.
     pub fn status(&self) -> String {
@@ -243,10 +262,11 @@ impl Report {
         if with_k {
             columns.push(("k", true));
         }
-        columns.extend([(gpu, true), ("e2e µs", true), ("GB/s", true), ("% copy", true), ("GFLOP/s", true)]);
+        columns.extend([(gpu, true), ("GB/s", true), ("% copy", true), ("GFLOP/s", true)]);
+        columns.extend([("batched µs", true), ("record µs", true), ("e2e µs", true)]);
         columns.extend([("extra", true), ("max rel err", true)]);
         if with_peer {
-            columns.extend([("peer µs", true), ("speedup", true)]);
+            columns.extend([("peer µs", true), ("speedup", true), ("peer e2e µs", true), ("e2e speedup", true)]);
         }
         columns.push(("status", false));
         let mut table = Table::new(columns);
@@ -260,10 +280,12 @@ impl Report {
             // † marks a slow op timed fewer times (see the footer).
             let fewer = |m: &Measurement| if m.runs < self.settings.runs { "†" } else { "" };
             cells.push(opt(m, |m| format!("{:.1}{}", m.gpu.median, fewer(m))));
-            cells.push(opt(m, |m| format!("{:.1}", m.e2e_us)));
             cells.push(opt(r.gbps(), |g| format!("{g:.1}")));
             cells.push(opt(r.gbps(), |g| format!("{:.0}%", 100.0 * g / self.copy_gbps)));
             cells.push(opt(r.gflops(), |g| format!("{g:.2}")));
+            cells.push(opt(m.and_then(|m| m.batched_us), |b| format!("{b:.1}")));
+            cells.push(opt(m.and_then(|m| m.record_us), |c| format!("{c:.2}")));
+            cells.push(opt(m, |m| format!("{:.1}", m.e2e_us)));
             cells.push(match &r.outcome {
                 Outcome::Measured { extra_bytes, .. } => bytes(*extra_bytes),
                 _ => "-".into(),
@@ -272,6 +294,8 @@ impl Report {
             if with_peer {
                 cells.push(opt(r.peer.as_ref(), |p| format!("{:.1}", p.time_us)));
                 cells.push(opt(r.speedup(), |s| format!("{s:.2}×")));
+                cells.push(opt(r.peer.as_ref().and_then(|p| p.e2e_us), |e| format!("{e:.1}")));
+                cells.push(opt(r.e2e_speedup(), |s| format!("{s:.2}×")));
             }
             cells.push(r.status());
             table.rows.push(cells);
@@ -296,8 +320,15 @@ impl Report {
             )
         }];
         lines.push(format!(
-            "e2e µs: median of {} runs or one per rotated copy, whichever is more, wall clock from submission to \
-             the result read back",
+            "batched µs: GPU time per run of {} runs recorded back to back in one batch (one compute pass between \
+             two timestamps); record µs: CPU time per run to record them and submit the batch",
+            s.batched_runs
+        ));
+        lines.push(format!(
+            "e2e µs: the run with its result on the host, operands already on the device: median of {} runs or one \
+             per rotated copy, whichever is more, wall clock from recording the run to the result in a host buffer \
+             (the run and the copy to a pooled staging buffer in one batch); the peer's is the same figure for its \
+             library call with the result on the host",
             s.e2e_runs
         ));
         let slow: Vec<String> = self
@@ -352,7 +383,8 @@ impl Report {
         lines.push("extra: device bytes the op allocates beyond its inputs and outputs".into());
         lines.push(format!(
             "max rel err: ‖y − y_ref‖₂ / ‖y_ref‖₂ against the f64 CPU twin, worst over the end-to-end runs \
-             (every copy checked, its output poisoned with NaN before each run); FAILED above {TOLERANCE:e}"
+             (every copy checked, its output poisoned with NaN before each run); FAILED above {TOLERANCE:e} (f32), \
+             {TOLERANCE_F64:e} (f64)"
         ));
         lines.extend(self.speedup_means());
         lines.extend(self.peer_notes.iter().cloned());
@@ -376,13 +408,24 @@ impl Report {
         let Some((peer, _)) = &self.peer else { return Vec::new() };
         let mut by_op: Vec<(&str, Vec<f64>)> = Vec::new();
         let mut by_algorithm: Vec<((&str, &str), Vec<f64>)> = Vec::new();
+        let mut e2e: Vec<((&str, &str), Vec<f64>)> = Vec::new();
         for r in self.rows.iter().filter(|r| r.verified()) {
             if let Some(s) = r.speedup() {
                 push_to(&mut by_op, r.op, s);
                 push_to(&mut by_algorithm, (r.op, r.algorithm), s);
             }
+            if let Some(s) = r.e2e_speedup() {
+                push_to(&mut e2e, (r.op, r.algorithm), s);
+            }
         }
-        by_op
+        let e2e_lines = e2e.into_iter().filter(|((_, a), _)| *a == "auto").map(|((op, _), s)| {
+            let least = s.iter().copied().fold(f64::INFINITY, f64::min);
+            format!(
+                "end-to-end speedup over {peer} (peer e2e µs / our e2e µs), {op} auto: geometric mean {:.2}×, least {least:.2}×",
+                geometric_mean(&s)
+            )
+        });
+        let mut lines: Vec<String> = by_op
             .iter()
             .map(|(op, speedups)| {
                 let per_algorithm: Vec<String> = by_algorithm
@@ -396,7 +439,9 @@ impl Report {
                     per_algorithm.join(", ")
                 )
             })
-            .collect()
+            .collect();
+        lines.extend(e2e_lines);
+        lines
     }
 }
 
@@ -529,11 +574,14 @@ struct JsonRecord<'a> {
     cols: usize,
     nnz: usize,
     op: &'a str,
+    dtype: &'a str,
     format: &'a str,
     algorithm: &'a str,
     k: K,
     gpu_time_us: f64,
     e2e_time_us: f64,
+    batched_time_us: Option<f64>,
+    record_cpu_us: Option<f64>,
     gbps: Option<f64>,
     gflops: Option<f64>,
     extra_bytes: u64,
@@ -547,6 +595,7 @@ struct JsonPeer<'a> {
     name: &'a str,
     time_us: f64,
     speedup: f64,
+    e2e_time_us: Option<f64>,
 }
 
 impl<'a> JsonRecord<'a> {
@@ -559,11 +608,14 @@ impl<'a> JsonRecord<'a> {
             cols: r.cols,
             nnz: r.nnz,
             op: r.op,
+            dtype: r.dtype.name(),
             format: r.format,
             algorithm: &r.label,
             k: r.k,
             gpu_time_us: m.gpu.median,
             e2e_time_us: m.e2e_us,
+            batched_time_us: m.batched_us,
+            record_cpu_us: m.record_us,
             gbps: r.gbps(),
             gflops: r.gflops(),
             extra_bytes: *extra_bytes,
@@ -575,6 +627,7 @@ impl<'a> JsonRecord<'a> {
                 name: &p.name,
                 time_us: p.time_us,
                 speedup,
+                e2e_time_us: p.e2e_us,
             }),
         })
     }

@@ -1,13 +1,14 @@
-//! How rows are timed: GPU time from timestamp queries written at the start and end of each
-//! run's compute pass (wall clock per submission where the adapter has no timestamps),
-//! end-to-end time from submission to readback, the rotation of operand copies that keeps
-//! repeated runs out of cache, and the device copy bandwidth the GB/s are compared with.
+//! How rows are timed: GPU time from the library's profiler (timestamp queries written at
+//! the start and end of each run's compute pass; wall clock per submission where the adapter
+//! has no timestamps), end-to-end time (run and result on the host), the batched time (runs
+//! recorded back to back in one batch), the rotation of operand copies that keeps repeated
+//! runs out of cache, and the device copy bandwidth the GB/s are compared with.
 
 use std::time::{Duration, Instant};
 
-use wgsparse::gpu::GpuVec;
-use wgsparse::ops::encode_copy;
-use wgsparse::Context;
+use wgsparse::ops::blas1;
+use wgsparse::record::{Profiler, Recorder};
+use wgsparse::{Context, GpuVec};
 
 use crate::ops::{OpError, Prepared};
 
@@ -39,17 +40,21 @@ pub struct Settings {
     pub warmup: Warmup,
     /// Timed runs; the median is reported.
     pub runs: usize,
-    /// Timed submit-to-readback runs.
+    /// Timed end-to-end runs (run and result on the host).
     pub e2e_runs: usize,
+    /// Runs recorded in one batch for the batched time.
+    pub batched_runs: usize,
 }
 
 impl Settings {
     /// Full counts, or few for `--quick` smoke tests.
     pub fn new(quick: bool) -> Self {
         if quick {
-            Settings { warmup: Warmup { runs: 1, time: Duration::from_millis(20) }, runs: 5, e2e_runs: 2 }
+            let warmup = Warmup { runs: 1, time: Duration::from_millis(20) };
+            Settings { warmup, runs: 5, e2e_runs: 2, batched_runs: 20 }
         } else {
-            Settings { warmup: Warmup { runs: 3, time: Duration::from_millis(600) }, runs: 20, e2e_runs: 5 }
+            let warmup = Warmup { runs: 3, time: Duration::from_millis(600) };
+            Settings { warmup, runs: 20, e2e_runs: 5, batched_runs: 1000 }
         }
     }
 }
@@ -112,8 +117,13 @@ pub struct Measurement {
     pub gpu: Spread,
     /// Timed runs (fewer than [`Settings::runs`] for a slow op).
     pub runs: usize,
-    /// Median submit-to-readback time, µs.
+    /// Median end-to-end time, µs: from recording the run to its result in host memory (the
+    /// operands already on the device).
     pub e2e_us: f64,
+    /// GPU time per run of [`Settings::batched_runs`] runs recorded in one batch, µs.
+    pub batched_us: Option<f64>,
+    /// CPU time to record one run of the batch and submit it, µs.
+    pub record_us: Option<f64>,
     /// Largest relative error over the end-to-end runs (every copy at least once).
     pub max_rel_err: f64,
     /// Copies the timed runs rotated through.
@@ -140,7 +150,7 @@ pub fn measure(
     }
     let copies = op.copies();
     let timed = clock
-        .time_runs(ctx, settings.warmup.for_copies(copies), settings.runs, |pass, run| op.encode(pass, run % copies))?;
+        .time_runs(ctx, settings.warmup.for_copies(copies), settings.runs, |rec, run| op.record(rec, run % copies))?;
     // End-to-end runs go round the copies, each output poisoned first and checked after, so
     // that every copy is verified; a slow op goes once.
     let e2e_runs = if timed.runs < settings.runs { 1 } else { settings.e2e_runs.max(copies) };
@@ -156,89 +166,66 @@ pub fn measure(
         let err = op.check();
         max_rel_err = if err.is_nan() { f64::INFINITY } else { max_rel_err.max(err) };
     }
+    // The batched time: skipped for slow ops (a thousand runs would take minutes).
+    let (batched_us, record_us) = match timed.runs == settings.runs {
+        true => clock.time_batch(ctx, settings.batched_runs, |rec, run| op.record(rec, run % copies))?,
+        false => (None, None),
+    };
     let gpu = Spread::of(timed.times_us);
-    Ok(Measurement { gpu, runs: timed.runs, e2e_us: Spread::of(e2e).median, max_rel_err, copies })
+    Ok(Measurement {
+        gpu,
+        runs: timed.runs,
+        e2e_us: Spread::of(e2e).median,
+        batched_us,
+        record_us,
+        max_rel_err,
+        copies,
+    })
 }
 
 /// Device copy bandwidth: (bytes read + bytes written) / time of the library's 16-byte copy
-/// kernel, median of timed runs, on buffers of min(512 MiB, half the binding and buffer
-/// limits).
+/// kernel (`blas1::copy`), median of timed runs, on buffers of min(512 MiB, half the binding
+/// and buffer limits).
 pub fn copy_bandwidth(ctx: &Context, clock: &Clock, settings: &Settings) -> Result<(f64, u64), OpError> {
     let limits = ctx.limits();
     let bytes = COPY_BYTES.min(limits.max_storage_buffer_binding_size / 2).min(limits.max_buffer_size / 2) & !15;
     let len = (bytes / 4) as usize;
     let src: GpuVec<u32> = ctx.zeros(len)?;
     let mut dst: GpuVec<u32> = ctx.zeros(len)?;
-    let timed =
-        clock.time_runs(ctx, settings.warmup, settings.runs, |pass, _| Ok(encode_copy(ctx, pass, &src, &mut dst)?))?;
+    let timed = clock.time_runs(ctx, settings.warmup, settings.runs, |rec, _| Ok(blas1::copy(rec, &src, &mut dst)?))?;
     let us = Spread::of(timed.times_us).median;
     Ok((2.0 * bytes as f64 / (us * 1e3), bytes))
 }
 
-/// Times compute passes with timestamp queries when the adapter has them.
+/// Times runs with the library's profiler when the adapter has timestamps.
 pub struct Clock {
-    timestamps: Option<Timestamps>,
+    profiler: Option<std::cell::RefCell<Profiler>>,
 }
 
-/// One query set of 2 × capacity timestamps (start and end of each timed pass) and the
-/// buffers that bring them to the host.
-struct Timestamps {
-    query_set: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    readback: wgpu::Buffer,
-    capacity: usize,
-    period_ns: f64,
-}
+/// Records one run `i` (warm-up included) of an op.
+type Record<'a> = dyn FnMut(&mut Recorder<'_, '_>, usize) -> Result<(), OpError> + 'a;
 
 impl Clock {
     /// A clock for up to `runs` timed passes per measurement.
     pub fn new(ctx: &Context, runs: usize) -> Self {
-        let timestamps = ctx.has_timestamps().then(|| {
-            let device = ctx.device();
-            let count = 2 * runs as u32;
-            let size = u64::from(count) * 8;
-            let buffer = |label, usage| {
-                device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(label),
-                    size,
-                    usage,
-                    mapped_at_creation: false,
-                })
-            };
-            Timestamps {
-                query_set: device.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: Some("bench timestamps"),
-                    ty: wgpu::QueryType::Timestamp,
-                    count,
-                }),
-                resolve: buffer(
-                    "bench timestamp resolve",
-                    wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                ),
-                readback: buffer(
-                    "bench timestamp readback",
-                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                ),
-                capacity: runs,
-                period_ns: f64::from(ctx.queue().get_timestamp_period()),
-            }
-        });
-        Clock { timestamps }
+        let profiler = Profiler::new(ctx, runs).ok().map(std::cell::RefCell::new);
+        Clock { profiler }
     }
 
     /// Whether GPU time comes from timestamp queries (else from the wall clock).
     pub fn uses_timestamps(&self) -> bool {
-        self.timestamps.is_some()
+        self.profiler.is_some()
     }
 
-    /// Times runs of an op; `record(pass, i)` records run `i` (warm-up included) into its own
-    /// compute pass. wgpu validation errors are caught and returned as failures.
+    /// Times runs of an op; `record(rec, i)` records run `i` (warm-up included). wgpu
+    /// validation errors are caught and returned as failures.
     ///
     /// The first run goes alone and tells how long a run takes. Warm-up then continues for
     /// `warmup.runs` runs and at least `warmup.time` of back-to-back work. Timed runs
-    /// are submitted back to back in batches of about [`BATCH`], each pass between its own
-    /// pair of timestamps; wgpu's barriers between passes keep runs from overlapping. Without
-    /// timestamps, each run is its own submission, timed by the wall clock.
+    /// are submitted back to back in batches of about [`BATCH`], each run in its own compute
+    /// pass between two timestamps of the profiler (`Batch::timed`); wgpu's barriers between
+    /// passes keep runs from overlapping. Without timestamps, each run is its own submission,
+    /// timed by the wall clock.
     ///
     /// A first run slower than [`SLOW_RUN`] (a pathological kernel) skips further warm-up; the
     /// row gets as many timed runs, one per submission, as fit [`SLOW_ROW_BUDGET`], and when
@@ -249,7 +236,7 @@ impl Clock {
         ctx: &Context,
         warmup: Warmup,
         runs: usize,
-        mut record: impl FnMut(&mut wgpu::ComputePass<'_>, usize) -> Result<(), OpError>,
+        mut record: impl FnMut(&mut Recorder<'_, '_>, usize) -> Result<(), OpError>,
     ) -> Result<Timed, OpError> {
         let scope = ctx.device().push_error_scope(wgpu::ErrorFilter::Validation);
         let timed = self.run_batches(ctx, warmup, runs, &mut record);
@@ -259,32 +246,66 @@ impl Clock {
         timed
     }
 
+    /// The GPU time per run of `count` runs recorded back to back in one batch (one compute
+    /// pass between two timestamps), and the CPU time per run to record them and submit the
+    /// batch, µs. `None` without timestamps.
+    pub fn time_batch(
+        &self,
+        ctx: &Context,
+        count: usize,
+        mut record: impl FnMut(&mut Recorder<'_, '_>, usize) -> Result<(), OpError>,
+    ) -> Result<(Option<f64>, Option<f64>), OpError> {
+        let Some(profiler) = &self.profiler else { return Ok((None, None)) };
+        let mut profiler = profiler.borrow_mut();
+        profiler.reset();
+        let mut batch = ctx.batch();
+        let mut failure = None;
+        let start = Instant::now();
+        batch.timed(&mut profiler, "batched", |rec| {
+            failure = (0..count).try_for_each(|i| record(rec, i)).err();
+            Ok(())
+        })?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        batch.submit()?;
+        let record_us = start.elapsed().as_secs_f64() * 1e6 / count as f64;
+        let gpu_us = profiler.read(ctx)?[0].1 / count as f64;
+        Ok((Some(gpu_us), Some(record_us)))
+    }
+
     fn run_batches(
         &self,
         ctx: &Context,
         warmup: Warmup,
         runs: usize,
-        record: &mut impl FnMut(&mut wgpu::ComputePass<'_>, usize) -> Result<(), OpError>,
+        record: &mut Record<'_>,
     ) -> Result<Timed, OpError> {
-        let runs = runs.min(self.timestamps.as_ref().map_or(runs, |t| t.capacity));
-        // The first run goes alone, in timestamp slot 0, and tells how long a run takes.
-        let mut one_run = self.submit(ctx, 0..1, Some(0), record)?;
+        let runs = runs.min(self.profiler.as_ref().map_or(runs, |p| p.borrow().capacity()));
+        if let Some(p) = &self.profiler {
+            p.borrow_mut().reset();
+        }
+        // The first run goes alone, timed, and tells how long a run takes.
+        let mut one_run = self.submit(ctx, 0..1, true, record)?;
         let mut next = 1;
         if one_run > SLOW_RUN && one_run < SLOW_ROW_BUDGET {
             // The first run on a new pipeline may carry the driver's lazy work: a second decides.
-            one_run = self.submit(ctx, 1..2, Some(0), record)?;
+            one_run = self.submit(ctx, 1..2, true, record)?;
             next = 2;
+        }
+        if let Some(p) = &self.profiler {
+            p.borrow_mut().reset();
         }
         let slow = one_run > SLOW_RUN;
         let (runs, batch) = if slow {
             let runs = budget_runs(one_run).clamp(1, runs);
             if runs == 1 {
                 // Only one run fits the budget: the one just made is the sample.
-                return self.finish(ctx, vec![one_run.as_secs_f64() * 1e6], 1);
+                return Ok(Timed { times_us: vec![one_run.as_secs_f64() * 1e6], runs: 1 });
             }
             (runs, 1)
         } else {
-            let batch = match &self.timestamps {
+            let batch = match &self.profiler {
                 Some(_) => {
                     (BATCH.as_secs_f64() / one_run.as_secs_f64().max(1e-7)).clamp(1.0, MAX_BATCH as f64) as usize
                 }
@@ -294,54 +315,50 @@ impl Clock {
         };
         let warming = Instant::now();
         while !slow && (next < warmup.runs || (warming.elapsed() < warmup.time && next < MAX_WARMUP)) {
-            self.submit(ctx, next..next + batch, None, record)?;
+            self.submit(ctx, next..next + batch, false, record)?;
             next += batch;
         }
         let mut wall = Vec::with_capacity(runs);
         for slot in (0..runs).step_by(batch) {
             let count = batch.min(runs - slot);
-            let took = self.submit(ctx, next..next + count, Some(slot as u32), record)?;
+            let took = self.submit(ctx, next..next + count, true, record)?;
             wall.push(took.as_secs_f64() * 1e6);
             next += count;
         }
-        self.finish(ctx, wall, runs)
-    }
-
-    /// The times of `runs` timed runs: from the timestamps, else the wall clock.
-    fn finish(&self, ctx: &Context, wall_us: Vec<f64>, runs: usize) -> Result<Timed, OpError> {
-        let times_us = match &self.timestamps {
-            Some(t) => t.read(ctx, runs)?,
-            None => wall_us,
+        let times_us = match &self.profiler {
+            Some(p) => p.borrow().read(ctx)?.into_iter().map(|(_, us)| us).collect(),
+            None => wall,
         };
         Ok(Timed { times_us, runs })
     }
 
-    /// Records runs `indices` into one command buffer, the n-th between timestamps
-    /// `2(first_slot + n)` and `2(first_slot + n) + 1` when `first_slot` is given; submits and
-    /// waits.
+    /// Records runs `indices` into one batch, each in its own timed pass when `timed` and the
+    /// adapter has timestamps; submits and waits. Returns the wall time.
     fn submit(
         &self,
         ctx: &Context,
         indices: std::ops::Range<usize>,
-        first_slot: Option<u32>,
-        record: &mut impl FnMut(&mut wgpu::ComputePass<'_>, usize) -> Result<(), OpError>,
+        timed: bool,
+        record: &mut Record<'_>,
     ) -> Result<Duration, OpError> {
-        let mut encoder = ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        for (n, i) in indices.enumerate() {
-            let timestamp_writes = self.timestamps.as_ref().zip(first_slot).map(|(t, first)| {
-                let slot = first + n as u32;
-                wgpu::ComputePassTimestampWrites {
-                    query_set: &t.query_set,
-                    beginning_of_pass_write_index: Some(2 * slot),
-                    end_of_pass_write_index: Some(2 * slot + 1),
+        let mut batch = ctx.batch();
+        for i in indices {
+            match (&self.profiler, timed) {
+                (Some(p), true) => {
+                    let mut failure = None;
+                    batch.timed(&mut p.borrow_mut(), "run", |rec| {
+                        failure = record(rec, i).err();
+                        Ok(())
+                    })?;
+                    if let Some(e) = failure {
+                        return Err(e);
+                    }
                 }
-            });
-            let mut pass =
-                encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("bench run"), timestamp_writes });
-            record(&mut pass, i)?;
+                _ => record(&mut batch.recorder(), i)?,
+            }
         }
         let start = Instant::now();
-        ctx.queue().submit([encoder.finish()]);
+        batch.submit()?;
         ctx.synchronize()?;
         Ok(start.elapsed())
     }
@@ -358,30 +375,4 @@ pub struct Timed {
     pub times_us: Vec<f64>,
     /// How many runs were timed (fewer than asked for slow runs).
     pub runs: usize,
-}
-
-impl Timestamps {
-    /// The durations of the first `runs` timed passes, µs.
-    fn read(&self, ctx: &Context, runs: usize) -> Result<Vec<f64>, OpError> {
-        let count = 2 * runs as u32;
-        let size = u64::from(count) * 8;
-        let mut encoder = ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
-        encoder.resolve_query_set(&self.query_set, 0..count, &self.resolve, 0);
-        encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.readback, 0, size);
-        ctx.queue().submit([encoder.finish()]);
-        let slice = self.readback.slice(..size);
-        let (sender, receiver) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |result| {
-            let _ = sender.send(result);
-        });
-        ctx.synchronize()?;
-        let mapped = receiver.recv().map_err(|_| OpError::failed("timestamp readback was dropped"))?;
-        mapped.map_err(|e| OpError::failed(format!("mapping timestamps: {e}")))?;
-        let ticks: Vec<u64> = {
-            let view = slice.get_mapped_range().map_err(|e| OpError::failed(format!("timestamps: {e}")))?;
-            view.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8-byte chunks"))).collect()
-        };
-        self.readback.unmap();
-        Ok(ticks.chunks_exact(2).map(|t| t[1].saturating_sub(t[0]) as f64 * self.period_ns / 1e3).collect())
-    }
 }

@@ -49,7 +49,13 @@ impl Scan {
 
     /// Records `data[..len] ← exclusive prefix sums of data[..len]` and `total[0] ← their
     /// sum`. `len` is at most the capacity.
-    pub(crate) fn record(&self, rec: &mut Recorder<'_, '_>, data: &GpuVec<u32>, len: usize, total: &GpuVec<u32>) -> Result<()> {
+    pub(crate) fn record(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        data: &GpuVec<u32>,
+        len: usize,
+        total: &GpuVec<u32>,
+    ) -> Result<()> {
         self.record_level(rec, data, len, total, 0)
     }
 

@@ -133,7 +133,9 @@ pub enum MatrixMarketErrorKind {
     },
     /// A symmetric or skew-symmetric file stores an off-diagonal entry and its mirror:
     /// expanding both would count the value twice.
-    #[error("entry ({row}, {col}) mirrors entry ({col}, {row}) stored earlier; a {symmetry} file stores one of each pair")]
+    #[error(
+        "entry ({row}, {col}) mirrors entry ({col}, {row}) stored earlier; a {symmetry} file stores one of each pair"
+    )]
     MirroredEntry {
         /// Row index as written (1-based).
         row: u64,

@@ -10,13 +10,12 @@ mod ell;
 mod hyb;
 pub mod matrix_market;
 
-
+pub use crate::element::Scalar;
 pub use coo::CooMatrix;
 pub use csr::CsrMatrix;
 pub use dense::DenseMatrix;
 pub use ell::{EllMatrix, EllOptions, ELL_PADDING, MAX_DIAGONAL_OFFSET};
 pub use hyb::{HybMatrix, HybSplit};
-pub use crate::element::Scalar;
 
 /// Why a host matrix was refused. Every variant names the offending position.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -7,6 +7,7 @@
 //! soon as no recorded work uses it.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
 /// One bound range of a buffer: (buffer id, offset, size) in bytes.
@@ -31,9 +32,35 @@ pub(crate) struct BindGroupCache {
 
 #[derive(Default)]
 struct State {
-    groups: HashMap<BindKey, wgpu::BindGroup>,
+    groups: HashMap<BindKey, wgpu::BindGroup, Fast>,
     /// The keys that bind each buffer id.
-    by_buffer: HashMap<u64, Vec<BindKey>>,
+    by_buffer: HashMap<u64, Vec<BindKey>, Fast>,
+}
+
+/// Keys are small integers made by this process, not attacker-chosen: a multiply-rotate hash
+/// (FxHash's) is enough and keeps the lookup on every recorded dispatch cheap.
+type Fast = BuildHasherDefault<FxHasher>;
+
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_usize(&mut self, word: usize) {
+        self.write_u64(word as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl BindGroupCache {

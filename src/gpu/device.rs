@@ -128,6 +128,15 @@ impl Device {
         }
     }
 
+    /// [`check_alive`](Self::check_alive) without polling: what is known of a loss now.
+    /// For the recording path, which must stay cheap; submissions poll.
+    pub(crate) fn check_known_alive(&self) -> Result<()> {
+        match self.lost_reason() {
+            Some(why) => Err(Error::DeviceLost(why)),
+            None => Ok(()),
+        }
+    }
+
     fn lost_reason(&self) -> Option<String> {
         self.inner.lost.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }

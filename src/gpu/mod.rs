@@ -8,9 +8,9 @@ mod scalar;
 mod vector;
 
 pub(crate) use bind_cache::BindKey;
-pub(crate) use device::{next_object_id, Device};
 pub use device::DeviceId;
+pub(crate) use device::{next_object_id, Device};
+pub(crate) use readback::{stage, PendingRead, Staged};
 pub use scalar::{GpuScalar, ScalarArg};
 pub(crate) use vector::BindEntry;
 pub use vector::{Bind, GpuVec};
-pub(crate) use readback::{stage, PendingRead, Staged};

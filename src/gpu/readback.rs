@@ -258,7 +258,8 @@ pub(crate) fn start_read(device: &Device, source: &wgpu::Buffer, offset: u64, le
     let mut encoder =
         device.wgpu().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("wgsparse readback") });
     let staged = stage(device, &mut encoder, source, offset, len)?;
-    let submission = device.scoped(&format!("reading back {len} bytes"), || device.queue().submit([encoder.finish()]))?;
+    let submission =
+        device.scoped(&format!("reading back {len} bytes"), || device.queue().submit([encoder.finish()]))?;
     Ok(staged.map(submission))
 }
 
@@ -270,11 +271,7 @@ impl PendingRead {
         self.finish(mapped, out)
     }
 
-    fn finish(
-        self,
-        mapped: Option<std::result::Result<(), wgpu::BufferAsyncError>>,
-        out: &mut [u8],
-    ) -> Result<()> {
+    fn finish(self, mapped: Option<std::result::Result<(), wgpu::BufferAsyncError>>, out: &mut [u8]) -> Result<()> {
         match mapped {
             Some(Ok(())) => self.staged.copy_out(out),
             Some(Err(e)) => {

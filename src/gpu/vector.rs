@@ -68,6 +68,10 @@ impl<T: Stored> GpuVec<T> {
     pub fn buffer(&self) -> &wgpu::Buffer {
         &self.buffer
     }
+    /// Process-unique id of the buffer (bind-group cache keys, aliasing checks).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
     /// The device (context) the vector lives on.
     pub fn device_id(&self) -> DeviceId {
         self.device.id()

@@ -130,13 +130,10 @@ impl<S: ShaderSpec, T: Scalar> Kernel<S, T> {
     /// Checked when made, so that no misuse reaches wgpu: every buffer belongs to `device`,
     /// no read-write binding overlaps another binding, and every range is within the
     /// binding-size limit and aligned.
-    pub(crate) fn bind_group<'a>(
-        &self,
-        device: &Device,
-        bindings: &S::Bindings<'a, T>,
-    ) -> Result<wgpu::BindGroup> {
+    pub(crate) fn bind_group<'a>(&self, device: &Device, bindings: &S::Bindings<'a, T>) -> Result<wgpu::BindGroup> {
         let entries = bindings.entries();
-        let key = BindKey { kernel: self.compiled.id, ranges: entries.iter().map(|e| (e.id, e.offset, e.size)).collect() };
+        let key =
+            BindKey { kernel: self.compiled.id, ranges: entries.iter().map(|e| (e.id, e.offset, e.size)).collect() };
         device.bind_groups().get_or_try_insert(key, || self.make_bind_group(device, &entries))
     }
 
@@ -147,7 +144,9 @@ impl<S: ShaderSpec, T: Scalar> Kernel<S, T> {
             if e.device != device.id() {
                 return Err(Error::ContextMismatch(format!("{name}: operand {} belongs to another context", e.name)));
             }
-            if let Some(other) = entries.iter().enumerate().find(|(j, o)| *j != i && (e.writable || o.writable) && e.overlaps(o)) {
+            if let Some(other) =
+                entries.iter().enumerate().find(|(j, o)| *j != i && (e.writable || o.writable) && e.overlaps(o))
+            {
                 return Err(Error::Aliasing(format!(
                     "{name}: {} and {} share memory, but one of them is written",
                     e.name, other.1.name
@@ -256,8 +255,10 @@ fn compile(device: &Device, key: &KernelKey) -> Result<Compiled> {
     }
     let wgpu_device = device.wgpu();
     let (pipeline, layout) = device.scoped(&format!("compiling {label}"), || {
-        let source =
-            wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(variant.source.into()) };
+        let source = wgpu::ShaderModuleDescriptor {
+            label: Some(&label),
+            source: wgpu::ShaderSource::Wgsl(variant.source.into()),
+        };
         // SAFETY: ops validate every operand's shape before recording and device formats hold
         // only validated or kernel-built indices (see `Kernel::get`), so every access is in
         // bounds without naga's checks.

@@ -73,7 +73,8 @@ impl ShaderInfo {
     /// The variant with exactly these flags defined; flags the shader does not use are
     /// ignored.
     pub fn variant(&self, defines: &[&str]) -> &'static ShaderVariant {
-        let mask = self.flags.iter().enumerate().filter(|(_, f)| defines.contains(f)).map(|(i, _)| 1 << i).sum::<usize>();
+        let mask =
+            self.flags.iter().enumerate().filter(|(_, f)| defines.contains(f)).map(|(i, _)| 1 << i).sum::<usize>();
         &self.variants[mask]
     }
 }

@@ -7,8 +7,8 @@ use std::hash::Hash;
 
 pub use super::registry::ShaderId;
 pub use crate::element::{ElementKind, Scalar, Stored};
-pub(crate) use crate::gpu::BindEntry;
 pub use crate::gpu::Bind;
+pub(crate) use crate::gpu::BindEntry;
 
 /// A shader's typed interface.
 pub(crate) trait ShaderSpec: 'static {

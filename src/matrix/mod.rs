@@ -23,8 +23,8 @@ pub use csr::GpuCsr;
 pub use dense::{DenseLayout, GpuDense};
 pub use ell::{EllIndices, GpuEll};
 pub use hyb::GpuHyb;
-pub use structure::{AnalysisInfo, RowStats};
 pub(crate) use structure::{Analysis, Structure};
+pub use structure::{AnalysisInfo, RowStats};
 
 use crate::context::Context;
 use crate::element::{Scalar, Stored};
@@ -217,7 +217,17 @@ impl<T: Scalar> GpuSparse<T> {
         }
         let stats = RowStats::from_offsets(a.row_offsets());
         let fingerprint = structure::fingerprint(a.rows(), a.cols(), a.row_offsets(), a.col_indices());
-        Ok(Self::assemble(ctx, a.rows(), a.cols(), a.nnz(), conversion.format(), Some(conversion), panels, stats, fingerprint))
+        Ok(Self::assemble(
+            ctx,
+            a.rows(),
+            a.cols(),
+            a.nnz(),
+            conversion.format(),
+            Some(conversion),
+            panels,
+            stats,
+            fingerprint,
+        ))
     }
 
     /// Uploads a validated COO matrix (sorted by row on the host first if needed; repeated
@@ -266,7 +276,9 @@ impl<T: Scalar> GpuSparse<T> {
         fingerprint: u64,
     ) -> Self {
         let structure = Arc::new(Structure::new(stats, fingerprint));
-        GpuSparse { inner: Arc::new(Inner { rows, cols, nnz, format, conversion, panels, structure, device: ctx.id() }) }
+        GpuSparse {
+            inner: Arc::new(Inner { rows, cols, nnz, format, conversion, panels, structure, device: ctx.id() }),
+        }
     }
 
     /// Whether ELL (or HYB's ELL part) stores 16-bit diagonal offsets: when asked and every
@@ -299,7 +311,9 @@ impl<T: Scalar> GpuSparse<T> {
             with_panel(a, panel.rows(), |part| match (&panel.storage, conversion) {
                 (PanelStorage::Csr(m), _) => m.write_values(part),
                 (PanelStorage::Coo(m), _) => m.write_values(part.values()),
-                (PanelStorage::Ell(m), Conversion::Ell(options)) => m.write_values(&EllMatrix::from_csr(part, &options)?),
+                (PanelStorage::Ell(m), Conversion::Ell(options)) => {
+                    m.write_values(&EllMatrix::from_csr(part, &options)?)
+                }
                 (PanelStorage::Hyb(m), Conversion::Hyb(split)) => m.write_values(&HybMatrix::from_csr(part, split)?),
                 _ => Err(Error::Validation("a panel's storage differs from the matrix's conversion".into())),
             })?;
@@ -312,7 +326,9 @@ impl<T: Scalar> GpuSparse<T> {
     pub fn update_coo_values(&mut self, a: &CooMatrix<T>) -> Result<()> {
         let inner = &self.inner;
         if inner.conversion.is_some() {
-            return Err(Error::InvalidArgument("this matrix was uploaded from CSR: update it with update_values".into()));
+            return Err(Error::InvalidArgument(
+                "this matrix was uploaded from CSR: update it with update_values".into(),
+            ));
         }
         let sorted;
         let a = if a.is_row_sorted() {
@@ -403,7 +419,11 @@ impl<T: Scalar, I: Index> GpuSparse<T, I> {
 }
 
 /// Runs `f` on rows `rows` of `a`: `a` itself when they are all of it, else a copy.
-fn with_panel<T: Scalar, R>(a: &CsrMatrix<T>, rows: Range<usize>, f: impl FnOnce(&CsrMatrix<T>) -> Result<R>) -> Result<R> {
+fn with_panel<T: Scalar, R>(
+    a: &CsrMatrix<T>,
+    rows: Range<usize>,
+    f: impl FnOnce(&CsrMatrix<T>) -> Result<R>,
+) -> Result<R> {
     if rows.start == 0 && rows.end == a.rows() {
         f(a)
     } else {

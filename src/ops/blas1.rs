@@ -37,7 +37,11 @@ pub fn axpby<'s, T: Scalar>(
     y: &mut GpuVec<T>,
 ) -> Result<()> {
     let (alpha, beta) = (alpha.into(), beta.into());
-    Operands::new(rec.context(), "axpby")?.scalar("alpha", &alpha)?.scalar("beta", &beta)?.input("x", x)?.output("y", y)?;
+    Operands::new(rec.context(), "axpby")?
+        .scalar("alpha", &alpha)?
+        .scalar("beta", &beta)?
+        .input("x", x)?
+        .output("y", y)?;
     check_len("axpby", "y length", x.len(), y.len())?;
     let ctx = rec.context().clone();
     let s = ScalarBinds::new(&ctx, alpha, beta)?;

@@ -40,7 +40,9 @@ impl Context {
     pub fn batch(&self) -> Batch<'_> {
         Batch {
             ctx: self,
-            encoder: Some(self.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("wgsparse batch") })),
+            encoder: Some(
+                self.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("wgsparse batch") }),
+            ),
             pass: None,
             gate: Gate::default(),
             reads: Vec::new(),
@@ -58,7 +60,8 @@ impl<'c> Batch<'c> {
     pub fn recorder(&mut self) -> Recorder<'_, 'static> {
         if self.pass.is_none() {
             let encoder = self.encoder.as_mut().expect("a batch keeps its encoder until submitted");
-            let pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("wgsparse"), timestamp_writes: None });
+            let pass = encoder
+                .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("wgsparse"), timestamp_writes: None });
             self.pass = Some(pass.forget_lifetime());
         }
         let pass = self.pass.as_mut().expect("opened above");

@@ -40,7 +40,13 @@ impl Gate {
     }
 
     /// Opens a section gated by `flag[index]` at this point of `pass`.
-    pub(crate) fn open(&mut self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, flag: &GpuVec<u32>, index: usize) -> Result<()> {
+    pub(crate) fn open(
+        &mut self,
+        ctx: &Context,
+        pass: &mut wgpu::ComputePass<'_>,
+        flag: &GpuVec<u32>,
+        index: usize,
+    ) -> Result<()> {
         self.flag = Some(FlagRef {
             buffer: flag.buffer().clone(),
             id: flag.bind().entry("flag", false).id,
@@ -58,7 +64,12 @@ impl Gate {
     }
 
     /// A slot for a gated dispatch of `counts` workgroups: (buffer, byte offset).
-    pub(crate) fn slot(&mut self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, counts: [u32; 3]) -> Result<(wgpu::Buffer, u64)> {
+    pub(crate) fn slot(
+        &mut self,
+        ctx: &Context,
+        pass: &mut wgpu::ComputePass<'_>,
+        counts: [u32; 3],
+    ) -> Result<(wgpu::Buffer, u64)> {
         if self.chunks.last().is_none_or(|c| c.intended.len() == CHUNK_SLOTS) {
             self.chunks.push(Chunk::new(ctx)?);
             // The section goes on in a new chunk: gate it too (the flag is unchanged unless a
@@ -72,7 +83,8 @@ impl Gate {
 
     fn record_gate(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>) -> Result<()> {
         let (Some(flag), Some(chunk)) = (&self.flag, self.chunks.last()) else { return Ok(()) };
-        let gate: Kernel<kernel::Shader> = ctx.plain_kernel::<kernel::Shader>(Default::default(), Default::default())?;
+        let gate: Kernel<kernel::Shader> =
+            ctx.plain_kernel::<kernel::Shader>(Default::default(), Default::default())?;
         let first = chunk.intended.len();
         let bindings = kernel::Bindings {
             flag: Bind::from_raw(&flag.buffer, flag.id, flag.device, 0, (flag.index as u64 + 1) * 4),

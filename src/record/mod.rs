@@ -105,10 +105,7 @@ impl<'r, 'p> Recorder<'r, 'p> {
     ) -> Result<()> {
         self.ctx.check_owner("indirect dispatch arguments", args.slots.device_id())?;
         if index >= args.slots.len() {
-            return Err(Error::InvalidArgument(format!(
-                "indirect arguments {index} of {}",
-                args.slots.len()
-            )));
+            return Err(Error::InvalidArgument(format!("indirect arguments {index} of {}", args.slots.len())));
         }
         let group = kernel.bind_group(self.ctx.gpu(), &bindings)?;
         kernel.record(self.pass, &group, &params, Dispatch::Indirect(args.slots.buffer(), index as u64 * 16));
@@ -157,7 +154,8 @@ mod tests {
         {
             let mut rec = batch.recorder();
             let params = vector_fill::Params { len: 1024, scaling: scaling.params };
-            let bindings = vector_fill::Bindings { alpha_dev: scaling.alpha_dev, beta_dev: scaling.beta_dev, y: y.bind() };
+            let bindings =
+                vector_fill::Bindings { alpha_dev: scaling.alpha_dev, beta_dev: scaling.beta_dev, y: y.bind() };
             rec.dispatch_indirect(&kernel, params, bindings, &args, 1).unwrap();
             assert!(rec.dispatch_indirect(&kernel, params, bindings, &args, 2).is_err(), "slot out of range");
         }

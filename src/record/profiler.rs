@@ -51,12 +51,18 @@ impl Profiler {
         if !ctx.has_timestamps() {
             return Err(Error::Unsupported(format!("adapter {:?} has no timestamp queries", ctx.adapter_info().name)));
         }
-        let count = u32::try_from(2 * capacity.max(1)).map_err(|_| Error::InvalidArgument("profiler capacity".into()))?;
+        let count =
+            u32::try_from(2 * capacity.max(1)).map_err(|_| Error::InvalidArgument("profiler capacity".into()))?;
         let size = u64::from(count) * 8;
         let device = ctx.device();
         let (query_set, resolve, readback) = ctx.gpu().scoped("creating a profiler", || {
             let buffer = |label, usage| {
-                device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false })
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size,
+                    usage,
+                    mapped_at_creation: false,
+                })
             };
             (
                 device.create_query_set(&wgpu::QuerySetDescriptor {
@@ -82,6 +88,11 @@ impl Profiler {
     /// Forgets the sections timed so far (their slots are reused).
     pub fn reset(&mut self) {
         self.labels.clear();
+    }
+
+    /// How many sections fit before a reset.
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// Timed sections recorded since the last reset.

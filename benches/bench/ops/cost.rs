@@ -34,11 +34,12 @@ pub struct Shape {
     pub nnz: u64,
 }
 
-/// SpMV `y = A·x`: each entry's value and column index once, the row offsets, `x` once and
-/// `y` written once; a multiply and an add per entry.
-pub const SPMV: Model = Model { bytes: "nnz·8 + (rows+1)·4 + cols·4 + rows·4", flops: "2·nnz" };
+/// SpMV `y = A·x`: each entry's value (v bytes) and column index once, the row offsets, `x`
+/// once and `y` written once; a multiply and an add per entry.
+pub const SPMV: Model =
+    Model { bytes: "nnz·(4+v) + (rows+1)·4 + (cols+rows)·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz" };
 
-/// See [`SPMV`].
-pub fn spmv(a: Shape) -> Cost {
-    Cost { bytes: Some(a.nnz * 8 + (a.rows + 1) * 4 + a.cols * 4 + a.rows * 4), flops: Some(2 * a.nnz) }
+/// See [`SPMV`]; `v` bytes per value.
+pub fn spmv(a: Shape, v: u64) -> Cost {
+    Cost { bytes: Some(a.nnz * (4 + v) + (a.rows + 1) * 4 + (a.cols + a.rows) * v), flops: Some(2 * a.nnz) }
 }

@@ -5,7 +5,8 @@
 pub mod cost;
 mod spmv;
 
-use wgsparse::{Context, CsrMatrix};
+use wgsparse::record::Recorder;
+use wgsparse::{Context, CsrMatrix, ElementKind};
 
 use crate::suite::Scale;
 pub use cost::{Cost, Model};
@@ -13,9 +14,12 @@ pub use cost::{Cost, Model};
 /// The dense width of a case (K of SpMM and SDDMM); `None` for ops without one.
 pub type K = Option<usize>;
 
-/// Every op the bench knows, in report order.
-pub fn all() -> Vec<Box<dyn Op>> {
-    vec![Box::new(spmv::SpmvOp)]
+/// Every op the bench knows, for values of `dtype`, in report order.
+pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
+    match dtype {
+        ElementKind::F32 => vec![Box::new(spmv::SpmvOp::<f32>::default())],
+        ElementKind::F64 => vec![Box::new(spmv::SpmvOp::<f64>::default())],
+    }
 }
 
 /// One operation of the library, with all its algorithms.
@@ -34,6 +38,8 @@ pub trait Op {
     fn cases(&self, a: &CsrMatrix<f32>, scale: Scale) -> Vec<K>;
     /// How bytes and flops are counted.
     fn model(&self) -> Model;
+    /// The element type of the op's values.
+    fn dtype(&self) -> ElementKind;
     /// Bytes and flops of one run on `a`.
     fn cost(&self, a: &CsrMatrix<f32>, k: K) -> Cost;
     /// The same op's name in the peer script, `None` when the peer lacks it.
@@ -61,13 +67,13 @@ pub trait Prepared {
     fn copies(&self) -> usize;
     /// Uploads and plans one more copy.
     fn add_copy(&mut self) -> Result<(), OpError>;
-    /// Records one run on copy `copy` into `pass` (α = 1, β = 0 where the op has them).
-    fn encode(&mut self, pass: &mut wgpu::ComputePass<'_>, copy: usize) -> Result<(), OpError>;
+    /// Records one run on copy `copy` (α = 1, β = 0 where the op has them).
+    fn record(&mut self, rec: &mut Recorder<'_, '_>, copy: usize) -> Result<(), OpError>;
     /// Fills copy `copy`'s outputs with NaN and waits until that is done, so that a run that
     /// skips an entry cannot pass [`Prepared::check`].
     fn poison(&mut self, copy: usize) -> Result<(), OpError>;
-    /// Submits one run on copy `copy` (α = 1, β = 0 where the op has them) and reads its
-    /// output back to the host: the end-to-end path.
+    /// The end-to-end path: one run on copy `copy` and its output in host memory (one batch:
+    /// the run and the copy to a pooled staging buffer, then into a reused host buffer).
     fn run_and_read(&mut self, copy: usize) -> Result<(), OpError>;
     /// The relative error of the output last read back against the CPU twin.
     fn check(&self) -> f64;

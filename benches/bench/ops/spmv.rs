@@ -1,34 +1,42 @@
-//! SpMV `y ← A·x` with every [`SpmvAlgorithm`], each on the format it reads, and `auto` on a
-//! CSR upload.
+//! SpMV `y ← A·x` with every [`SpmvAlgorithm`], each on the format it reads, and `auto` on
+//! the conversion `preferred_conversion` picks; f32 or f64 values.
+
+use std::marker::PhantomData;
 
 use wgsparse::format::EllOptions;
-use wgsparse::gpu::{Format, GpuMatrix, GpuVec};
-use wgsparse::ops::{Spmv, SpmvAlgorithm, SpmvOptions};
+use wgsparse::ops::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions};
+use wgsparse::record::Recorder;
 use wgsparse::reference;
-use wgsparse::{Context, CsrMatrix};
+use wgsparse::{Context, Conversion, CsrMatrix, ElementKind, Format, GpuSparse, GpuVec, Scalar};
 
 use super::cost::{self, Cost, Model, Shape};
 use super::{Inputs, Op, OpError, Prepared, K};
 use crate::suite::{dense_operand, Scale};
 
-/// The SpMV op.
-pub struct SpmvOp;
+/// The SpMV op for values of type `T`.
+#[derive(Default)]
+pub struct SpmvOp<T>(PhantomData<T>);
 
-impl Op for SpmvOp {
+impl<T: Scalar> Op for SpmvOp<T> {
     fn name(&self) -> &'static str {
         "spmv"
     }
 
     fn algorithms(&self) -> Vec<&'static str> {
-        SpmvAlgorithm::ALL.iter().chain([&SpmvAlgorithm::Auto]).map(|a| a.name()).collect()
+        SpmvAlgorithm::ALL
+            .iter()
+            .chain([&SpmvAlgorithm::Auto])
+            .filter(|a| a.supports::<T>())
+            .map(|a| a.name())
+            .collect()
     }
 
     fn accepts(&self, algorithm: &str) -> bool {
-        parse_variant(algorithm).is_some()
+        parse_variant(algorithm).is_some_and(|v| v.algorithm.supports::<T>())
     }
 
     fn format(&self, algorithm: &str) -> &'static str {
-        parse_variant(algorithm).and_then(|v| v.algorithm.format()).unwrap_or("auto")
+        parse_variant(algorithm).and_then(|v| v.algorithm.format()).map_or("auto", Format::name)
     }
 
     fn cases(&self, _a: &CsrMatrix<f32>, _scale: Scale) -> Vec<K> {
@@ -39,8 +47,12 @@ impl Op for SpmvOp {
         cost::SPMV
     }
 
+    fn dtype(&self) -> ElementKind {
+        T::KIND
+    }
+
     fn cost(&self, a: &CsrMatrix<f32>, _k: K) -> Cost {
-        cost::spmv(Shape { rows: a.rows() as u64, cols: a.cols() as u64, nnz: a.nnz() as u64 })
+        cost::spmv(Shape { rows: a.rows() as u64, cols: a.cols() as u64, nnz: a.nnz() as u64 }, T::KIND.size())
     }
 
     fn peer_op(&self) -> Option<&'static str> {
@@ -48,41 +60,41 @@ impl Op for SpmvOp {
     }
 
     fn inputs<'a>(&self, a: &'a CsrMatrix<f32>, _k: K, seed: u64) -> Box<dyn Inputs + 'a> {
-        let x = dense_operand(a.cols(), seed);
-        let y_ref = reference::spmv_csr(1.0, a, &x, 0.0, &[]);
+        let a: CsrMatrix<T> = a.map_values(|v| T::from_f64(v as f64));
+        let x: Vec<T> = dense_operand(a.cols(), seed).into_iter().map(|v| T::from_f64(v as f64)).collect();
+        let y_ref = reference::spmv_csr(1.0, &a, &x, 0.0, &[]);
         Box::new(SpmvInputs { a, x, y_ref })
     }
 }
 
 /// The matrix on the host, x, and the twin's `A·x`.
-struct SpmvInputs<'a> {
-    a: &'a CsrMatrix<f32>,
-    x: Vec<f32>,
+struct SpmvInputs<T: Scalar> {
+    a: CsrMatrix<T>,
+    x: Vec<T>,
     y_ref: Vec<f64>,
 }
 
-impl Inputs for SpmvInputs<'_> {
+impl<T: Scalar> Inputs for SpmvInputs<T> {
     fn prepare(&self, ctx: &Context, name: &str) -> Result<Box<dyn Prepared + '_>, OpError> {
         let Variant { algorithm, options, wide_indices } =
             parse_variant(name).ok_or_else(|| OpError::failed(format!("unknown spmv algorithm {name:?}")))?;
-        let format = match algorithm.default_format() {
+        let conversion = match algorithm.format() {
             // `auto` lets the row lengths choose the format as well as the kernel.
-            None => Format::Auto,
-            Some(Format::Ell(ell)) => Format::Ell(EllOptions { compact_indices: !wide_indices, ..ell }),
-            Some(format) => format,
+            None => preferred_conversion(&self.a),
+            Some(Format::Ell) => Conversion::Ell(EllOptions { compact_indices: !wide_indices, ..Default::default() }),
+            Some(format) => Conversion::of(format),
         };
-        let first = Operands::upload(ctx, self, format, algorithm, &options)?;
-        let ctx = ctx.clone();
+        let first = Operands::upload(ctx, self, conversion, algorithm, &options)?;
         let variant = name.contains(':').then(|| name.to_string());
         Ok(Box::new(SpmvRuns {
-            ctx,
+            ctx: ctx.clone(),
             inputs: self,
-            format,
+            conversion,
             requested: algorithm,
             options,
             variant,
+            output: vec![T::default(); self.a.rows()],
             copies: vec![first],
-            output: Vec::new(),
         }))
     }
 }
@@ -122,23 +134,23 @@ fn parse_variant(name: &str) -> Option<Variant> {
 }
 
 /// One copy of the device operands with its plan.
-struct Operands {
-    plan: Spmv,
-    x: GpuVec<f32>,
-    y: GpuVec<f32>,
+struct Operands<T: Scalar> {
+    plan: Spmv<T>,
+    x: GpuVec<T>,
+    y: GpuVec<T>,
     matrix_bytes: u64,
     index_bits: u32,
 }
 
-impl Operands {
+impl<T: Scalar> Operands<T> {
     fn upload(
         ctx: &Context,
-        inputs: &SpmvInputs<'_>,
-        format: Format,
+        inputs: &SpmvInputs<T>,
+        conversion: Conversion,
         algorithm: SpmvAlgorithm,
         options: &SpmvOptions,
     ) -> Result<Self, OpError> {
-        let matrix = GpuMatrix::from_csr(ctx, inputs.a, format)?;
+        let matrix = GpuSparse::from_csr(ctx, &inputs.a, conversion)?;
         Ok(Operands {
             index_bits: matrix.index_bits(),
             plan: Spmv::with_options(ctx, &matrix, algorithm, options)?,
@@ -149,20 +161,20 @@ impl Operands {
     }
 }
 
-struct SpmvRuns<'a> {
+struct SpmvRuns<'a, T: Scalar> {
     ctx: Context,
-    inputs: &'a SpmvInputs<'a>,
-    format: Format,
+    inputs: &'a SpmvInputs<T>,
+    conversion: Conversion,
     requested: SpmvAlgorithm,
     options: SpmvOptions,
     /// The full name when tuning knobs were given.
     variant: Option<String>,
-    copies: Vec<Operands>,
-    /// The last `y` read back.
-    output: Vec<f32>,
+    copies: Vec<Operands<T>>,
+    /// The last `y` read back (reused: the end-to-end path allocates nothing on the host).
+    output: Vec<T>,
 }
 
-impl Prepared for SpmvRuns<'_> {
+impl<T: Scalar> Prepared for SpmvRuns<'_, T> {
     fn label(&self) -> String {
         let used = self.copies[0].plan.algorithm().name();
         // Marks ELL columns stored as 16-bit diagonal offsets.
@@ -188,28 +200,30 @@ impl Prepared for SpmvRuns<'_> {
     }
 
     fn add_copy(&mut self) -> Result<(), OpError> {
-        self.copies.push(Operands::upload(&self.ctx, self.inputs, self.format, self.requested, &self.options)?);
+        self.copies.push(Operands::upload(&self.ctx, self.inputs, self.conversion, self.requested, &self.options)?);
         Ok(())
     }
 
-    fn encode(&mut self, pass: &mut wgpu::ComputePass<'_>, copy: usize) -> Result<(), OpError> {
+    fn record(&mut self, rec: &mut Recorder<'_, '_>, copy: usize) -> Result<(), OpError> {
         let c = &mut self.copies[copy];
-        Ok(c.plan.encode(pass, 1.0, &c.x, 0.0, &mut c.y)?)
+        Ok(c.plan.record(rec, T::from_f64(1.0), &c.x, T::default(), &mut c.y)?)
     }
 
     fn poison(&mut self, copy: usize) -> Result<(), OpError> {
-        let ctx = &self.ctx;
         let y = &self.copies[copy].y;
-        y.write(ctx, &vec![f32::NAN; y.len()])?;
+        y.write(&vec![T::from_f64(f64::NAN); y.len()])?;
         // An empty submission flushes the write, so that the end-to-end time does not carry it.
-        ctx.queue().submit([]);
-        Ok(ctx.synchronize()?)
+        self.ctx.queue().submit([]);
+        Ok(self.ctx.synchronize()?)
     }
 
     fn run_and_read(&mut self, copy: usize) -> Result<(), OpError> {
         let c = &mut self.copies[copy];
-        c.plan.run(1.0, &c.x, 0.0, &mut c.y)?;
-        self.output = c.y.read_blocking(&self.ctx)?;
+        let mut batch = self.ctx.batch();
+        c.plan.record(&mut batch.recorder(), T::from_f64(1.0), &c.x, T::default(), &mut c.y)?;
+        let ticket = batch.read_back(&c.y)?;
+        batch.submit()?;
+        ticket.wait_into(&mut self.output)?;
         Ok(())
     }
 

@@ -17,7 +17,10 @@ pub(crate) struct Carries<T: Scalar> {
 
 impl<T: Scalar> Carries<T> {
     pub(crate) fn new(ctx: &Context, count: usize) -> Result<Self> {
-        Ok(Carries { buffer: ctx.zeros(count)?, fixup: ctx.kernel::<fixup::Shader, T>(Default::default(), Default::default())? })
+        Ok(Carries {
+            buffer: ctx.zeros(count)?,
+            fixup: ctx.kernel::<fixup::Shader, T>(Default::default(), Default::default())?,
+        })
     }
 
     /// Records `sums[row] += Σ carries of row`, for rows below `rows`.

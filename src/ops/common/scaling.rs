@@ -23,26 +23,27 @@ impl<'a, T: Scalar> ScalarBinds<'a, T> {
     pub(crate) fn new(ctx: &'a Context, alpha: ScalarArg<'a, T>, beta: ScalarArg<'a, T>) -> Result<Self> {
         let unused = ctx.unused::<T>()?;
         let mut params = Scaling::<T>::default();
-        let mut bind = |arg: ScalarArg<'a, T>, what: &str, bit: u32, value: &mut T, at: &mut u32| -> Result<Bind<'a, T>> {
-            match arg {
-                ScalarArg::Host(v) => {
-                    *value = v;
-                    Ok(unused.bind())
-                }
-                ScalarArg::Device { vector, index } => {
-                    ctx.check_owner(what, vector.device_id())?;
-                    if index >= vector.len() {
-                        return Err(Error::InvalidArgument(format!(
-                            "{what}: element {index} of a vector of {}",
-                            vector.len()
-                        )));
+        let mut bind =
+            |arg: ScalarArg<'a, T>, what: &str, bit: u32, value: &mut T, at: &mut u32| -> Result<Bind<'a, T>> {
+                match arg {
+                    ScalarArg::Host(v) => {
+                        *value = v;
+                        Ok(unused.bind())
                     }
-                    params.source |= bit;
-                    *at = index as u32;
-                    Ok(vector.bind())
+                    ScalarArg::Device { vector, index } => {
+                        ctx.check_owner(what, vector.device_id())?;
+                        if index >= vector.len() {
+                            return Err(Error::InvalidArgument(format!(
+                                "{what}: element {index} of a vector of {}",
+                                vector.len()
+                            )));
+                        }
+                        params.source |= bit;
+                        *at = index as u32;
+                        Ok(vector.bind())
+                    }
                 }
-            }
-        };
+            };
         let (mut alpha_value, mut beta_value, mut alpha_at, mut beta_at) = (T::default(), T::default(), 0, 0);
         let alpha_dev = bind(alpha, "alpha", 1, &mut alpha_value, &mut alpha_at)?;
         let beta_dev = bind(beta, "beta", 2, &mut beta_value, &mut beta_at)?;

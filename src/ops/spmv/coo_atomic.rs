@@ -3,7 +3,7 @@
 //! adds is the GPU's); f32 only (WGSL atomics are 32-bit). coo-segmented is the
 //! deterministic alternative.
 
-use super::{panel_as, PanelKernel, Run, RowSums, SpmvAlgorithm, SpmvOptions};
+use super::{panel_as, PanelKernel, RowSums, Run, SpmvAlgorithm, SpmvOptions};
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::Bind;
@@ -27,7 +27,8 @@ pub(super) fn plan<T: Scalar>(
     let coo = panel_as!(a.panels()[panel].storage(), Coo);
     let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CooAtomic);
     Ok(Box::new(CooAtomic {
-        kernel: ctx.plain_kernel::<kernel::Shader>(Default::default(), kernel::Overrides { wg_size, ..Default::default() })?,
+        kernel: ctx
+            .plain_kernel::<kernel::Shader>(Default::default(), kernel::Overrides { wg_size, ..Default::default() })?,
         sums: RowSums::new(ctx, coo.rows())?,
     }))
 }

@@ -3,7 +3,7 @@
 //! is added into the row sums by that interval, the rest through per-interval carries and a
 //! fix-up. No atomics: deterministic. HYB runs the same steps for its COO tail.
 
-use super::{panel_as, PanelKernel, Run, RowSums, SpmvAlgorithm, SpmvOptions};
+use super::{panel_as, PanelKernel, RowSums, Run, SpmvAlgorithm, SpmvOptions};
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::Bind;
@@ -38,7 +38,13 @@ impl<T: Scalar> SegmentedSums<T> {
     }
 
     /// Records `sums += A·x` (unscaled).
-    pub(crate) fn record(&self, rec: &mut Recorder<'_, '_>, a: &GpuCoo<T>, x: Bind<'_, T>, sums: Bind<'_, T>) -> Result<()> {
+    pub(crate) fn record(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        a: &GpuCoo<T>,
+        x: Bind<'_, T>,
+        sums: Bind<'_, T>,
+    ) -> Result<()> {
         let intervals = self.carries.buffer.len() as u32;
         let params = kernel::Params { nnz: a.nnz() as u32, intervals, interval_len: self.interval_len };
         let bindings = kernel::Bindings {

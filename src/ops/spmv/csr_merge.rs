@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::{panel_as, PanelKernel, Run, RowSums, SpmvAlgorithm, SpmvOptions};
+use super::{panel_as, PanelKernel, RowSums, Run, SpmvAlgorithm, SpmvOptions};
 use crate::analysis::merge_path::MergePartition;
 use crate::context::Context;
 use crate::element::Scalar;
@@ -50,7 +50,10 @@ pub(super) fn plan<T: Scalar>(
     let name = format!("merge-path partition (panel {panel}, tiles of {tile})");
     let partition = a.structure().get_or_build(&name, || MergePartition::build(ctx, csr, tile))?;
     Ok(Box::new(CsrMerge {
-        kernel: ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size, items, ..Default::default() })?,
+        kernel: ctx.kernel::<kernel::Shader, T>(
+            Default::default(),
+            kernel::Overrides { wg_size, items, ..Default::default() },
+        )?,
         carries: Carries::new(ctx, MergePartition::tiles(csr, tile))?,
         sums: RowSums::new(ctx, csr.rows())?,
         partition,
@@ -77,8 +80,6 @@ impl<T: Scalar> PanelKernel<T> for CsrMerge<T> {
     }
 
     fn extra_bytes(&self) -> u64 {
-        self.carries.device_bytes()
-            + self.sums.device_bytes()
-            + crate::matrix::Analysis::device_bytes(&*self.partition)
+        self.carries.device_bytes() + self.sums.device_bytes() + crate::matrix::Analysis::device_bytes(&*self.partition)
     }
 }

@@ -44,7 +44,8 @@ pub(super) fn plan<T: Scalar>(
     let tasks_per_workgroup = groups.tasks_per_workgroup;
     Ok(Box::new(CsrSplit {
         split: ctx.kernel::<split::Shader, T>(Default::default(), split::Overrides { wg_size, tasks_per_workgroup })?,
-        finish: ctx.kernel::<finish::Shader, T>(Default::default(), finish::Overrides { wg_size, tasks_per_workgroup })?,
+        finish: ctx
+            .kernel::<finish::Shader, T>(Default::default(), finish::Overrides { wg_size, tasks_per_workgroup })?,
         groups,
         max_len,
         chunk_len,

@@ -20,7 +20,9 @@ pub(super) fn plan<T: Scalar>(
     options: &SpmvOptions,
 ) -> Result<Box<dyn PanelKernel<T>>> {
     let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrThread);
-    Ok(Box::new(CsrThread { kernel: ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size })? }))
+    Ok(Box::new(CsrThread {
+        kernel: ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size })?,
+    }))
 }
 
 impl<T: Scalar> PanelKernel<T> for CsrThread<T> {

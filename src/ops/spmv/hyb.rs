@@ -3,7 +3,7 @@
 
 use super::coo_segmented::SegmentedSums;
 use super::ell::EllKernel;
-use super::{panel_as, PanelKernel, Run, RowSums, SpmvAlgorithm, SpmvOptions};
+use super::{panel_as, PanelKernel, RowSums, Run, SpmvAlgorithm, SpmvOptions};
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::ScalarArg;

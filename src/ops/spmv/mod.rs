@@ -305,7 +305,12 @@ impl<T: Scalar> Spmv<T> {
     }
 
     /// [`Spmv::new`] with tuning knobs.
-    pub fn with_options(ctx: &Context, a: &GpuSparse<T>, algorithm: SpmvAlgorithm, options: &SpmvOptions) -> Result<Self> {
+    pub fn with_options(
+        ctx: &Context,
+        a: &GpuSparse<T>,
+        algorithm: SpmvAlgorithm,
+        options: &SpmvOptions,
+    ) -> Result<Self> {
         Operands::new(ctx, "spmv")?.owned("the matrix", a.device_id())?;
         let algorithm = match algorithm {
             SpmvAlgorithm::Auto => SpmvAlgorithm::auto_for(a),
@@ -321,7 +326,11 @@ impl<T: Scalar> Spmv<T> {
             )));
         }
         if !algorithm.supports::<T>() {
-            return Err(Error::Unsupported(format!("SpMV algorithm {} has no {} kernel", algorithm.name(), T::KIND.name())));
+            return Err(Error::Unsupported(format!(
+                "SpMV algorithm {} has no {} kernel",
+                algorithm.name(),
+                T::KIND.name()
+            )));
         }
         let plan: Plan<T> = match algorithm {
             SpmvAlgorithm::Auto => unreachable!("resolved above"),
