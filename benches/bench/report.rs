@@ -263,7 +263,7 @@ impl Report {
             columns.push(("k", true));
         }
         columns.extend([(gpu, true), ("GB/s", true), ("% copy", true), ("GFLOP/s", true)]);
-        columns.extend([("batched µs", true), ("record µs", true), ("e2e µs", true)]);
+        columns.extend([("batched µs", true), ("CPU µs", true), ("e2e µs", true)]);
         columns.extend([("extra", true), ("max rel err", true)]);
         if with_peer {
             columns.extend([("peer µs", true), ("speedup", true), ("peer e2e µs", true), ("e2e speedup", true)]);
@@ -284,7 +284,7 @@ impl Report {
             cells.push(opt(r.gbps(), |g| format!("{:.0}%", 100.0 * g / self.copy_gbps)));
             cells.push(opt(r.gflops(), |g| format!("{g:.2}")));
             cells.push(opt(m.and_then(|m| m.batched_us), |b| format!("{b:.1}")));
-            cells.push(opt(m.and_then(|m| m.record_us), |c| format!("{c:.2}")));
+            cells.push(opt(m.and_then(|m| m.cpu), |c| format!("{:.2}+{:.2}", c.record, c.submit)));
             cells.push(opt(m, |m| format!("{:.1}", m.e2e_us)));
             cells.push(match &r.outcome {
                 Outcome::Measured { extra_bytes, .. } => bytes(*extra_bytes),
@@ -321,14 +321,15 @@ impl Report {
         }];
         lines.push(format!(
             "batched µs: GPU time per run of {} runs recorded back to back in one batch (one compute pass between \
-             two timestamps); record µs: CPU time per run to record them and submit the batch",
+             two timestamps); CPU µs: record + submit, CPU time per run to record the batch (the ops' recording and \
+             wgpu's encoding of the command buffer) and to submit it",
             s.batched_runs
         ));
         lines.push(format!(
             "e2e µs: the run with its result on the host, operands already on the device: median of {} runs or one \
-             per rotated copy, whichever is more, wall clock from recording the run to the result in a host buffer \
-             (the run and the copy to a pooled staging buffer in one batch); the peer's is the same figure for its \
-             library call with the result on the host",
+             per rotated copy, whichever is more, wall clock from recording the run to the result readable in host \
+             memory (the run and the copy to a pooled staging buffer in one batch, mapped: ReadTicket::wait_view); \
+             the peer's is the same figure for its library call with the result on the host",
             s.e2e_runs
         ));
         let slow: Vec<String> = self
@@ -582,6 +583,7 @@ struct JsonRecord<'a> {
     e2e_time_us: f64,
     batched_time_us: Option<f64>,
     record_cpu_us: Option<f64>,
+    submit_cpu_us: Option<f64>,
     gbps: Option<f64>,
     gflops: Option<f64>,
     extra_bytes: u64,
@@ -615,7 +617,8 @@ impl<'a> JsonRecord<'a> {
             gpu_time_us: m.gpu.median,
             e2e_time_us: m.e2e_us,
             batched_time_us: m.batched_us,
-            record_cpu_us: m.record_us,
+            record_cpu_us: m.cpu.map(|c| c.record),
+            submit_cpu_us: m.cpu.map(|c| c.submit),
             gbps: r.gbps(),
             gflops: r.gflops(),
             extra_bytes: *extra_bytes,

@@ -110,6 +110,15 @@ impl Spread {
     }
 }
 
+/// CPU time per run of a batch, µs.
+#[derive(Debug, Clone, Copy)]
+pub struct CpuTimes {
+    /// Recording the runs and finishing the command buffer.
+    pub record: f64,
+    /// Submitting it.
+    pub submit: f64,
+}
+
 /// What one row measured.
 #[derive(Debug, Clone, Copy)]
 pub struct Measurement {
@@ -122,8 +131,9 @@ pub struct Measurement {
     pub e2e_us: f64,
     /// GPU time per run of [`Settings::batched_runs`] runs recorded in one batch, µs.
     pub batched_us: Option<f64>,
-    /// CPU time to record one run of the batch and submit it, µs.
-    pub record_us: Option<f64>,
+    /// CPU time per run to record the batch (the ops' recording and wgpu's encoding of the
+    /// command buffer), and to submit it, µs.
+    pub cpu: Option<CpuTimes>,
     /// Largest relative error over the end-to-end runs (every copy at least once).
     pub max_rel_err: f64,
     /// Copies the timed runs rotated through.
@@ -159,28 +169,18 @@ pub fn measure(
     for run in 0..e2e_runs {
         let copy = run % copies;
         op.poison(copy)?;
-        let start = Instant::now();
-        op.run_and_read(copy)?;
-        e2e.push(start.elapsed().as_secs_f64() * 1e6);
+        e2e.push(op.run_and_read(copy)?.as_secs_f64() * 1e6);
         // `max` would drop a NaN; an error that is not a number is the worst error.
         let err = op.check();
         max_rel_err = if err.is_nan() { f64::INFINITY } else { max_rel_err.max(err) };
     }
     // The batched time: skipped for slow ops (a thousand runs would take minutes).
-    let (batched_us, record_us) = match timed.runs == settings.runs {
+    let (batched_us, cpu) = match timed.runs == settings.runs {
         true => clock.time_batch(ctx, settings.batched_runs, |rec, run| op.record(rec, run % copies))?,
         false => (None, None),
     };
     let gpu = Spread::of(timed.times_us);
-    Ok(Measurement {
-        gpu,
-        runs: timed.runs,
-        e2e_us: Spread::of(e2e).median,
-        batched_us,
-        record_us,
-        max_rel_err,
-        copies,
-    })
+    Ok(Measurement { gpu, runs: timed.runs, e2e_us: Spread::of(e2e).median, batched_us, cpu, max_rel_err, copies })
 }
 
 /// Device copy bandwidth: (bytes read + bytes written) / time of the library's 16-byte copy
@@ -247,14 +247,14 @@ impl Clock {
     }
 
     /// The GPU time per run of `count` runs recorded back to back in one batch (one compute
-    /// pass between two timestamps), and the CPU time per run to record them and submit the
-    /// batch, µs. `None` without timestamps.
+    /// pass between two timestamps), and the CPU times per run to record them and to submit
+    /// the batch, µs. `None` without timestamps.
     pub fn time_batch(
         &self,
         ctx: &Context,
         count: usize,
         mut record: impl FnMut(&mut Recorder<'_, '_>, usize) -> Result<(), OpError>,
-    ) -> Result<(Option<f64>, Option<f64>), OpError> {
+    ) -> Result<(Option<f64>, Option<CpuTimes>), OpError> {
         let Some(profiler) = &self.profiler else { return Ok((None, None)) };
         let mut profiler = profiler.borrow_mut();
         profiler.reset();
@@ -268,10 +268,13 @@ impl Clock {
         if let Some(e) = failure {
             return Err(e);
         }
-        batch.submit()?;
-        let record_us = start.elapsed().as_secs_f64() * 1e6 / count as f64;
+        let recorded = batch.finish()?;
+        let record = start.elapsed().as_secs_f64() * 1e6 / count as f64;
+        let start = Instant::now();
+        recorded.submit()?;
+        let submit = start.elapsed().as_secs_f64() * 1e6 / count as f64;
         let gpu_us = profiler.read(ctx)?[0].1 / count as f64;
-        Ok((Some(gpu_us), Some(record_us)))
+        Ok((Some(gpu_us), Some(CpuTimes { record, submit })))
     }
 
     fn run_batches(

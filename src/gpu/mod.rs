@@ -10,6 +10,7 @@ mod vector;
 pub(crate) use bind_cache::BindKey;
 pub use device::DeviceId;
 pub(crate) use device::{next_object_id, Device};
+pub use readback::HostView;
 pub(crate) use readback::{stage, PendingRead, Staged};
 pub use scalar::{GpuScalar, ScalarArg};
 pub(crate) use vector::BindEntry;

@@ -174,6 +174,15 @@ impl Staged {
         PendingRead { staged: self, submission, receiver }
     }
 
+    /// The mapped bytes as a view: no copy. Dropping it unmaps and returns the buffer to the
+    /// pool.
+    fn into_view<T: bytemuck::Pod>(self) -> Result<HostView<T>> {
+        let view =
+            self.staging.slice(..self.copy_len).get_mapped_range().map_err(|e| Error::Readback(e.to_string()))?;
+        let len = self.len as usize / std::mem::size_of::<T>().max(1);
+        Ok(HostView { view: Some(view), staged: Some(self), len, _element: std::marker::PhantomData })
+    }
+
     /// Copies the mapped bytes into `out`, unmaps and returns the buffer to the pool.
     fn copy_out(self, out: &mut [u8]) -> Result<()> {
         if out.len() as u64 != self.len {
@@ -266,19 +275,59 @@ pub(crate) fn start_read(device: &Device, source: &wgpu::Buffer, offset: u64, le
 impl PendingRead {
     /// Waits for the copy on this thread, then copies the bytes into `out`.
     pub(crate) fn finish_blocking(self, out: &mut [u8]) -> Result<()> {
-        self.staged.device.wait(Some(self.submission.clone()))?;
-        let mapped = pollster::block_on(self.receiver.receive());
-        self.finish(mapped, out)
+        self.wait()?.copy_out(out)
     }
 
-    fn finish(self, mapped: Option<std::result::Result<(), wgpu::BufferAsyncError>>, out: &mut [u8]) -> Result<()> {
-        match mapped {
-            Some(Ok(())) => self.staged.copy_out(out),
+    /// Waits for the copy on this thread and returns the mapped bytes without copying them.
+    pub(crate) fn finish_view<T: bytemuck::Pod>(self) -> Result<HostView<T>> {
+        self.wait()?.into_view()
+    }
+
+    fn wait(self) -> Result<Staged> {
+        self.staged.device.wait(Some(self.submission.clone()))?;
+        match pollster::block_on(self.receiver.receive()) {
+            Some(Ok(())) => Ok(self.staged),
             Some(Err(e)) => {
                 self.staged.device.check_alive()?;
                 Err(Error::Readback(e.to_string()))
             }
             None => Err(Error::DeviceLost("the readback was dropped before it completed".into())),
         }
+    }
+}
+
+/// Data read back from the device, in host memory: a view of the mapped staging buffer the
+/// GPU copied into, so reaching it costs no copy on the host. Dereferences to `&[T]`.
+/// Dropping it unmaps the buffer and returns it to the context's pool; hold it no longer than
+/// needed, since a held view keeps that staging buffer from reuse.
+pub struct HostView<T> {
+    view: Option<wgpu::BufferView>,
+    staged: Option<Staged>,
+    len: usize,
+    _element: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: bytemuck::Pod> std::ops::Deref for HostView<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        let view = self.view.as_ref().expect("held until drop");
+        // Mapped ranges start at the buffer's start, aligned far beyond any element.
+        bytemuck::cast_slice(&view[..self.len * std::mem::size_of::<T>()])
+    }
+}
+
+impl<T> Drop for HostView<T> {
+    fn drop(&mut self) {
+        self.view = None;
+        if let Some(staged) = self.staged.take() {
+            staged.staging.unmap();
+            staged.device.staging().give_back(staged.staging);
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for HostView<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostView").field("len", &self.len).finish()
     }
 }

@@ -158,8 +158,14 @@ impl<T: Stored + Pod> GpuVec<T> {
         Ok(out)
     }
 
-    /// Copies the vector into `out` (same length), waiting on this thread: no allocation,
-    /// the fastest way to bring a result to the host repeatedly.
+    /// The vector in host memory, waiting on this thread: a view of the mapped staging
+    /// buffer the GPU copied into, with no copy on the host (see [`HostView`]).
+    pub fn read_view(&self) -> Result<super::HostView<T>> {
+        let pending = readback::start_read(&self.device, &self.buffer, 0, self.byte_len())?;
+        pending.finish_view()
+    }
+
+    /// Copies the vector into `out` (same length), waiting on this thread: no allocation.
     pub fn read_into(&self, out: &mut [T]) -> Result<()> {
         if out.len() != self.len {
             return Err(Error::dimension("GpuVec::read_into", "output length", self.len, out.len()));

@@ -10,7 +10,7 @@ use super::profiler::Profiler;
 use super::Recorder;
 use crate::context::Context;
 use crate::element::Stored;
-use crate::gpu::{stage, GpuVec, PendingRead, Staged};
+use crate::gpu::{stage, GpuVec, HostView, PendingRead, Staged};
 use crate::{Error, Result};
 
 /// Ops recorded into one command buffer and submitted together: `run` on a plan is a batch of
@@ -122,24 +122,50 @@ impl<'c> Batch<'c> {
     }
 
     /// Submits everything recorded, in recording order; returns without waiting for the GPU.
-    pub fn submit(mut self) -> Result<()> {
+    pub fn submit(self) -> Result<()> {
+        self.finish()?.submit()
+    }
+
+    /// Ends recording: the batch becomes a command buffer, ready to submit (from any thread).
+    pub fn finish(mut self) -> Result<Recorded<'c>> {
         self.ungate();
         self.end_pass();
-        let encoder = self.encoder.take().expect("submitted once");
-        let device = self.ctx.gpu();
+        let encoder = self.encoder.take().expect("finished once");
+        let commands = self.ctx.gpu().scoped("finishing a batch", || encoder.finish())?;
+        Ok(Recorded {
+            ctx: self.ctx,
+            commands,
+            gate: std::mem::take(&mut self.gate),
+            reads: std::mem::take(&mut self.reads),
+        })
+    }
+
+    fn end_pass(&mut self) {
+        self.pass = None;
+    }
+}
+
+/// A finished batch: its command buffer, waiting for [`Recorded::submit`].
+pub struct Recorded<'c> {
+    ctx: &'c Context,
+    commands: wgpu::CommandBuffer,
+    gate: Gate,
+    reads: Vec<Arc<Mutex<TicketState>>>,
+}
+
+impl Recorded<'_> {
+    /// Submits the batch; returns without waiting for the GPU.
+    pub fn submit(self) -> Result<()> {
         self.gate.write_intended()?;
-        let submission = device.scoped("submitting a batch", || self.ctx.queue().submit([encoder.finish()]))?;
-        for read in self.reads.drain(..) {
+        let commands = self.commands;
+        let submission = self.ctx.gpu().scoped("submitting a batch", || self.ctx.queue().submit([commands]))?;
+        for read in self.reads {
             let mut state = read.lock().unwrap_or_else(|p| p.into_inner());
             if let TicketState::Staged(staged) = std::mem::replace(&mut *state, TicketState::Taken) {
                 *state = TicketState::Pending(staged.map(submission.clone()));
             }
         }
         Ok(())
-    }
-
-    fn end_pass(&mut self) {
-        self.pass = None;
     }
 }
 
@@ -162,13 +188,13 @@ impl<T: Stored + Pod> ReadTicket<T> {
         if out.len() != self.len {
             return Err(Error::dimension("ReadTicket::wait_into", "output length", self.len, out.len()));
         }
-        let state = std::mem::replace(&mut *self.state.lock().unwrap_or_else(|p| p.into_inner()), TicketState::Taken);
-        match state {
-            TicketState::Pending(pending) => pending.finish_blocking(bytemuck::cast_slice_mut(out)),
-            TicketState::Staged(_) | TicketState::Taken => {
-                Err(Error::InvalidArgument("the batch holding this readback was not submitted".into()))
-            }
-        }
+        self.pending()?.finish_blocking(bytemuck::cast_slice_mut(out))
+    }
+
+    /// Waits for the copy and returns it in host memory without copying it again (a view of
+    /// the mapped staging buffer: see [`HostView`]).
+    pub fn wait_view(self) -> Result<HostView<T>> {
+        self.pending()?.finish_view()
     }
 
     /// Waits for the copy.
@@ -176,5 +202,14 @@ impl<T: Stored + Pod> ReadTicket<T> {
         let mut out = vec![T::zeroed(); self.len];
         self.wait_into(&mut out)?;
         Ok(out)
+    }
+
+    fn pending(self) -> Result<PendingRead> {
+        match std::mem::replace(&mut *self.state.lock().unwrap_or_else(|p| p.into_inner()), TicketState::Taken) {
+            TicketState::Pending(pending) => Ok(pending),
+            TicketState::Staged(_) | TicketState::Taken => {
+                Err(Error::InvalidArgument("the batch holding this readback was not submitted".into()))
+            }
+        }
     }
 }

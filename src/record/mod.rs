@@ -11,7 +11,7 @@ mod batch;
 mod gate;
 mod profiler;
 
-pub use batch::{Batch, ReadTicket};
+pub use batch::{Batch, ReadTicket, Recorded};
 pub use profiler::Profiler;
 
 use crate::context::Context;

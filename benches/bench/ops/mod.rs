@@ -73,8 +73,9 @@ pub trait Prepared {
     /// skips an entry cannot pass [`Prepared::check`].
     fn poison(&mut self, copy: usize) -> Result<(), OpError>;
     /// The end-to-end path: one run on copy `copy` and its output in host memory (one batch:
-    /// the run and the copy to a pooled staging buffer, then into a reused host buffer).
-    fn run_and_read(&mut self, copy: usize) -> Result<(), OpError>;
+    /// the run and the copy to a pooled staging buffer, mapped). Returns the time until the
+    /// output is readable on the host; keeps a copy of it for [`Prepared::check`].
+    fn run_and_read(&mut self, copy: usize) -> Result<std::time::Duration, OpError>;
     /// The relative error of the output last read back against the CPU twin.
     fn check(&self) -> f64;
 }

@@ -170,7 +170,7 @@ struct SpmvRuns<'a, T: Scalar> {
     /// The full name when tuning knobs were given.
     variant: Option<String>,
     copies: Vec<Operands<T>>,
-    /// The last `y` read back (reused: the end-to-end path allocates nothing on the host).
+    /// The last `y` read back, for the check.
     output: Vec<T>,
 }
 
@@ -217,14 +217,17 @@ impl<T: Scalar> Prepared for SpmvRuns<'_, T> {
         Ok(self.ctx.synchronize()?)
     }
 
-    fn run_and_read(&mut self, copy: usize) -> Result<(), OpError> {
+    fn run_and_read(&mut self, copy: usize) -> Result<std::time::Duration, OpError> {
         let c = &mut self.copies[copy];
+        let start = std::time::Instant::now();
         let mut batch = self.ctx.batch();
         c.plan.record(&mut batch.recorder(), T::from_f64(1.0), &c.x, T::default(), &mut c.y)?;
         let ticket = batch.read_back(&c.y)?;
         batch.submit()?;
-        ticket.wait_into(&mut self.output)?;
-        Ok(())
+        let y = ticket.wait_view()?;
+        let took = start.elapsed();
+        self.output.copy_from_slice(&y);
+        Ok(took)
     }
 
     fn check(&self) -> f64 {
