@@ -322,7 +322,8 @@ impl Report {
         lines.push(format!(
             "batched µs: GPU time per run of {} runs recorded back to back in one batch (one compute pass between \
              two timestamps); CPU µs: record + submit, CPU time per run to record the batch (the ops' recording and \
-             wgpu's encoding of the command buffer) and to submit it",
+             wgpu's encoding of the command buffer) and to submit it; the second of two such batches (the first \
+             pays the page faults of wgpu's newly grown command buffers)",
             s.batched_runs
         ));
         lines.push(format!(
