@@ -60,6 +60,9 @@ pub enum Error {
     /// The device was lost (driver reset, `Device::destroy`, unplugged GPU).
     #[error("the GPU device was lost: {0}")]
     DeviceLost(String),
+    /// A wait for the GPU gave up: the submitted work ran for minutes (or the device hangs).
+    #[error("{0}")]
+    Timeout(String),
     /// An operand (vector, matrix, scalar, plan) belongs to another context than the one
     /// the call was given: each context is one device, and its buffers mean nothing to another.
     #[error("{0}")]

@@ -8,7 +8,9 @@ use wgsparse::{AdapterReport, ElementKind};
 
 use crate::ops::{Cost, Model, OpError, K};
 use crate::suite::SkippedFile;
-use crate::timing::{Measurement, Settings, Spread, MAX_COPIES, MAX_WARMUP, ROTATION_BYTES, SLOW_ROW_BUDGET, SLOW_RUN};
+use crate::timing::{
+    Measurement, Settings, Spread, BATCHED_BUDGET, MAX_COPIES, MAX_WARMUP, ROTATION_BYTES, SLOW_ROW_BUDGET, SLOW_RUN,
+};
 
 /// The house tolerance on `‖y − y_ref‖₂ / ‖y_ref‖₂` for f32 results...
 pub const TOLERANCE: f64 = 1e-5;
@@ -320,11 +322,13 @@ impl Report {
             )
         }];
         lines.push(format!(
-            "batched µs: GPU time per run of {} runs recorded back to back in one batch (one compute pass between \
-             two timestamps); CPU µs: record + submit, CPU time per run to record the batch (the ops' recording and \
-             wgpu's encoding of the command buffer) and to submit it; the second of two such batches (the first \
-             pays the page faults of wgpu's newly grown command buffers)",
-            s.batched_runs
+            "batched µs: GPU time per run of {} runs (fewer where they would keep the GPU busy over {} s: as many \
+             as fit) recorded back to back in one batch, one compute pass between two timestamps, rotating among the \
+             operand copies; CPU µs: record + submit, CPU time per run to record such a batch (the ops' recording and \
+             wgpu's encoding of the command buffer) and to submit it, on one copy (a plan re-applied to the same \
+             vectors), the second of two batches (the first pays the page faults of wgpu's newly grown buffers)",
+            s.batched_runs,
+            BATCHED_BUDGET.as_secs()
         ));
         lines.push(format!(
             "e2e µs: the run with its result on the host, operands already on the device: median of {} runs or one \

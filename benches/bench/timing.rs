@@ -32,6 +32,8 @@ pub const SLOW_RUN: Duration = Duration::from_millis(100);
 /// ...and such a row gets as many timed runs as fit this budget (at least one), and one
 /// end-to-end run.
 pub const SLOW_ROW_BUDGET: Duration = Duration::from_secs(5);
+/// A batch of [`Settings::batched_runs`] runs is shortened to keep the GPU busy about this long.
+pub const BATCHED_BUDGET: Duration = Duration::from_secs(2);
 
 /// Repetition counts.
 #[derive(Debug, Clone, Copy)]
@@ -174,12 +176,17 @@ pub fn measure(
         let err = op.check();
         max_rel_err = if err.is_nan() { f64::INFINITY } else { max_rel_err.max(err) };
     }
-    // The batched time: skipped for slow ops (a thousand runs would take minutes).
+    // The batched time: skipped for slow ops; fewer runs where a thousand would keep the GPU
+    // busy past BATCHED_BUDGET.
+    let gpu = Spread::of(timed.times_us);
     let (batched_us, cpu) = match timed.runs == settings.runs {
-        true => clock.time_batch(ctx, settings.batched_runs, |rec, run| op.record(rec, run % copies))?,
+        true => {
+            let fit = (BATCHED_BUDGET.as_secs_f64() * 1e6 / gpu.median.max(1e-3)) as usize;
+            let count = settings.batched_runs.min(fit.max(10));
+            clock.time_batch(ctx, count, |rec, copy| op.record(rec, copy), copies)?
+        }
         false => (None, None),
     };
-    let gpu = Spread::of(timed.times_us);
     Ok(Measurement { gpu, runs: timed.runs, e2e_us: Spread::of(e2e).median, batched_us, cpu, max_rel_err, copies })
 }
 
@@ -247,31 +254,38 @@ impl Clock {
     }
 
     /// The GPU time per run of `count` runs recorded back to back in one batch (one compute
-    /// pass between two timestamps), and the CPU times per run to record them and to submit
-    /// the batch, µs, of the second of two such batches. `None` without timestamps.
+    /// pass between two timestamps, runs rotating among the operand copies), and the CPU times
+    /// per run to record such a batch and to submit it, µs. The CPU times come from the second
+    /// of two batches on one copy: the first pays the page faults of wgpu's newly grown command
+    /// buffers, and rotating operands costs wgpu's tracker extra work that a plan re-applied to
+    /// the same vectors (an iterative method) does not pay. `None` without timestamps.
     pub fn time_batch(
         &self,
         ctx: &Context,
         count: usize,
         mut record: impl FnMut(&mut Recorder<'_, '_>, usize) -> Result<(), OpError>,
+        copies: usize,
     ) -> Result<(Option<f64>, Option<CpuTimes>), OpError> {
         let Some(profiler) = &self.profiler else { return Ok((None, None)) };
         let mut profiler = profiler.borrow_mut();
-        // Twice: the first batch pays page faults of wgpu's freshly grown command buffers, the
-        // second shows what every later batch costs.
+        profiler.reset();
+        let mut batch = ctx.batch();
+        let mut failure = None;
+        batch.timed(&mut profiler, "batched", |rec| {
+            failure = (0..count).try_for_each(|i| record(rec, i % copies)).err();
+            Ok(())
+        })?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        batch.submit()?;
+        ctx.synchronize()?;
+        let gpu_us = profiler.read(ctx)?[0].1 / count as f64;
         let mut cpu = None;
         for _ in 0..2 {
-            profiler.reset();
             let mut batch = ctx.batch();
-            let mut failure = None;
             let start = Instant::now();
-            batch.timed(&mut profiler, "batched", |rec| {
-                failure = (0..count).try_for_each(|i| record(rec, i)).err();
-                Ok(())
-            })?;
-            if let Some(e) = failure {
-                return Err(e);
-            }
+            (0..count).try_for_each(|_| record(&mut batch.recorder(), 0))?;
             let recorded = batch.finish()?;
             let record = start.elapsed().as_secs_f64() * 1e6 / count as f64;
             let start = Instant::now();
@@ -280,7 +294,6 @@ impl Clock {
             cpu = Some(CpuTimes { record, submit });
             ctx.synchronize()?;
         }
-        let gpu_us = profiler.read(ctx)?[0].1 / count as f64;
         Ok((Some(gpu_us), cpu))
     }
 

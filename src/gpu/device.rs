@@ -13,8 +13,9 @@ use super::bind_cache::BindGroupCache;
 use super::readback::{Poller, StagingPool};
 use crate::{Error, Result};
 
-/// How long a wait for the GPU lasts before the device is reported lost.
-pub(crate) const WAIT_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a wait for the GPU lasts before it is given up with [`Error::Timeout`]: far past
+/// any sane op, so that a hung device (a driver without a watchdog) ends the wait.
+pub(crate) const WAIT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Identifies one device (and the context around it) within the process. Every device
 /// object carries the id of the device that made it, so operands of another context are
@@ -181,9 +182,9 @@ impl Device {
         let result =
             self.inner.device.poll(wgpu::PollType::Wait { submission_index: submission, timeout: Some(WAIT_TIMEOUT) });
         self.check_alive()?;
-        result.map(|_| ()).map_err(|e| {
-            self.mark_lost(&format!("waiting for the GPU: {e}"));
-            Error::DeviceLost(format!("waiting for the GPU: {e}"))
+        result.map(|_| ()).map_err(|e| match e {
+            wgpu::PollError::Timeout => Error::Timeout(format!("the GPU did not finish within {WAIT_TIMEOUT:?}")),
+            other => Error::Validation(format!("waiting for the GPU: {other}")),
         })
     }
 
