@@ -9,7 +9,8 @@ use wgsparse::{AdapterReport, ElementKind};
 use crate::ops::{Cost, Model, OpError, K};
 use crate::suite::SkippedFile;
 use crate::timing::{
-    Measurement, Settings, Spread, BATCHED_BUDGET, MAX_COPIES, MAX_WARMUP, ROTATION_BYTES, SLOW_ROW_BUDGET, SLOW_RUN,
+    Measurement, Settings, Spread, BATCHED_BUDGET, CPU_BATCHES, MAX_COPIES, MAX_WARMUP, ROTATION_BYTES,
+    SLOW_ROW_BUDGET, SLOW_RUN,
 };
 
 /// The house tolerance on `‖y − y_ref‖₂ / ‖y_ref‖₂` for f32 results...
@@ -326,7 +327,8 @@ impl Report {
              as fit) recorded back to back in one batch, one compute pass between two timestamps, rotating among the \
              operand copies; CPU µs: record + submit, CPU time per run to record such a batch (the ops' recording and \
              wgpu's encoding of the command buffer) and to submit it, on one copy (a plan re-applied to the same \
-             vectors), the second of two batches (the first pays the page faults of wgpu's newly grown buffers)",
+             vectors): the median of {CPU_BATCHES} batches after a warm-up one (which pays the page faults of wgpu's \
+             newly grown buffers); submit from the last",
             s.batched_runs,
             BATCHED_BUDGET.as_secs()
         ));

@@ -34,6 +34,8 @@ pub const SLOW_RUN: Duration = Duration::from_millis(100);
 pub const SLOW_ROW_BUDGET: Duration = Duration::from_secs(5);
 /// A batch of [`Settings::batched_runs`] runs is shortened to keep the GPU busy about this long.
 pub const BATCHED_BUDGET: Duration = Duration::from_secs(2);
+/// Batches whose CPU time is measured (the median is reported).
+pub const CPU_BATCHES: usize = 5;
 
 /// Repetition counts.
 #[derive(Debug, Clone, Copy)]
@@ -255,10 +257,11 @@ impl Clock {
 
     /// The GPU time per run of `count` runs recorded back to back in one batch (one compute
     /// pass between two timestamps, runs rotating among the operand copies), and the CPU times
-    /// per run to record such a batch and to submit it, µs. The CPU times come from the second
-    /// of two batches on one copy: the first pays the page faults of wgpu's newly grown command
-    /// buffers, and rotating operands costs wgpu's tracker extra work that a plan re-applied to
-    /// the same vectors (an iterative method) does not pay. `None` without timestamps.
+    /// per run to record such a batch and to submit it, µs. The CPU times are the median of
+    /// [`CPU_BATCHES`] batches on one copy after a warm-up batch: the first batch pays the page
+    /// faults of wgpu's newly grown command buffers, and rotating operands costs wgpu's tracker
+    /// extra work that a plan re-applied to the same vectors (an iterative method) does not
+    /// pay. `None` without timestamps.
     pub fn time_batch(
         &self,
         ctx: &Context,
@@ -281,19 +284,26 @@ impl Clock {
         batch.submit()?;
         ctx.synchronize()?;
         let gpu_us = profiler.read(ctx)?[0].1 / count as f64;
-        let mut cpu = None;
-        for _ in 0..2 {
+        // CPU: a warm-up batch, then the median of CPU_BATCHES; only the last is submitted.
+        let mut records = Vec::with_capacity(CPU_BATCHES);
+        let mut submit = 0.0;
+        for round in 0..=CPU_BATCHES {
             let mut batch = ctx.batch();
             let start = Instant::now();
             (0..count).try_for_each(|_| record(&mut batch.recorder(), 0))?;
             let recorded = batch.finish()?;
-            let record = start.elapsed().as_secs_f64() * 1e6 / count as f64;
-            let start = Instant::now();
-            recorded.submit()?;
-            let submit = start.elapsed().as_secs_f64() * 1e6 / count as f64;
-            cpu = Some(CpuTimes { record, submit });
-            ctx.synchronize()?;
+            let took = start.elapsed().as_secs_f64() * 1e6 / count as f64;
+            if round > 0 {
+                records.push(took);
+            }
+            if round == CPU_BATCHES {
+                let start = Instant::now();
+                recorded.submit()?;
+                submit = start.elapsed().as_secs_f64() * 1e6 / count as f64;
+                ctx.synchronize()?;
+            }
         }
+        let cpu = Some(CpuTimes { record: Spread::of(records).median, submit });
         Ok((Some(gpu_us), cpu))
     }
 
