@@ -20,7 +20,41 @@ pub use element::{ElementKind, Scalar};
 pub use error::{Error, Result};
 pub use format::{CooMatrix, CsrMatrix, DenseMatrix, EllMatrix, FormatError, HybMatrix};
 pub use gpu::{GpuScalar, GpuVec, ScalarArg};
-/// The shaders wgsparse ships, validated and reflected at build time.
+/// The shaders wgsparse ships, validated by naga at build time, with the typed interface
+/// build.rs generated for each (`shaders::<file name>::{Params, Bindings, Flags, Overrides}`).
+///
+/// Host code names every field of a shader's interface, so a field that changes on one side
+/// only fails the build. `shaders/spmv_ell.wgsl` declares
+/// `struct Params { rows: u32, width: u32, first_row: u32, index_stride: u32, scaling: Scaling }`:
+///
+/// ```
+/// use wgsparse::shaders::{spmv_ell, structs::Scaling};
+/// let params = spmv_ell::Params::<f32> { rows: 4, width: 2, first_row: 0, index_stride: 0, scaling: Scaling::default() };
+/// let overrides = spmv_ell::Overrides { wg_size: 256, batch: 2 };
+/// # let _ = (params, overrides);
+/// ```
+///
+/// A field the shader does not have is a compile error:
+///
+/// ```compile_fail
+/// use wgsparse::shaders::{spmv_ell, structs::Scaling};
+/// let params = spmv_ell::Params::<f32> {
+///     rows: 4, width: 2, first_row: 0, index_stride: 0, scaling: Scaling::default(), alpha: 1.0,
+/// };
+/// ```
+///
+/// So is a field of the wrong type (`rows` is a `u32` in the shader)…
+///
+/// ```compile_fail
+/// use wgsparse::shaders::{spmv_ell, structs::Scaling};
+/// let params = spmv_ell::Params::<f32> { rows: 4.0, width: 2, first_row: 0, index_stride: 0, scaling: Scaling::default() };
+/// ```
+///
+/// …and a missing one (here the `BATCH` override):
+///
+/// ```compile_fail
+/// let overrides = wgsparse::shaders::spmv_ell::Overrides { wg_size: 256 };
+/// ```
 pub use kernel::registry as shaders;
 pub use matrix::{Conversion, DenseLayout, Format, GpuDense, GpuSparse};
 pub use record::{Batch, Recorder};
