@@ -29,16 +29,9 @@ fn run(workgroup: u32, lane: Lane) {
     for (var i = start + lane.index; i < end; i += WG_SIZE) {
         pair = norm_add(pair, Acc(x[i]));
     }
-    pairs[lane.index] = pair;
-    workgroupBarrier();
-    for (var half = WG_SIZE >> 1u; half > 0u; half >>= 1u) {
-        if lane.index < half {
-            pairs[lane.index] = norm_combine(pairs[lane.index], pairs[lane.index + half]);
-        }
-        workgroupBarrier();
-    }
+    let total = workgroup_norm(lane.index, pair);
     if lane.index == 0u {
-        partials[workgroup] = pairs[0];
+        partials[workgroup] = total;
     }
 #else
     var sum = Acc(0.0);

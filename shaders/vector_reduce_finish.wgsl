@@ -24,16 +24,9 @@ fn run(workgroup: u32, lane: Lane) {
     for (var k = lane.index; k < params.count; k += WG_SIZE) {
         pair = norm_combine(pair, partials[k]);
     }
-    pairs[lane.index] = pair;
-    workgroupBarrier();
-    for (var half = WG_SIZE >> 1u; half > 0u; half >>= 1u) {
-        if lane.index < half {
-            pairs[lane.index] = norm_combine(pairs[lane.index], pairs[lane.index + half]);
-        }
-        workgroupBarrier();
-    }
+    let total = workgroup_norm(lane.index, pair);
     if lane.index == 0u {
-        result[params.at] = Real(pairs[0].x * sqrt(pairs[0].y));
+        result[params.at] = Real(total.x * sqrt(total.y));
     }
 #else
     var sum = Acc(0.0);

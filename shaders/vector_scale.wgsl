@@ -1,4 +1,5 @@
-// y = alpha * y (BLAS scal). alpha == 0 writes zeros whatever y held (NaN included).
+// y = alpha * y (BLAS scal; alpha == 0 writes zeros whatever y held, NaN included), or with
+// FILL y = alpha in every element.
 #import invocation
 #import real
 #import scaling
@@ -20,5 +21,9 @@ fn run(i: u32) {
         return;
     }
     let a = alpha();
+#ifdef FILL
+    y[i] = a;
+#else
     y[i] = select(a * y[i], Real(0.0), a == 0.0);
+#endif
 }

@@ -33,3 +33,18 @@ fn norm_combine(p: vec2<Acc>, q: vec2<Acc>) -> vec2<Acc> {
     let r = small.x / big.x;
     return vec2<Acc>(big.x, big.y + small.y * r * r);
 }
+
+// The norm pair of the whole workgroup, combined in a fixed tree order (deterministic).
+// Expects `var<workgroup> pairs: array<vec2<Acc>, WG_SIZE>` in the including shader; every
+// lane must call it; lane 0 gets the result.
+fn workgroup_norm(lane: u32, pair: vec2<Acc>) -> vec2<Acc> {
+    pairs[lane] = pair;
+    workgroupBarrier();
+    for (var half = WG_SIZE >> 1u; half > 0u; half >>= 1u) {
+        if lane < half {
+            pairs[lane] = norm_combine(pairs[lane], pairs[lane + half]);
+        }
+        workgroupBarrier();
+    }
+    return pairs[0];
+}

@@ -10,7 +10,7 @@ use crate::element::Scalar;
 use crate::gpu::{Bind, GpuVec, ScalarArg};
 use crate::gpu::{DeviceId, GpuScalar};
 use crate::kernel::shaders::{
-    copy_vector, vector_axpby, vector_fill, vector_multiply, vector_reduce, vector_reduce_finish, vector_scale,
+    copy_vector, vector_axpby, vector_multiply, vector_reduce, vector_reduce_finish, vector_scale,
 };
 use crate::record::Recorder;
 use crate::Result;
@@ -21,11 +21,7 @@ pub fn scal<'s, T: Scalar>(
     alpha: impl Into<ScalarArg<'s, T>>,
     y: &mut GpuVec<T>,
 ) -> Result<()> {
-    let alpha = alpha.into();
-    Operands::new(rec.context(), "scal")?.scalar("alpha", &alpha)?.output("y", y)?;
-    let ctx = rec.context().clone();
-    let s = ScalarBinds::new(&ctx, alpha, ScalarArg::Host(T::default()))?;
-    scal_range(rec, &s, y.bind(), y.len())
+    scale_or_fill(rec, "scal", alpha.into(), y, false)
 }
 
 /// `y ← α·x + β·y`.
@@ -64,11 +60,20 @@ pub fn fill<'s, T: Scalar>(
     value: impl Into<ScalarArg<'s, T>>,
     y: &mut GpuVec<T>,
 ) -> Result<()> {
-    let value = value.into();
-    Operands::new(rec.context(), "fill")?.scalar("value", &value)?.output("y", y)?;
+    scale_or_fill(rec, "fill", value.into(), y, true)
+}
+
+fn scale_or_fill<T: Scalar>(
+    rec: &mut Recorder<'_, '_>,
+    op: &'static str,
+    alpha: ScalarArg<'_, T>,
+    y: &mut GpuVec<T>,
+    fill: bool,
+) -> Result<()> {
+    Operands::new(rec.context(), op)?.scalar("alpha", &alpha)?.output("y", y)?;
     let ctx = rec.context().clone();
-    let s = ScalarBinds::new(&ctx, value, ScalarArg::Host(T::default()))?;
-    fill_range(rec, &s, y.bind(), y.len())
+    let s = ScalarBinds::new(&ctx, alpha, ScalarArg::Host(T::default()))?;
+    scale_range(rec, &s, y.bind(), y.len(), fill)
 }
 
 /// `y ← x` (same length), for vectors of any element type: 16 bytes per invocation
@@ -204,14 +209,15 @@ impl<T: Scalar> Reduction<T> {
     }
 }
 
-/// `y[..len] ← α·y[..len]`, operands checked by the caller.
-pub(crate) fn scal_range<T: Scalar>(
+/// `y[..len] ← α·y[..len]`, or `y[..len] ← α` with `fill`; operands checked by the caller.
+pub(crate) fn scale_range<T: Scalar>(
     rec: &mut Recorder<'_, '_>,
     s: &ScalarBinds<'_, T>,
     y: Bind<'_, T>,
     len: usize,
+    fill: bool,
 ) -> Result<()> {
-    let kernel = rec.context().kernel::<vector_scale::Shader, T>(Default::default(), Default::default())?;
+    let kernel = rec.context().kernel::<vector_scale::Shader, T>(vector_scale::Flags { fill }, Default::default())?;
     let params = vector_scale::Params { len: len as u32, scaling: s.params };
     let bindings = vector_scale::Bindings { alpha_dev: s.alpha_dev, beta_dev: s.beta_dev, y };
     rec.dispatch_items(&kernel, params, bindings, len as u64)
@@ -228,18 +234,5 @@ pub(crate) fn axpby_range<T: Scalar>(
     let kernel = rec.context().kernel::<vector_axpby::Shader, T>(Default::default(), Default::default())?;
     let params = vector_axpby::Params { len: len as u32, scaling: s.params };
     let bindings = vector_axpby::Bindings { x, alpha_dev: s.alpha_dev, beta_dev: s.beta_dev, y };
-    rec.dispatch_items(&kernel, params, bindings, len as u64)
-}
-
-/// `y[..len] ← α`, operands checked by the caller.
-pub(crate) fn fill_range<T: Scalar>(
-    rec: &mut Recorder<'_, '_>,
-    s: &ScalarBinds<'_, T>,
-    y: Bind<'_, T>,
-    len: usize,
-) -> Result<()> {
-    let kernel = rec.context().kernel::<vector_fill::Shader, T>(Default::default(), Default::default())?;
-    let params = vector_fill::Params { len: len as u32, scaling: s.params };
-    let bindings = vector_fill::Bindings { alpha_dev: s.alpha_dev, beta_dev: s.beta_dev, y };
     rec.dispatch_items(&kernel, params, bindings, len as u64)
 }

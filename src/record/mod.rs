@@ -136,7 +136,7 @@ impl IndirectArgs {
 mod tests {
     use super::*;
     use crate::gpu::ScalarArg;
-    use crate::kernel::shaders::vector_fill;
+    use crate::kernel::shaders::vector_scale;
     use crate::ops::common::ScalarBinds;
     use crate::ContextOptions;
 
@@ -148,14 +148,15 @@ mod tests {
         let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
         let y = ctx.zeros::<f32>(1024).unwrap();
         let args = IndirectArgs::new(&ctx, 2).unwrap();
-        let kernel = ctx.kernel::<vector_fill::Shader, f32>(Default::default(), Default::default()).unwrap();
+        let kernel =
+            ctx.kernel::<vector_scale::Shader, f32>(vector_scale::Flags { fill: true }, Default::default()).unwrap();
         let scaling = ScalarBinds::new(&ctx, ScalarArg::Host(7.0f32), ScalarArg::Host(0.0)).unwrap();
         let mut batch = ctx.batch();
         {
             let mut rec = batch.recorder();
-            let params = vector_fill::Params { len: 1024, scaling: scaling.params };
+            let params = vector_scale::Params { len: 1024, scaling: scaling.params };
             let bindings =
-                vector_fill::Bindings { alpha_dev: scaling.alpha_dev, beta_dev: scaling.beta_dev, y: y.bind() };
+                vector_scale::Bindings { alpha_dev: scaling.alpha_dev, beta_dev: scaling.beta_dev, y: y.bind() };
             rec.dispatch_indirect(&kernel, params, bindings, &args, 1).unwrap();
             assert!(rec.dispatch_indirect(&kernel, params, bindings, &args, 2).is_err(), "slot out of range");
         }

@@ -393,7 +393,7 @@ impl<T: Scalar> Spmv<T> {
             let rows = panel.rows();
             let y_rows = y.bind_range(rows.clone());
             if scaling.host_alpha() == Some(T::default()) {
-                blas1::scal_range(rec, &scaling.beta_as_alpha(), y_rows, rows.len())?;
+                blas1::scale_range(rec, &scaling.beta_as_alpha(), y_rows, rows.len(), false)?;
             } else {
                 kernel.record(rec, panel.storage(), &Run { x: x.bind(), y: y_rows, rows: rows.len(), scaling })?;
             }
@@ -460,7 +460,7 @@ impl<T: Scalar> RowSums<T> {
     pub(crate) fn clear(&self, rec: &mut Recorder<'_, '_>) -> Result<()> {
         let ctx = rec.context().clone();
         let zero = ScalarBinds::new(&ctx, ScalarArg::Host(T::default()), ScalarArg::Host(T::default()))?;
-        blas1::fill_range(rec, &zero, self.sums.bind(), self.sums.len())
+        blas1::scale_range(rec, &zero, self.sums.bind(), self.sums.len(), true)
     }
 
     /// Records `y ← α·sums + β·y`.
