@@ -1,13 +1,16 @@
-// CSR SpMV by row split (csr-split), first step, in one dispatch so that short rows and
-// long rows run side by side:
+// CSR SpMV by row split (csr-split): RoDe's row decomposition (seed 002) applied to SpMV.
+//
+// First step, in one dispatch so that short rows and long rows run side by side:
 // - the first params.chunk_workgroups workgroups take the chunks of the long rows (at most
 //   chunk_len entries each), one chunk per group of lanes (a subgroup, or the workgroup),
-//   striding over it with coalesced loads; each chunk's sum goes to `partials`, which
-//   spmv_csr_split_rows adds up per row. They come first so that their longer work starts
-//   early instead of trailing behind the short rows;
+//   striding over it with coalesced loads; each chunk's sum goes to `partials`. They come
+//   first so that their longer work starts early instead of trailing behind the short rows;
 // - the workgroups after them take WG_SIZE rows each, one invocation per row, and skip
 //   rows longer than params.max_len.
-// This is RoDe's row decomposition (seed 002) applied to SpMV.
+// Second step (FINISH): one group of lanes per long row adds the partial sums of the row's
+// chunks (consecutive in `partials`) and stores y, in a fixed order (lane-strided, then the
+// group's reduction tree). Both steps are variants of this file, so they share one bind
+// group: between them the pass changes only the pipeline.
 #import real
 #import row_split
 #import group
@@ -20,6 +23,7 @@ struct Params {
     chunk_workgroups: u32,
     chunks: u32,
     chunk_len: u32,
+    long_rows: u32,
     scaling: Scaling,
 }
 
@@ -29,13 +33,31 @@ var<immediate> params: Params;
 @group(0) @binding(2) var<storage, read> values: array<Real>;
 @group(0) @binding(3) var<storage, read> x: array<Real>;
 @group(0) @binding(4) var<storage, read> chunks: array<Chunk>;
-@group(0) @binding(5) var<storage, read> alpha_dev: array<Real>;
-@group(0) @binding(6) var<storage, read> beta_dev: array<Real>;
-@group(0) @binding(7) var<storage, read_write> y: array<Real>;
-@group(0) @binding(8) var<storage, read_write> partials: array<Acc>;
+@group(0) @binding(5) var<storage, read> long_rows: array<LongRow>;
+@group(0) @binding(6) var<storage, read> alpha_dev: array<Real>;
+@group(0) @binding(7) var<storage, read> beta_dev: array<Real>;
+@group(0) @binding(8) var<storage, read_write> y: array<Real>;
+@group(0) @binding(9) var<storage, read_write> partials: array<Acc>;
 
 override WG_SIZE: u32 = 256u;
 
+#ifdef FINISH
+fn run(workgroup: u32, lane: Lane) {
+    let g = group_of(lane);
+    let tasks = group_tasks(workgroup, g, params.long_rows);
+    for (var r = tasks.first; r < tasks.end; r += tasks.stride) {
+        let end = long_rows[r + 1u].first_chunk;
+        var sum = Acc(0.0);
+        for (var c = long_rows[r].first_chunk + g.lane; c < end; c += g.size) {
+            sum += partials[c];
+        }
+        let total = group_sum(g, sum);
+        if g.lane == 0u {
+            store_y(long_rows[r].row, total);
+        }
+    }
+}
+#else
 fn run(workgroup: u32, lane: Lane) {
     if workgroup < params.chunk_workgroups {
         long_row_chunks(workgroup, group_of(lane));
@@ -67,3 +89,4 @@ fn long_row_chunks(workgroup: u32, g: Group) {
         }
     }
 }
+#endif

@@ -16,8 +16,8 @@ pub(crate) type BoundRange = (u64, u64, u64);
 /// What selects one bind group.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct BindKey {
-    /// The compiled kernel's id (its bind-group layout).
-    pub(crate) kernel: u64,
+    /// The bind-group layout's id (shared by the variants of a shader).
+    pub(crate) layouts: u64,
     pub(crate) ranges: Vec<BoundRange>,
 }
 

@@ -21,13 +21,24 @@ struct KernelKey {
     constants: Vec<(&'static str, u64)>,
 }
 
-/// A compiled compute pipeline with its bind-group layout.
+/// The layouts every variant of a shader shares (build.rs makes their bindings equal):
+/// bind groups made for one variant serve all, and switching between variants in a pass
+/// changes only the pipeline — wgpu then neither rebinds groups nor clears immediates.
+#[derive(Debug)]
+struct Layouts {
+    /// Process-unique, for bind-group cache keys and the pass state.
+    id: u64,
+    bind_group: wgpu::BindGroupLayout,
+    pipeline: wgpu::PipelineLayout,
+}
+
+/// A compiled compute pipeline with its layouts.
 #[derive(Debug)]
 pub(crate) struct Compiled {
-    /// Process-unique, for bind-group cache keys.
+    /// Process-unique, for the pass state.
     id: u64,
     pipeline: wgpu::ComputePipeline,
-    layout: wgpu::BindGroupLayout,
+    layouts: Arc<Layouts>,
     info: &'static ShaderInfo,
     variant: &'static ShaderVariant,
     workgroup_size: u32,
@@ -41,6 +52,8 @@ type Slot = Arc<OnceLock<Result<Arc<Compiled>>>>;
 #[derive(Default)]
 pub(crate) struct PipelineCache {
     map: Mutex<HashMap<KernelKey, Slot>>,
+    /// Layouts by (shader, immediate bytes).
+    layouts: Mutex<HashMap<(usize, u32), Arc<Layouts>>>,
     compiled: AtomicUsize,
 }
 
@@ -57,9 +70,36 @@ impl PipelineCache {
         };
         slot.get_or_init(|| {
             self.compiled.fetch_add(1, Ordering::Relaxed);
-            compile(device, &key).map(Arc::new)
+            compile(device, &key, |info, size| self.layouts(device, info, size)).map(Arc::new)
         })
         .clone()
+    }
+
+    /// The layouts of `info`'s variants with `immediate_size` bytes of params, made once.
+    fn layouts(&self, device: &Device, info: &'static ShaderInfo, immediate_size: u32) -> Result<Arc<Layouts>> {
+        let key = (info as *const ShaderInfo as usize, immediate_size);
+        if let Some(found) = self.layouts.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return Ok(found.clone());
+        }
+        let made = Arc::new(make_layouts(device, info, immediate_size)?);
+        let mut layouts = self.layouts.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(layouts.entry(key).or_insert(made).clone())
+    }
+}
+
+/// What a pass has bound, so that a dispatch re-setting the same pipeline or bind group
+/// records nothing for it (a run re-applied to the same operands binds once).
+#[derive(Debug, Default)]
+pub(crate) struct PassState {
+    pipeline: Option<u64>,
+    /// The bound group and the layouts it was made for.
+    group: Option<(u64, wgpu::BindGroup)>,
+}
+
+impl PassState {
+    /// Forgets what is bound (after something else recorded into the pass).
+    pub(crate) fn forget(&mut self) {
+        *self = PassState::default();
     }
 }
 
@@ -132,8 +172,8 @@ impl<S: ShaderSpec, T: Scalar> Kernel<S, T> {
     /// binding-size limit and aligned.
     pub(crate) fn bind_group<'a>(&self, device: &Device, bindings: &S::Bindings<'a, T>) -> Result<wgpu::BindGroup> {
         let entries = bindings.entries();
-        let key =
-            BindKey { kernel: self.compiled.id, ranges: entries.iter().map(|e| (e.id, e.offset, e.size)).collect() };
+        let layouts = self.compiled.layouts.id;
+        let key = BindKey { layouts, ranges: entries.iter().map(|e| (e.id, e.offset, e.size)).collect() };
         device.bind_groups().get_or_try_insert(key, || self.make_bind_group(device, &entries))
     }
 
@@ -179,22 +219,31 @@ impl<S: ShaderSpec, T: Scalar> Kernel<S, T> {
                 .collect();
             device.wgpu().create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some(name),
-                layout: &self.compiled.layout,
+                layout: &self.compiled.layouts.bind_group,
                 entries: &resources,
             })
         })
     }
 
-    /// Records pipeline, bind group and params, then `dispatch` (direct or indirect).
+    /// Records pipeline, bind group and params, then `dispatch` (direct or indirect); a
+    /// pipeline or group `state` says is bound already is not set again.
     pub(crate) fn record(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
+        state: &mut PassState,
         group: &wgpu::BindGroup,
         params: &S::Params<T>,
         dispatch: Dispatch<'_>,
     ) {
-        pass.set_pipeline(&self.compiled.pipeline);
-        pass.set_bind_group(0, Some(group), &[]);
+        if state.pipeline != Some(self.compiled.id) {
+            pass.set_pipeline(&self.compiled.pipeline);
+            state.pipeline = Some(self.compiled.id);
+        }
+        let layouts = self.compiled.layouts.id;
+        if state.group.as_ref().is_none_or(|(l, g)| *l != layouts || g != group) {
+            pass.set_bind_group(0, Some(group), &[]);
+            state.group = Some((layouts, group.clone()));
+        }
         if self.compiled.variant.immediate_size > 0 {
             let mut data = ImmediateData::default();
             params.write(&mut data);
@@ -229,7 +278,11 @@ pub(crate) fn fold_workgroups(n: u64, max: u32) -> Option<(u32, u32)> {
     Some((x as u32, y as u32))
 }
 
-fn compile(device: &Device, key: &KernelKey) -> Result<Compiled> {
+fn compile(
+    device: &Device,
+    key: &KernelKey,
+    layouts: impl FnOnce(&'static ShaderInfo, u32) -> Result<Arc<Layouts>>,
+) -> Result<Compiled> {
     device.check_alive()?;
     let info = &super::registry::SHADERS[key.shader];
     let variant = &info.variants[key.variant];
@@ -253,8 +306,9 @@ fn compile(device: &Device, key: &KernelKey) -> Result<Compiled> {
             max: max_immediates as u64,
         });
     }
+    let layouts = layouts(info, immediate_size)?;
     let wgpu_device = device.wgpu();
-    let (pipeline, layout) = device.scoped(&format!("compiling {label}"), || {
+    let pipeline = device.scoped(&format!("compiling {label}"), || {
         let source = wgpu::ShaderModuleDescriptor {
             label: Some(&label),
             source: wgpu::ShaderSource::Wgsl(variant.source.into()),
@@ -264,6 +318,27 @@ fn compile(device: &Device, key: &KernelKey) -> Result<Compiled> {
         // bounds without naga's checks.
         let module =
             unsafe { wgpu_device.create_shader_module_trusted(source, wgpu::ShaderRuntimeChecks::unchecked()) };
+        let constants: Vec<(&str, f64)> = key.constants.iter().map(|&(n, v)| (n, f64::from_bits(v))).collect();
+        wgpu_device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(&label),
+            layout: Some(&layouts.pipeline),
+            module: &module,
+            entry_point: Some(variant.entry_point),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &constants,
+                zero_initialize_workgroup_memory: false,
+            },
+            cache: None,
+        })
+    })?;
+    Ok(Compiled { id: next_object_id(), pipeline, layouts, info, variant, workgroup_size })
+}
+
+/// The bind-group and pipeline layouts of a shader's variants with `immediate_size` bytes of
+/// params, from the reflected bindings.
+fn make_layouts(device: &Device, info: &'static ShaderInfo, immediate_size: u32) -> Result<Layouts> {
+    let wgpu_device = device.wgpu();
+    device.scoped(&format!("layouts of {}", info.name), || {
         let entries: Vec<wgpu::BindGroupLayoutEntry> = info
             .bindings
             .iter()
@@ -278,28 +353,15 @@ fn compile(device: &Device, key: &KernelKey) -> Result<Compiled> {
                 count: None,
             })
             .collect();
-        let layout = wgpu_device
-            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &entries });
-        let pipeline_layout = wgpu_device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some(&label),
-            bind_group_layouts: &[Some(&layout)],
+        let bind_group = wgpu_device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(info.name), entries: &entries });
+        let pipeline = wgpu_device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some(info.name),
+            bind_group_layouts: &[Some(&bind_group)],
             immediate_size,
         });
-        let constants: Vec<(&str, f64)> = key.constants.iter().map(|&(n, v)| (n, f64::from_bits(v))).collect();
-        let pipeline = wgpu_device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(&label),
-            layout: Some(&pipeline_layout),
-            module: &module,
-            entry_point: Some(variant.entry_point),
-            compilation_options: wgpu::PipelineCompilationOptions {
-                constants: &constants,
-                zero_initialize_workgroup_memory: false,
-            },
-            cache: None,
-        });
-        (pipeline, layout)
-    })?;
-    Ok(Compiled { id: next_object_id(), pipeline, layout, info, variant, workgroup_size })
+        Layouts { id: next_object_id(), bind_group, pipeline }
+    })
 }
 
 #[cfg(test)]

@@ -5,6 +5,6 @@ mod cache;
 pub mod registry;
 pub(crate) mod spec;
 
-pub(crate) use cache::{fold_workgroups, Dispatch, Kernel, PipelineCache};
+pub(crate) use cache::{fold_workgroups, Dispatch, Kernel, PassState, PipelineCache};
 /// The typed interface of every shader, one module per file of `shaders/`.
 pub(crate) use registry as shaders;

@@ -11,6 +11,7 @@ use super::Recorder;
 use crate::context::Context;
 use crate::element::Stored;
 use crate::gpu::{stage, GpuVec, HostView, PendingRead, Staged};
+use crate::kernel::PassState;
 use crate::{Error, Result};
 
 /// Ops recorded into one command buffer and submitted together: `run` on a plan is a batch of
@@ -30,6 +31,8 @@ pub struct Batch<'c> {
     ctx: &'c Context,
     encoder: Option<wgpu::CommandEncoder>,
     pass: Option<wgpu::ComputePass<'static>>,
+    /// What the open pass has bound.
+    state: PassState,
     /// Gated sections: their argument buffers are written at submission.
     gate: Gate,
     reads: Vec<Arc<Mutex<TicketState>>>,
@@ -44,6 +47,7 @@ impl Context {
                 self.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("wgsparse batch") }),
             ),
             pass: None,
+            state: PassState::default(),
             gate: Gate::default(),
             reads: Vec::new(),
         }
@@ -66,7 +70,7 @@ impl<'c> Batch<'c> {
         }
         let pass = self.pass.as_mut().expect("opened above");
         let gate = self.gate.is_open().then_some(&mut self.gate);
-        Recorder::with_gate(self.ctx, pass, gate)
+        Recorder::in_batch(self.ctx, pass, &mut self.state, gate)
     }
 
     /// Records what `record` records into a compute pass of its own, between two GPU
@@ -101,7 +105,7 @@ impl<'c> Batch<'c> {
         }
         self.recorder();
         let pass = self.pass.as_mut().expect("opened by recorder()");
-        self.gate.open(self.ctx, pass, flag, index)
+        self.gate.open(self.ctx, pass, &mut self.state, flag, index)
     }
 
     /// Ends the gated section: later dispatches run unconditionally.
@@ -142,6 +146,7 @@ impl<'c> Batch<'c> {
 
     fn end_pass(&mut self) {
         self.pass = None;
+        self.state.forget();
     }
 }
 

@@ -7,7 +7,7 @@
 use crate::context::Context;
 use crate::gpu::{Bind, DeviceId, GpuVec};
 use crate::kernel::shaders::gate_dispatch as kernel;
-use crate::kernel::{Dispatch, Kernel};
+use crate::kernel::{Dispatch, Kernel, PassState};
 use crate::Result;
 
 /// Slots per chunk of arguments.
@@ -44,6 +44,7 @@ impl Gate {
         &mut self,
         ctx: &Context,
         pass: &mut wgpu::ComputePass<'_>,
+        state: &mut PassState,
         flag: &GpuVec<u32>,
         index: usize,
     ) -> Result<()> {
@@ -56,7 +57,7 @@ impl Gate {
         if self.chunks.last().is_none_or(|c| c.intended.len() == CHUNK_SLOTS) {
             self.chunks.push(Chunk::new(ctx)?);
         }
-        self.record_gate(ctx, pass)
+        self.record_gate(ctx, pass, state)
     }
 
     pub(crate) fn close(&mut self) {
@@ -68,20 +69,21 @@ impl Gate {
         &mut self,
         ctx: &Context,
         pass: &mut wgpu::ComputePass<'_>,
+        state: &mut PassState,
         counts: [u32; 3],
     ) -> Result<(wgpu::Buffer, u64)> {
         if self.chunks.last().is_none_or(|c| c.intended.len() == CHUNK_SLOTS) {
             self.chunks.push(Chunk::new(ctx)?);
             // The section goes on in a new chunk: gate it too (the flag is unchanged unless a
             // dispatch of this section wrote it).
-            self.record_gate(ctx, pass)?;
+            self.record_gate(ctx, pass, state)?;
         }
         let chunk = self.chunks.last_mut().expect("pushed above");
         chunk.intended.push([counts[0], counts[1], counts[2], 0]);
         Ok((chunk.args.buffer().clone(), (chunk.intended.len() as u64 - 1) * 16))
     }
 
-    fn record_gate(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>) -> Result<()> {
+    fn record_gate(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, state: &mut PassState) -> Result<()> {
         let (Some(flag), Some(chunk)) = (&self.flag, self.chunks.last()) else { return Ok(()) };
         let gate: Kernel<kernel::Shader> =
             ctx.plain_kernel::<kernel::Shader>(Default::default(), Default::default())?;
@@ -95,7 +97,7 @@ impl Gate {
         let params = kernel::Params { flag_index: flag.index, first: first as u32, count: CHUNK_SLOTS as u32 };
         let workgroups = (CHUNK_SLOTS - first).div_ceil(gate.workgroup_size() as usize) as u32;
         if workgroups > 0 {
-            gate.record(pass, &group, &params, Dispatch::Direct(workgroups, 1));
+            gate.record(pass, state, &group, &params, Dispatch::Direct(workgroups, 1));
         }
         Ok(())
     }

@@ -18,7 +18,7 @@ use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
 use crate::kernel::spec::ShaderSpec;
-use crate::kernel::{fold_workgroups, Dispatch, Kernel};
+use crate::kernel::{fold_workgroups, Dispatch, Kernel, PassState};
 use crate::{Error, Result};
 use gate::Gate;
 
@@ -26,8 +26,24 @@ use gate::Gate;
 pub struct Recorder<'r, 'p> {
     ctx: &'r Context,
     pass: &'r mut wgpu::ComputePass<'p>,
+    /// What the pass has bound: the batch's, or this recorder's own for a caller's pass.
+    state: StateRef<'r>,
     /// Set inside a batch's gated section: dispatches become indirect, sized by a device flag.
     gate: Option<&'r mut Gate>,
+}
+
+enum StateRef<'r> {
+    Borrowed(&'r mut PassState),
+    Owned(PassState),
+}
+
+impl StateRef<'_> {
+    fn get(&mut self) -> &mut PassState {
+        match self {
+            StateRef::Borrowed(state) => state,
+            StateRef::Owned(state) => state,
+        }
+    }
 }
 
 impl<'r, 'p> Recorder<'r, 'p> {
@@ -37,11 +53,17 @@ impl<'r, 'p> Recorder<'r, 'p> {
     /// operand and plan recorded must belong to that context (a typed error otherwise).
     /// The caller submits the encoder.
     pub fn new(ctx: &'r Context, pass: &'r mut wgpu::ComputePass<'p>) -> Self {
-        Recorder { ctx, pass, gate: None }
+        Recorder { ctx, pass, state: StateRef::Owned(PassState::default()), gate: None }
     }
 
-    pub(crate) fn with_gate(ctx: &'r Context, pass: &'r mut wgpu::ComputePass<'p>, gate: Option<&'r mut Gate>) -> Self {
-        Recorder { ctx, pass, gate }
+    /// A recorder into a batch's pass, with the batch's record of what the pass has bound.
+    pub(crate) fn in_batch(
+        ctx: &'r Context,
+        pass: &'r mut wgpu::ComputePass<'p>,
+        state: &'r mut PassState,
+        gate: Option<&'r mut Gate>,
+    ) -> Self {
+        Recorder { ctx, pass, state: StateRef::Borrowed(state), gate }
     }
 
     /// The context recorded into.
@@ -69,11 +91,12 @@ impl<'r, 'p> Recorder<'r, 'p> {
             max: (max as u64).pow(2),
         })?;
         let group = kernel.bind_group(self.ctx.gpu(), &bindings)?;
+        let state = self.state.get();
         match self.gate.as_deref_mut() {
-            None => kernel.record(self.pass, &group, &params, Dispatch::Direct(x, y)),
+            None => kernel.record(self.pass, state, &group, &params, Dispatch::Direct(x, y)),
             Some(gate) => {
-                let (buffer, offset) = gate.slot(self.ctx, self.pass, [x, y, 1])?;
-                kernel.record(self.pass, &group, &params, Dispatch::Indirect(&buffer, offset));
+                let (buffer, offset) = gate.slot(self.ctx, self.pass, state, [x, y, 1])?;
+                kernel.record(self.pass, state, &group, &params, Dispatch::Indirect(&buffer, offset));
             }
         }
         Ok(())
@@ -108,7 +131,8 @@ impl<'r, 'p> Recorder<'r, 'p> {
             return Err(Error::InvalidArgument(format!("indirect arguments {index} of {}", args.slots.len())));
         }
         let group = kernel.bind_group(self.ctx.gpu(), &bindings)?;
-        kernel.record(self.pass, &group, &params, Dispatch::Indirect(args.slots.buffer(), index as u64 * 16));
+        let dispatch = Dispatch::Indirect(args.slots.buffer(), index as u64 * 16);
+        kernel.record(self.pass, self.state.get(), &group, &params, dispatch);
         Ok(())
     }
 }

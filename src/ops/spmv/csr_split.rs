@@ -10,7 +10,7 @@ use crate::analysis::row_split::RowSplit;
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
-use crate::kernel::shaders::{spmv_csr_split as split, spmv_csr_split_rows as finish};
+use crate::kernel::shaders::spmv_csr_split as split;
 use crate::kernel::Kernel;
 use crate::matrix::{GpuSparse, PanelStorage};
 use crate::ops::common::Groups;
@@ -19,7 +19,8 @@ use crate::Result;
 
 struct CsrSplit<T: Scalar> {
     split: Kernel<split::Shader, T>,
-    finish: Kernel<finish::Shader, T>,
+    /// The FINISH variant: same interface, so the two dispatches share one bind group.
+    finish: Kernel<split::Shader, T>,
     groups: Groups,
     max_len: u32,
     chunk_len: u32,
@@ -41,11 +42,10 @@ pub(super) fn plan<T: Scalar>(
     let chunk_len = groups.max_size * options.chunk_steps;
     let name = format!("row split (panel {panel}, rows longer than {max_len}, chunks of {chunk_len})");
     let decomposition = a.structure().get_or_build(&name, || RowSplit::build(ctx, csr, max_len, chunk_len))?;
-    let tasks_per_workgroup = groups.tasks_per_workgroup;
+    let overrides = split::Overrides { wg_size, tasks_per_workgroup: groups.tasks_per_workgroup };
     Ok(Box::new(CsrSplit {
-        split: ctx.kernel::<split::Shader, T>(Default::default(), split::Overrides { wg_size, tasks_per_workgroup })?,
-        finish: ctx
-            .kernel::<finish::Shader, T>(Default::default(), finish::Overrides { wg_size, tasks_per_workgroup })?,
+        split: ctx.kernel::<split::Shader, T>(Default::default(), overrides)?,
+        finish: ctx.kernel::<split::Shader, T>(split::Flags { finish: true }, overrides)?,
         groups,
         max_len,
         chunk_len,
@@ -60,12 +60,14 @@ impl<T: Scalar> PanelKernel<T> for CsrSplit<T> {
         let chunks = self.decomposition.chunk_count() as u64;
         let row_workgroups = (run.rows as u64).div_ceil(self.split.workgroup_size() as u64);
         let chunk_workgroups = self.groups.workgroups(chunks);
+        let long_rows = self.decomposition.long_row_count() as u64;
         let params = split::Params {
             rows: run.rows as u32,
             max_len: self.max_len,
             chunk_workgroups: chunk_workgroups as u32,
             chunks: chunks as u32,
             chunk_len: self.chunk_len,
+            long_rows: long_rows as u32,
             scaling: run.scaling.params,
         };
         let bindings = split::Bindings {
@@ -74,24 +76,16 @@ impl<T: Scalar> PanelKernel<T> for CsrSplit<T> {
             values: a.values().bind(),
             x: run.x,
             chunks: self.decomposition.chunks.bind(),
+            long_rows: self.decomposition.long_rows.bind(),
             alpha_dev: run.scaling.alpha_dev,
             beta_dev: run.scaling.beta_dev,
             y: run.y,
             partials: self.partials.bind(),
         };
         rec.dispatch(&self.split, params, bindings, chunk_workgroups + row_workgroups)?;
-        let long_rows = self.decomposition.long_row_count() as u64;
         if long_rows == 0 {
             return Ok(());
         }
-        let params = finish::Params { long_rows: long_rows as u32, scaling: run.scaling.params };
-        let bindings = finish::Bindings {
-            long_rows: self.decomposition.long_rows.bind(),
-            partials: self.partials.bind(),
-            alpha_dev: run.scaling.alpha_dev,
-            beta_dev: run.scaling.beta_dev,
-            y: run.y,
-        };
         rec.dispatch(&self.finish, params, bindings, self.groups.workgroups(long_rows))
     }
 
