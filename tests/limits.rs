@@ -6,9 +6,10 @@
 mod common;
 
 use wgsparse::generate::{self, Rng};
-use wgsparse::ops::{Spmv, SpmvAlgorithm, SpmvOptions};
-use wgsparse::reference::{relative_error, spmv_csr};
-use wgsparse::{Context, ContextOptions, Conversion, CsrMatrix, Error, Format, GpuSparse};
+use wgsparse::matrix::PanelStorage;
+use wgsparse::ops::{Sddmm, SddmmAlgorithm, Spmm, SpmmAlgorithm, Spmv, SpmvAlgorithm, SpmvOptions};
+use wgsparse::reference::{relative_error, sddmm_csr, spmm_csr, spmv_csr};
+use wgsparse::{Context, ContextOptions, Conversion, CsrMatrix, DenseLayout, Error, Format, GpuDense, GpuSparse};
 
 const BINDING: u64 = 16 * 1024;
 
@@ -108,4 +109,65 @@ fn what_cannot_be_split_is_refused_with_the_limit_named() {
     // A vector past max_buffer_size is refused before wgpu sees it.
     let err = ctx.zeros::<f32>(BINDING as usize * 16 + 1).unwrap_err();
     assert!(matches!(err, Error::LimitExceeded { limit: "max_buffer_size", .. }), "{err}");
+}
+
+#[test]
+fn dense_operands_past_the_binding_limit_are_kept_in_row_panels() {
+    let seed = common::seed("dense panels");
+    let mut rng = Rng::new(seed);
+    // k = 20 f32 columns: 204 rows per 16 KB binding, 192 rows per panel. B (700 rows) is 4
+    // panels, gathered; C and B1 (1,000 rows) 6 panels, bound block by block; A (≈5,000
+    // entries) 2 panels, whose rows cross C's panel boundaries.
+    let k = 20;
+    let a = generate::random(1_000, 700, 5.0 / 700.0, seed);
+    let b = common::dense::<f32>(700, k, rng.next_u64());
+    let b1 = common::dense::<f32>(1_000, k, rng.next_u64());
+    let c0 = common::dense::<f32>(1_000, k, rng.next_u64());
+    for subgroups in [true, false] {
+        let ctx = small_context(subgroups);
+        let matrix = GpuSparse::from_csr(&ctx, &a, Conversion::Csr).unwrap();
+        assert!(matrix.panel_count() >= 2);
+        let b_gpu = GpuDense::upload(&ctx, &b, DenseLayout::RowMajor).unwrap();
+        assert_eq!(b_gpu.panels().len(), 4);
+        // Upload and read back in both layouts, panel by panel.
+        for layout in [DenseLayout::RowMajor, DenseLayout::ColMajor] {
+            let m = GpuDense::upload(&ctx, &c0, layout).unwrap();
+            assert_eq!(m.panels().len(), 6);
+            assert_eq!(m.read_blocking().unwrap(), c0, "{layout:?}");
+        }
+        for algorithm in SpmmAlgorithm::ALL {
+            let plan = Spmm::new(&ctx, &matrix, k, algorithm).unwrap();
+            let mut c = GpuDense::upload(&ctx, &c0, DenseLayout::RowMajor).unwrap();
+            plan.run(1.25, &b_gpu, -0.5, &mut c).unwrap();
+            let error = relative_error(c.read_blocking().unwrap().data(), &spmm_csr(1.25, &a, &b, -0.5, c0.data()));
+            assert!(error <= 1e-5, "seed {seed} subgroups={subgroups} spmm {}: error {error:e}", algorithm.name());
+        }
+        let b1_gpu = GpuDense::upload(&ctx, &b1, DenseLayout::RowMajor).unwrap();
+        for algorithm in SddmmAlgorithm::ALL {
+            let plan = Sddmm::new(&ctx, &matrix, k, algorithm).unwrap();
+            let mut c = matrix.zeros_like(&ctx).unwrap();
+            plan.run(0.75, &b1_gpu, &b_gpu, 0.0, &mut c).unwrap();
+            let got: Vec<f32> = c
+                .panels()
+                .iter()
+                .flat_map(|p| match p.storage() {
+                    PanelStorage::Csr(m) => m.values().read_blocking().unwrap(),
+                    _ => unreachable!(),
+                })
+                .collect();
+            let error = relative_error(&got, &sddmm_csr(0.75, &a, &b1, &b, 0.0, &[]));
+            assert!(error <= 1e-5, "seed {seed} subgroups={subgroups} sddmm {}: error {error:e}", algorithm.name());
+        }
+        // Five panels of B are more than the kernels gather from: refused, C untouched.
+        let wide_a = generate::random(100, 900, 0.01, seed);
+        let plan =
+            Spmm::new(&ctx, &GpuSparse::from_csr(&ctx, &wide_a, Conversion::Csr).unwrap(), k, SpmmAlgorithm::Auto)
+                .unwrap();
+        let big_b = GpuDense::zeros(&ctx, 900, k, DenseLayout::RowMajor).unwrap();
+        assert_eq!(big_b.panels().len(), 5);
+        let mut c = GpuDense::upload(&ctx, &common::dense::<f32>(100, k, 3), DenseLayout::RowMajor).unwrap();
+        let err = plan.run(1.0, &big_b, 0.0, &mut c).unwrap_err();
+        assert!(matches!(err, Error::LimitExceeded { .. }), "{err}");
+        assert_eq!(c.read_blocking().unwrap(), common::dense::<f32>(100, k, 3));
+    }
 }

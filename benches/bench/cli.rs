@@ -18,6 +18,8 @@ usage: bench [OPTIONS]
   --matrices LIST      comma-separated matrix names to keep (suite names such as
                        lap2d_2048, or file names without .mtx; default: all)
   --ops LIST           comma-separated ops to run (default: all)
+  --k LIST             comma-separated dense widths for SpMM and SDDMM (default: 32 and
+                       128 on a GPU, 32 otherwise)
   --dtype f32|f64      value type of the matrices and vectors (default f32; f64 needs an
                        adapter with SHADER_F64)
   --algorithms LIST    comma-separated algorithms to run, `auto` included (default: all);
@@ -53,6 +55,8 @@ pub struct Options {
     pub matrices: Option<Vec<String>>,
     /// Ops to run; `None` means all.
     pub ops: Option<Vec<String>>,
+    /// Dense widths of the ops that have one; `None` means the scale's.
+    pub widths: Option<Vec<usize>>,
     /// Value type.
     pub dtype: wgsparse::ElementKind,
     /// Algorithms to run; `None` means all.
@@ -94,6 +98,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
         suite: false,
         quick: false,
         matrices: None,
+        widths: None,
         ops: None,
         dtype: wgsparse::ElementKind::F32,
         algorithms: None,
@@ -134,6 +139,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             }
             "--matrices" => options.matrices = Some(list(&value()?)),
             "--ops" => options.ops = Some(list(&value()?)),
+            "--k" => {
+                let widths: Result<Vec<usize>, _> = list(&value()?).iter().map(|k| k.parse::<usize>()).collect();
+                match widths {
+                    Ok(w) if !w.is_empty() && w.iter().all(|&k| k > 0) => options.widths = Some(w),
+                    _ => return Err("--k expects positive widths, e.g. 32,128".into()),
+                }
+            }
             "--dtype" => {
                 options.dtype = match value()?.as_str() {
                     "f32" => wgsparse::ElementKind::F32,

@@ -188,7 +188,14 @@ fn plan_cases(suite: &Suite, ops: &[Box<dyn Op>], options: &Options, scale: Scal
             if algorithms.is_empty() {
                 continue;
             }
-            for k in op.cases(&m.csr, scale) {
+            let mut widths = op.cases(&m.csr, scale);
+            if let Some(only) = &options.widths {
+                // Ops with a width run the widths asked for; the others their one case.
+                if widths.iter().any(Option::is_some) {
+                    widths = only.iter().map(|&k| Some(k)).collect();
+                }
+            }
+            for k in widths {
                 cases.push(Case { matrix, op: op_index, k, algorithms: algorithms.clone() });
             }
         }
@@ -256,7 +263,8 @@ impl Runner<'_> {
             let (m, op) = (&suite.matrices[case.matrix], &ops[case.op]);
             let peer_time = peer.and_then(|p| {
                 let result = p.get(&m.name, op.peer_op()?, case.k)?;
-                Some(PeerTime { name: p.name.clone(), time_us: result.time_us?, e2e_us: result.e2e_time_us })
+                let name = result.library.clone().unwrap_or_else(|| p.name.clone());
+                Some(PeerTime { name, time_us: result.time_us?, e2e_us: result.e2e_time_us })
             });
             let inputs = op.inputs(&m.csr, case.k, self.seed);
             for &algorithm in &case.algorithms {

@@ -67,6 +67,9 @@ pub struct PeerResult {
     pub e2e_time_us: Option<f64>,
     /// The peer's own relative error against a float64 product.
     pub rel_err: Option<f64>,
+    /// Which library the time is from, where the script timed several (the faster).
+    #[serde(default)]
+    pub library: Option<String>,
     /// Why the case failed.
     pub error: Option<String>,
 }

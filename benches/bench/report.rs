@@ -441,8 +441,22 @@ impl Report {
                     .filter(|((o, _), _)| o == op)
                     .map(|((_, a), s)| format!("{a} {:.2}×", geometric_mean(s)))
                     .collect();
+                // Where the script timed several libraries, each case's peer is the faster.
+                let mut libraries: Vec<(&str, Vec<()>)> = Vec::new();
+                for r in self.rows.iter().filter(|r| r.op == *op && r.algorithm == "auto") {
+                    if let Some(p) = r.peer.as_ref().filter(|p| p.name != *peer) {
+                        push_to(&mut libraries, p.name.as_str(), ());
+                    }
+                }
+                let over = if libraries.is_empty() {
+                    peer.clone()
+                } else {
+                    let named: Vec<String> =
+                        libraries.iter().map(|(name, cases)| format!("{name}: {} cases", cases.len())).collect();
+                    format!("the faster library per case ({})", named.join(", "))
+                };
                 format!(
-                    "speedup over {peer} (peer µs / our µs), geometric mean: {op} {:.2}× ({})",
+                    "speedup over {over} (peer µs / our µs), geometric mean: {op} {:.2}× ({})",
                     geometric_mean(speedups),
                     per_algorithm.join(", ")
                 )

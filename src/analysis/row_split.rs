@@ -1,7 +1,10 @@
 //! The row decomposition of RoDe (seed 002) as csr-split uses it: rows longer than a
 //! threshold are cut into chunks of a fixed number of entries, each processed like an
 //! independent row, and the chunks of one row are combined afterwards. Built on the GPU by
-//! counts and prefix sums, once per pattern, panel and (threshold, chunk length).
+//! counts and prefix sums, once per pattern, panel (or block of a panel's rows) and
+//! (threshold, chunk length). SpMV's csr-split and SpMM share it where these agree.
+
+use std::ops::Range;
 
 use super::scan::Scan;
 use crate::context::Context;
@@ -27,9 +30,24 @@ impl Analysis for RowSplit {
 }
 
 impl RowSplit {
-    /// Rows with more than `max_len` entries go to chunks of `chunk_len` entries.
-    pub(crate) fn build<T: Scalar>(ctx: &Context, a: &GpuCsr<T>, max_len: u32, chunk_len: u32) -> Result<Self> {
-        let rows = a.rows();
+    /// The name a panel's decomposition is kept under in the matrix's analyses; `rows`, when
+    /// only a block of the panel's rows is decomposed.
+    pub(crate) fn name(panel: usize, rows: Option<&Range<usize>>, max_len: u32, chunk_len: u32) -> String {
+        let block = rows.map_or(String::new(), |r| format!(", rows {}..{}", r.start, r.end));
+        format!("row split (panel {panel}{block}, rows longer than {max_len}, chunks of {chunk_len})")
+    }
+
+    /// Rows `block` of `a` (starting at a multiple of 64 rows), with more than `max_len`
+    /// entries, go to chunks of `chunk_len` entries; chunk rows count from `block.start`.
+    pub(crate) fn build<T: Scalar>(
+        ctx: &Context,
+        a: &GpuCsr<T>,
+        block: Range<usize>,
+        max_len: u32,
+        chunk_len: u32,
+    ) -> Result<Self> {
+        let rows = block.len();
+        let row_offsets = a.row_offsets().bind_range(block.start..block.end + 1);
         let params = split_count::Params { rows: rows as u32, max_len, chunk_len };
         let chunk_counts = ctx.zeros::<u32>(rows)?;
         let long_flags = ctx.zeros::<u32>(rows)?;
@@ -42,11 +60,7 @@ impl RowSplit {
             rec.dispatch_items(
                 &count,
                 params,
-                split_count::Bindings {
-                    row_offsets: a.row_offsets().bind(),
-                    chunk_counts: chunk_counts.bind(),
-                    long_flags: long_flags.bind(),
-                },
+                split_count::Bindings { row_offsets, chunk_counts: chunk_counts.bind(), long_flags: long_flags.bind() },
                 rows as u64,
             )?;
             scan.record(&mut rec, &chunk_counts, rows, &chunk_total)?;
@@ -69,7 +83,7 @@ impl RowSplit {
                 &fill,
                 split_fill::Params { rows: rows as u32, max_len, chunk_len },
                 split_fill::Bindings {
-                    row_offsets: a.row_offsets().bind(),
+                    row_offsets,
                     chunk_starts: chunk_counts.bind(),
                     long_index: long_flags.bind(),
                     chunks: chunks.bind(),

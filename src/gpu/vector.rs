@@ -51,6 +51,16 @@ impl<T: Stored> GpuVec<T> {
         Ok(GpuVec { buffer, len, id: next_object_id(), device: device.clone(), _element: PhantomData })
     }
 
+    /// A new vector holding a copy of this one (copied on the GPU, ordered before any work
+    /// submitted afterwards).
+    pub(crate) fn duplicate(&self) -> Result<Self> {
+        let copy = Self::allocate(&self.device, self.len, wgpu::BufferUsages::empty(), false)?;
+        let mut encoder = self.device.wgpu().create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&self.buffer, 0, &copy.buffer, 0, self.buffer.size());
+        self.device.queue().submit([encoder.finish()]);
+        Ok(copy)
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
@@ -159,7 +169,7 @@ impl<T: Stored + Pod> GpuVec<T> {
     }
 
     /// The vector in host memory, waiting on this thread: a view of the mapped staging
-    /// buffer the GPU copied into, with no copy on the host (see [`HostView`]).
+    /// buffer the GPU copied into, with no copy on the host (see [`HostView`](super::HostView)).
     pub fn read_view(&self) -> Result<super::HostView<T>> {
         let pending = readback::start_read(&self.device, &self.buffer, 0, self.byte_len())?;
         pending.finish_view()

@@ -26,6 +26,16 @@ impl<T: Scalar> GpuCsr<T> {
         })
     }
 
+    /// The same pattern (copied on the GPU) with zero values.
+    pub(crate) fn zeros_like(&self, device: &Device) -> Result<Self> {
+        Ok(GpuCsr {
+            rows: self.rows,
+            row_offsets: self.row_offsets.duplicate()?,
+            col_indices: self.col_indices.duplicate()?,
+            values: GpuVec::zeros_on(device, self.values.len())?,
+        })
+    }
+
     pub(crate) fn write_values(&self, a: &CsrMatrix<T>) -> Result<()> {
         self.values.write(a.values())
     }

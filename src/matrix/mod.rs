@@ -263,6 +263,36 @@ impl<T: Scalar> GpuSparse<T> {
         Ok(Self::assemble(ctx, a.rows(), a.cols(), a.nnz(), Format::Coo, None, panels, stats, fingerprint))
     }
 
+    /// A CSR matrix with this one's pattern (row panels, columns and analyses shared; the
+    /// index arrays copied on the GPU) and zero values: the output of SDDMM.
+    /// [`Error::InvalidArgument`] unless this matrix is CSR.
+    pub fn zeros_like(&self, ctx: &Context) -> Result<Self> {
+        ctx.check_owner("GpuSparse::zeros_like", self.device_id())?;
+        let mut panels = Vec::with_capacity(self.inner.panels.len());
+        for panel in &self.inner.panels {
+            let PanelStorage::Csr(csr) = &panel.storage else {
+                return Err(Error::InvalidArgument(format!(
+                    "GpuSparse::zeros_like copies CSR matrices, this one is {}",
+                    self.inner.format.name()
+                )));
+            };
+            panels.push(Panel { row_start: panel.row_start, storage: PanelStorage::Csr(csr.zeros_like(ctx.gpu())?) });
+        }
+        let inner = &self.inner;
+        Ok(GpuSparse {
+            inner: Arc::new(Inner {
+                rows: inner.rows,
+                cols: inner.cols,
+                nnz: inner.nnz,
+                format: inner.format,
+                conversion: inner.conversion,
+                panels,
+                structure: inner.structure.clone(),
+                device: inner.device,
+            }),
+        })
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn assemble(
         ctx: &Context,
@@ -415,6 +445,14 @@ impl<T: Scalar, I: Index> GpuSparse<T, I> {
     }
     pub(crate) fn structure(&self) -> &Structure {
         &self.inner.structure
+    }
+    /// Whether `other` holds the same pattern in the same format and row panels (the
+    /// patterns compared by fingerprint, as [`GpuSparse::update_values`] does).
+    pub fn has_pattern_of(&self, other: &GpuSparse<T, I>) -> bool {
+        let (a, b) = (&self.inner, &other.inner);
+        (a.rows, a.cols, a.nnz, a.format) == (b.rows, b.cols, b.nnz, b.format)
+            && a.structure.fingerprint() == b.structure.fingerprint()
+            && a.panels.iter().map(|p| p.rows()).eq(b.panels.iter().map(|p| p.rows()))
     }
 }
 

@@ -1,11 +1,12 @@
 //! Row panels: a matrix whose arrays pass `max_storage_buffer_binding_size` (or
 //! `max_buffer_size`) is cut into blocks of rows, each within the limits, and ops run panel
 //! by panel, each writing its own rows of the output. Panels start at multiples of the rows
-//! that fit `min_storage_buffer_offset_alignment`, so outputs can be bound at the panel's
-//! offset.
+//! of 4-byte elements that fit `min_storage_buffer_offset_alignment` (64 rows at most), so
+//! that outputs, row offsets and dense row panels can be bound at the panel's offset.
 
 use std::ops::Range;
 
+use super::dense::PANEL_ALIGN_ROWS;
 use super::Conversion;
 use crate::format::{CsrMatrix, HybSplit, Scalar};
 use crate::{Error, Result};
@@ -47,8 +48,9 @@ impl Extent {
 }
 
 /// Cuts `0..rows` into panels whose arrays each fit the device limits, starting at
-/// multiples of the rows the y offset alignment allows (for values of `value_bytes`). One
-/// pass over the row offsets.
+/// multiples of the rows the offset alignment allows for 4-byte elements (so also for
+/// values of `value_bytes`, and within the 64-row blocks dense panels start at). One pass
+/// over the row offsets.
 pub(crate) fn panel_bounds(
     limits: &wgpu::Limits,
     row_offsets: &[u32],
@@ -57,7 +59,7 @@ pub(crate) fn panel_bounds(
 ) -> Result<Vec<Range<usize>>> {
     let limit = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size) / 4 * 4;
     let rows = row_offsets.len() - 1;
-    let align = (limits.min_storage_buffer_offset_alignment as u64 / value_bytes).max(1) as usize;
+    let align = (limits.min_storage_buffer_offset_alignment as usize / 4).clamp(1, PANEL_ALIGN_ROWS);
     let mut bounds = Vec::new();
     let (mut start, mut extent) = (0, Extent::default());
     let mut block_start = 0;

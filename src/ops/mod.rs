@@ -4,6 +4,12 @@
 
 pub mod blas1;
 pub(crate) mod common;
+pub mod sddmm;
+pub mod spmm;
 pub mod spmv;
+mod tile_options;
 
+pub use sddmm::{Sddmm, SddmmAlgorithm, SddmmOptions};
+pub use spmm::{Spmm, SpmmAlgorithm, SpmmOptions};
 pub use spmv::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions};
+pub use tile_options::TileOptions;

@@ -86,3 +86,86 @@ pub fn contexts_for<T: Scalar>() -> Vec<(&'static str, &'static Context)> {
     );
     usable
 }
+
+/// The dense widths the sparse × dense ops are checked at: 1, around the lane tiles
+/// (31/32/33, 129) and the common sizes.
+pub const WIDTHS: [usize; 8] = [1, 3, 31, 32, 33, 64, 128, 129];
+
+/// A `rows × cols` dense matrix of values in [0.25, 1.25]: positive, so that sums over long
+/// rows stay well conditioned whatever their order (A's values carry the signs).
+pub fn dense<T: Scalar>(rows: usize, cols: usize, seed: u64) -> wgsparse::DenseMatrix<T> {
+    let data = wgsparse::generate::random_vector(rows * cols, seed)
+        .into_iter()
+        .map(|v| T::from_f64(v.abs() as f64 + 0.25))
+        .collect();
+    wgsparse::DenseMatrix::try_new(rows, cols, data).unwrap()
+}
+
+/// Small matrices of every shape the sparse × dense kernels special-case: stencils, a power
+/// law, one row long enough for several chunks among empty rows, no entries at all, tall
+/// and wide.
+///
+/// Sizes keep every invocation under 65,535 loop steps: lavapipe (llvmpipe's
+/// LP_MAX_TGSI_LOOP_ITERATIONS) silently ends all loops of an invocation past that many
+/// steps in total, so a larger case would fail there for a reason no GPU has.
+pub fn sparse_dense_cases<T: Scalar>(seed: u64) -> Vec<(String, CsrMatrix<T>)> {
+    use wgsparse::generate;
+    let to = |a: CsrMatrix<f32>| a.map_values(|v| T::from_f64(v as f64));
+    vec![
+        ("laplacian_2d(16)".into(), to(generate::laplacian_2d(16))),
+        ("laplacian_3d(6)".into(), to(generate::laplacian_3d(6))),
+        ("rmat(9, 8)".into(), to(generate::rmat(9, 8, 0.57, 0.19, 0.19, seed))),
+        ("dense row of 1100 among empty rows".into(), to(generate::dense_row_mix(1200, 1100, seed))),
+        ("0x0".into(), CsrMatrix::zeros(0, 0).unwrap()),
+        ("70x50 no entries".into(), CsrMatrix::zeros(70, 50).unwrap()),
+        ("tall 300x20".into(), to(generate::random(300, 20, 0.2, seed))),
+        ("wide 20x300".into(), to(generate::random(20, 300, 0.2, seed))),
+    ]
+}
+
+/// A matrix and the dense widths to check it at.
+pub type WidthCase<T> = (String, CsrMatrix<T>, Vec<usize>);
+
+/// Every case at each of its widths with every algorithm (named by `name`), in every given
+/// context: `error` runs one and returns its relative error against the twin. Reports all
+/// failures (NaN included) at once.
+pub fn check_widths<T: Scalar, A: Copy>(
+    contexts: &[(&str, &Context)],
+    cases: &[WidthCase<T>],
+    algorithms: &[A],
+    name: impl Fn(A) -> &'static str,
+    seed: u64,
+    mut error: impl FnMut(&Context, &CsrMatrix<T>, usize, A, &mut wgsparse::generate::Rng) -> f64,
+) {
+    let mut rng = wgsparse::generate::Rng::new(seed);
+    let mut failures = Vec::new();
+    for &(mode, ctx) in contexts {
+        for (case, a, widths) in cases {
+            for &k in widths {
+                for &algorithm in algorithms {
+                    let e = error(ctx, a, k, algorithm, &mut rng);
+                    if e.is_nan() || e > tolerance::<T>() {
+                        let (rows, cols, nnz) = (a.rows(), a.cols(), a.nnz());
+                        let (element, algorithm) = (T::KIND.name(), name(algorithm));
+                        failures.push(format!(
+                            "{element} {mode} {case} ({rows}x{cols}, nnz {nnz}) k={k} {algorithm}: error {e:e}"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
+}
+
+/// Every generated sparse × dense case at every width.
+pub fn generated_widths<T: Scalar>(seed: u64) -> Vec<WidthCase<T>> {
+    sparse_dense_cases::<T>(seed).into_iter().map(|(n, a)| (n, a, WIDTHS.to_vec())).collect()
+}
+
+/// The repository's matrices, one width each, rotating from `offset` so that every width
+/// meets several (the generated cases take every width).
+pub fn real_widths<T: Scalar>(offset: usize) -> Vec<WidthCase<T>> {
+    let w = WIDTHS;
+    real_matrices::<T>().into_iter().enumerate().map(|(i, (n, a))| (n, a, vec![w[(i + offset) % w.len()]])).collect()
+}

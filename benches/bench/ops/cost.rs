@@ -43,3 +43,23 @@ pub const SPMV: Model =
 pub fn spmv(a: Shape, v: u64) -> Cost {
     Cost { bytes: Some(a.nnz * (4 + v) + (a.rows + 1) * 4 + (a.cols + a.rows) * v), flops: Some(2 * a.nnz) }
 }
+
+/// SpMM `C = A·B` (B cols × k, C rows × k): A once as SpMV counts it, B read once, C written
+/// once; a multiply and an add per entry and column.
+pub const SPMM: Model =
+    Model { bytes: "nnz·(4+v) + (rows+1)·4 + (cols+rows)·k·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz·k" };
+
+/// See [`SPMM`]; `v` bytes per value.
+pub fn spmm(a: Shape, k: u64, v: u64) -> Cost {
+    Cost { bytes: Some(a.nnz * (4 + v) + (a.rows + 1) * 4 + (a.cols + a.rows) * k * v), flops: Some(2 * a.nnz * k) }
+}
+
+/// SDDMM `C = A ⊙ (B1·B2ᵀ)` (B1 rows × k, B2 cols × k): A once, B1 and B2 read once, C's
+/// values written once; a dot product of length k per entry.
+pub const SDDMM: Model =
+    Model { bytes: "nnz·(4+2v) + (rows+1)·4 + (rows+cols)·k·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz·k" };
+
+/// See [`SDDMM`]; `v` bytes per value.
+pub fn sddmm(a: Shape, k: u64, v: u64) -> Cost {
+    Cost { bytes: Some(a.nnz * (4 + 2 * v) + (a.rows + 1) * 4 + (a.rows + a.cols) * k * v), flops: Some(2 * a.nnz * k) }
+}

@@ -3,7 +3,10 @@
 //! module implementing [`Op`], its cost model in [`cost`], and one line in [`all`].
 
 pub mod cost;
+mod sddmm;
+mod spmm;
 mod spmv;
+mod tiles;
 
 use wgsparse::record::Recorder;
 use wgsparse::{Context, CsrMatrix, ElementKind};
@@ -17,8 +20,16 @@ pub type K = Option<usize>;
 /// Every op the bench knows, for values of `dtype`, in report order.
 pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
     match dtype {
-        ElementKind::F32 => vec![Box::new(spmv::SpmvOp::<f32>::default())],
-        ElementKind::F64 => vec![Box::new(spmv::SpmvOp::<f64>::default())],
+        ElementKind::F32 => vec![
+            Box::new(spmv::SpmvOp::<f32>::default()),
+            Box::new(spmm::SpmmOp::<f32>::default()),
+            Box::new(sddmm::SddmmOp::<f32>::default()),
+        ],
+        ElementKind::F64 => vec![
+            Box::new(spmv::SpmvOp::<f64>::default()),
+            Box::new(spmm::SpmmOp::<f64>::default()),
+            Box::new(sddmm::SddmmOp::<f64>::default()),
+        ],
     }
 }
 

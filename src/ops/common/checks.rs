@@ -4,6 +4,7 @@
 use crate::context::Context;
 use crate::element::Stored;
 use crate::gpu::{DeviceId, GpuVec, ScalarArg};
+use crate::matrix::GpuDense;
 use crate::{Error, Result};
 
 /// Fails with [`Error::DimensionMismatch`] unless `found == expected`.
@@ -50,6 +51,16 @@ impl<'c> Operands<'c> {
             ScalarArg::Host(_) => Ok(self),
             ScalarArg::Device { vector, .. } => self.input(name, vector),
         }
+    }
+
+    /// Every panel of a dense operand, read.
+    pub(crate) fn dense_input<T: crate::Scalar>(self, name: &'static str, m: &GpuDense<T>) -> Result<Self> {
+        m.panels().iter().try_fold(self, |ops, p| ops.input(name, p))
+    }
+
+    /// Every panel of a dense operand, written.
+    pub(crate) fn dense_output<T: crate::Scalar>(self, name: &'static str, m: &GpuDense<T>) -> Result<Self> {
+        m.panels().iter().try_fold(self, |ops, p| ops.output(name, p))
     }
 
     fn add(mut self, name: &'static str, buffer: u64, owner: DeviceId, written: bool) -> Result<Self> {

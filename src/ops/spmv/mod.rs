@@ -14,7 +14,7 @@
 //! runs them; [`SpmvAlgorithm::CooSegmented`] is its deterministic alternative.
 //!
 //! One file per algorithm: `plan` (kernels, scratch and the analyses it needs) and a
-//! [`PanelKernel`] that records a run on one row panel.
+//! `PanelKernel` that records a run on one row panel.
 
 mod coo_atomic;
 mod coo_segmented;

@@ -1,0 +1,187 @@
+//! SpMM `C ← A·B` with every [`SpmmAlgorithm`], on CSR uploads, at the widths of
+//! [`tiles::widths`]; f32 or f64 values.
+
+use std::marker::PhantomData;
+
+use wgsparse::ops::{Spmm, SpmmAlgorithm, SpmmOptions};
+use wgsparse::record::Recorder;
+use wgsparse::reference;
+use wgsparse::{Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, ElementKind, GpuDense, GpuSparse, Scalar};
+
+use super::cost::{self, Cost, Model, Shape};
+use super::tiles;
+use super::{Inputs, Op, OpError, Prepared, K};
+use crate::suite::Scale;
+
+/// The SpMM op for values of type `T`.
+#[derive(Default)]
+pub struct SpmmOp<T>(PhantomData<T>);
+
+fn parse_variant(name: &str) -> Option<(SpmmAlgorithm, SpmmOptions)> {
+    let (algorithm, knobs) = tiles::parse(name)?;
+    Some((SpmmAlgorithm::from_name(algorithm)?, knobs))
+}
+
+impl<T: Scalar> Op for SpmmOp<T> {
+    fn name(&self) -> &'static str {
+        "spmm"
+    }
+
+    fn algorithms(&self) -> Vec<&'static str> {
+        SpmmAlgorithm::ALL
+            .iter()
+            .chain([&SpmmAlgorithm::Auto])
+            .filter(|a| a.supports::<T>())
+            .map(|a| a.name())
+            .collect()
+    }
+
+    fn accepts(&self, algorithm: &str) -> bool {
+        parse_variant(algorithm).is_some_and(|(a, _)| a.supports::<T>())
+    }
+
+    fn format(&self, _algorithm: &str) -> &'static str {
+        "csr"
+    }
+
+    fn cases(&self, _a: &CsrMatrix<f32>, scale: Scale) -> Vec<K> {
+        tiles::widths(scale).into_iter().map(Some).collect()
+    }
+
+    fn model(&self) -> Model {
+        cost::SPMM
+    }
+
+    fn dtype(&self) -> ElementKind {
+        T::KIND
+    }
+
+    fn cost(&self, a: &CsrMatrix<f32>, k: K) -> Cost {
+        let shape = Shape { rows: a.rows() as u64, cols: a.cols() as u64, nnz: a.nnz() as u64 };
+        cost::spmm(shape, k.unwrap_or(1) as u64, T::KIND.size())
+    }
+
+    fn peer_op(&self) -> Option<&'static str> {
+        Some("spmm")
+    }
+
+    fn inputs<'a>(&self, a: &'a CsrMatrix<f32>, k: K, seed: u64) -> Box<dyn Inputs + 'a> {
+        let k = k.unwrap_or(1);
+        let a: CsrMatrix<T> = tiles::values_as(a);
+        let b = tiles::operand::<T>(a.cols(), k, seed);
+        let c_ref = reference::spmm_csr(1.0, &a, &b, 0.0, &[]);
+        Box::new(SpmmInputs { a, b, k, c_ref })
+    }
+}
+
+/// The matrix, B, and the twin's `A·B`.
+struct SpmmInputs<T: Scalar> {
+    a: CsrMatrix<T>,
+    b: DenseMatrix<T>,
+    k: usize,
+    c_ref: Vec<f64>,
+}
+
+impl<T: Scalar> Inputs for SpmmInputs<T> {
+    fn prepare(&self, ctx: &Context, name: &str) -> Result<Box<dyn Prepared + '_>, OpError> {
+        let (algorithm, options) =
+            parse_variant(name).ok_or_else(|| OpError::failed(format!("unknown spmm algorithm {name:?}")))?;
+        let mut runs = SpmmRuns {
+            ctx: ctx.clone(),
+            inputs: self,
+            requested: algorithm,
+            options,
+            variant: name.contains(':').then(|| name.to_string()),
+            copies: Vec::new(),
+            output: Vec::new(),
+        };
+        runs.add_copy()?;
+        Ok(Box::new(runs))
+    }
+}
+
+/// One copy of the device operands with its plan.
+struct Operands<T: Scalar> {
+    plan: Spmm<T>,
+    b: GpuDense<T>,
+    c: GpuDense<T>,
+    matrix_bytes: u64,
+}
+
+struct SpmmRuns<'a, T: Scalar> {
+    ctx: Context,
+    inputs: &'a SpmmInputs<T>,
+    requested: SpmmAlgorithm,
+    options: SpmmOptions,
+    variant: Option<String>,
+    copies: Vec<Operands<T>>,
+    /// The last C read back, for the check.
+    output: Vec<T>,
+}
+
+impl<T: Scalar> Prepared for SpmmRuns<'_, T> {
+    fn label(&self) -> String {
+        let used = self.copies[0].plan.algorithm().name();
+        match (&self.variant, self.requested) {
+            (Some(variant), _) => variant.clone(),
+            (None, SpmmAlgorithm::Auto) => format!("auto ({used})"),
+            (None, _) => used.to_string(),
+        }
+    }
+
+    fn extra_bytes(&self) -> u64 {
+        self.copies[0].plan.extra_bytes()
+    }
+
+    fn working_set_bytes(&self) -> u64 {
+        let c = &self.copies[0];
+        c.matrix_bytes + c.b.byte_len() + c.c.byte_len()
+    }
+
+    fn copies(&self) -> usize {
+        self.copies.len()
+    }
+
+    fn add_copy(&mut self) -> Result<(), OpError> {
+        let (ctx, inputs) = (&self.ctx, self.inputs);
+        let matrix = GpuSparse::from_csr(ctx, &inputs.a, Conversion::Csr)?;
+        self.copies.push(Operands {
+            plan: Spmm::with_options(ctx, &matrix, inputs.k, self.requested, &self.options)?,
+            b: tiles::upload(ctx, &inputs.b)?,
+            c: GpuDense::zeros(ctx, inputs.a.rows(), inputs.k, DenseLayout::RowMajor)?,
+            matrix_bytes: matrix.device_bytes(),
+        });
+        Ok(())
+    }
+
+    fn record(&mut self, rec: &mut Recorder<'_, '_>, copy: usize) -> Result<(), OpError> {
+        let c = &mut self.copies[copy];
+        Ok(c.plan.record(rec, T::from_f64(1.0), &c.b, T::default(), &mut c.c)?)
+    }
+
+    fn poison(&mut self, copy: usize) -> Result<(), OpError> {
+        for panel in self.copies[copy].c.panels() {
+            panel.write(&vec![T::from_f64(f64::NAN); panel.len()])?;
+        }
+        self.ctx.queue().submit([]);
+        Ok(self.ctx.synchronize()?)
+    }
+
+    fn run_and_read(&mut self, copy: usize) -> Result<std::time::Duration, OpError> {
+        let c = &mut self.copies[copy];
+        let start = std::time::Instant::now();
+        let mut batch = self.ctx.batch();
+        c.plan.record(&mut batch.recorder(), T::from_f64(1.0), &c.b, T::default(), &mut c.c)?;
+        let tickets = c.c.panels().iter().map(|p| batch.read_back(p)).collect::<Result<Vec<_>, _>>()?;
+        batch.submit()?;
+        let views = tickets.into_iter().map(|t| t.wait_view()).collect::<Result<Vec<_>, _>>()?;
+        let took = start.elapsed();
+        self.output.clear();
+        views.iter().for_each(|v| self.output.extend_from_slice(v));
+        Ok(took)
+    }
+
+    fn check(&self) -> f64 {
+        reference::relative_error(&self.output, &self.inputs.c_ref)
+    }
+}

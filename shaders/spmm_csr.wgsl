@@ -1,0 +1,237 @@
+// CSR SpMM `C ← α·A·B + β·C` on a block of A's rows, by RoDe's row decomposition (seed
+// 002). Each slot of LANES lanes (shared/slots.wgsl) takes one task: a segment (a row, or
+// a chunk of a long row) and a tile of 4·LANES of C's columns, each lane four columns
+// LANES apart, so a load of a B row is LANES consecutive elements. With max_len =
+// chunk_len = u32 max there are no chunks: a slot per row, the `row-group` baseline.
+//
+// First step, one dispatch: the first params.chunk_workgroups workgroups take the chunks of
+// the long rows (at most chunk_len entries each; rows longer than max_len), the ones after
+// them one row per task, skipping the long rows, and store C. Chunks come first so that
+// their longer work starts early instead of trailing behind the short rows.
+// Second step (FINISH): a workgroup per (long row, column tile) adds up the row's chunks,
+// its slots taking every slot_count()-th chunk and then summing over slots in a fixed tree, and
+// stores C: α multiplies complete row sums, never pieces of them.
+//
+// The chunks of a long row are combined either deterministically (each chunk's sums to
+// `partials`, added in a fixed order) or, with ATOMIC, by float atomics as the paper does:
+// each chunk adds into the row's accumulators in `sums` (cleared before; a compare-exchange
+// loop on the f32 bits), which needs long rows × k accumulators instead of chunks × k
+// partials but is **not deterministic**. ATOMIC is f32 only (WGSL atomics are 32-bit); the
+// host never asks for it in f64.
+#import real
+#import row_split
+#import slots
+#import scaling
+#import gathered_rows
+#import atomic_f32
+
+struct Params {
+    rows: u32,
+    k: u32,
+    max_len: u32,
+    chunk_len: u32,
+    chunks: u32,
+    chunk_workgroups: u32,
+    col_tiles: u32,
+    long_rows: u32,
+    gather_panel_rows: u32,
+    scaling: Scaling,
+}
+
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read> row_offsets: array<u32>;
+@group(0) @binding(1) var<storage, read> col_indices: array<u32>;
+@group(0) @binding(2) var<storage, read> values: array<Real>;
+@group(0) @binding(3) var<storage, read> gather0: array<Real>;
+@group(0) @binding(4) var<storage, read> gather1: array<Real>;
+@group(0) @binding(5) var<storage, read> gather2: array<Real>;
+@group(0) @binding(6) var<storage, read> gather3: array<Real>;
+@group(0) @binding(7) var<storage, read> chunks: array<Chunk>;
+@group(0) @binding(8) var<storage, read> long_rows: array<LongRow>;
+@group(0) @binding(9) var<storage, read> alpha_dev: array<Real>;
+@group(0) @binding(10) var<storage, read> beta_dev: array<Real>;
+@group(0) @binding(11) var<storage, read_write> c: array<Real>;
+@group(0) @binding(12) var<storage, read_write> partials: array<Acc>;
+@group(0) @binding(13) var<storage, read_write> sums: array<atomic<u32>>;
+
+override WG_SIZE: u32 = 256u;
+// Lanes per slot: a power of two up to the smallest subgroup.
+override LANES: u32 = 8u;
+
+// The columns of tile `tile` that lane `lane` of a slot owns.
+struct Columns {
+    cols: vec4<u32>,
+    valid: vec4<bool>,
+}
+
+fn lane_columns(tile: u32, lane: u32) -> Columns {
+    let first = tile * 4u * LANES + lane;
+    let cols = vec4<u32>(first, first + LANES, first + 2u * LANES, first + 3u * LANES);
+    return Columns(cols, cols < vec4<u32>(params.k));
+}
+
+// Σ over entries start..end of value · B[col, cols] for this lane's columns. Gathers of
+// BATCH entries are issued before any is used, so their loads are in flight together.
+fn segment_sum(s: Slot, start: u32, end: u32, cols: Columns) -> vec4<Acc> {
+    var acc = vec4<Acc>(0.0);
+    let rounds = tile_rounds(start, end);
+    var t = tiles_begin(s, start, end);
+    for (var round = 0u; round < rounds; round++) {
+        tiles_prefetch(&t, s);
+        let count = tile_count(t);
+        let steps = tile_steps(count);
+        for (var e0 = 0u; e0 < steps; e0 += BATCH) {
+            var a: array<Real, BATCH>;
+            var rows: array<vec4<Acc>, BATCH>;
+            for (var b = 0u; b < BATCH; b++) {
+                let j = tile_col(&t, s, e0 + b);
+                a[b] = tile_value(&t, s, e0 + b);
+                if e0 + b < count {
+                    rows[b] = gathered4(j, cols.cols, cols.valid);
+                }
+            }
+            for (var b = 0u; b < BATCH; b++) {
+                if e0 + b < count {
+                    acc += Acc(a[b]) * rows[b];
+                }
+            }
+        }
+        tiles_advance(&t);
+    }
+    return acc;
+}
+
+// C[row, col] = α·sum + β·C[row, col], C not read when β = 0.
+fn store_c(row: u32, col: u32, sum: Acc) {
+    let i = row * params.k + col;
+    let b = beta();
+    var old = Real(0.0);
+    if b == 0.0 {
+    } else {
+        old = c[i];
+    }
+    c[i] = combine(alpha(), sum, b, old);
+}
+
+#ifdef ATOMIC
+// The index of `row` among the long rows (sorted by row): a binary search, once per chunk.
+fn long_row_index(row: u32) -> u32 {
+    var lo = 0u;
+    var hi = params.long_rows;
+    while lo + 1u < hi {
+        let mid = (lo + hi) / 2u;
+        if long_rows[mid].row <= row {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+fn emit_chunk(chunk: u32, row: u32, col: u32, sum: Acc) {
+    atomic_add_f32(long_row_index(row) * params.k + col, f32(sum));
+}
+
+// A long row's pieces to add up: its accumulator.
+fn long_row_pieces(r: u32) -> u32 {
+    return 1u;
+}
+
+fn long_row_piece(r: u32, piece: u32, col: u32) -> Acc {
+    return Acc(bitcast<f32>(atomicLoad(&sums[r * params.k + col])));
+}
+#else
+fn emit_chunk(chunk: u32, row: u32, col: u32, sum: Acc) {
+    partials[chunk * params.k + col] = sum;
+}
+
+// A long row's pieces to add up: its chunks' partial sums.
+fn long_row_pieces(r: u32) -> u32 {
+    return long_rows[r + 1u].first_chunk - long_rows[r].first_chunk;
+}
+
+fn long_row_piece(r: u32, piece: u32, col: u32) -> Acc {
+    return partials[(long_rows[r].first_chunk + piece) * params.k + col];
+}
+#endif
+
+#ifdef FINISH
+var<workgroup> slot_sums: array<vec4<Acc>, WG_SIZE>;
+
+fn run(workgroup: u32, lane: Lane) {
+    let s = slot_of(lane);
+    let r = workgroup / params.col_tiles;
+    let cols = lane_columns(workgroup % params.col_tiles, s.lane);
+    var sum = vec4<Acc>(0.0);
+    for (var piece = s.index; piece < long_row_pieces(r); piece += slot_count()) {
+        for (var v = 0u; v < 4u; v++) {
+            if cols.valid[v] {
+                sum[v] += long_row_piece(r, piece, cols.cols[v]);
+            }
+        }
+    }
+    // Over the slots, in a fixed tree.
+    slot_sums[lane.index] = sum;
+    workgroupBarrier();
+    for (var d = WG_SIZE >> 1u; d >= LANES; d >>= 1u) {
+        if lane.index < d {
+            slot_sums[lane.index] += slot_sums[lane.index + d];
+        }
+        workgroupBarrier();
+    }
+    if s.index == 0u {
+        for (var v = 0u; v < 4u; v++) {
+            if cols.valid[v] {
+                store_c(long_rows[r].row, cols.cols[v], slot_sums[lane.index][v]);
+            }
+        }
+    }
+}
+#else
+fn run(workgroup: u32, lane: Lane) {
+    let s = slot_of(lane);
+    var start = 0u;
+    var end = 0u;
+    var row = 0u;
+    var store = false;
+    var chunk_index = 0u;
+    var tile = 0u;
+    if workgroup < params.chunk_workgroups {
+        let task = workgroup * slot_count() + s.index;
+        if task < params.chunks * params.col_tiles {
+            chunk_index = task / params.col_tiles;
+            tile = task % params.col_tiles;
+            let chunk = chunks[chunk_index];
+            row = chunk.row;
+            start = chunk.start;
+            end = min(chunk.start + params.chunk_len, row_offsets[row + 1u]);
+        }
+    } else {
+        let task = (workgroup - params.chunk_workgroups) * slot_count() + s.index;
+        if task < params.rows * params.col_tiles {
+            row = task / params.col_tiles;
+            tile = task % params.col_tiles;
+            start = row_offsets[row];
+            end = row_offsets[row + 1u];
+            // Long rows are the chunks' (their segment left empty, the slot idle).
+            store = end - start <= params.max_len;
+            if !store {
+                end = start;
+            }
+        }
+    }
+    let cols = lane_columns(tile, s.lane);
+    let sum = segment_sum(s, start, end, cols);
+    let chunk = workgroup < params.chunk_workgroups && end > start;
+    for (var v = 0u; v < 4u; v++) {
+        if cols.valid[v] {
+            if store {
+                store_c(row, cols.cols[v], sum[v]);
+            } else if chunk {
+                emit_chunk(chunk_index, row, cols.cols[v], sum[v]);
+            }
+        }
+    }
+}
+#endif

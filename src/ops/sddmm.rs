@@ -1,0 +1,258 @@
+//! Sampled dense × dense: `C ← α·(A ⊙ (B1·B2ᵀ)) + β·C` with A sparse (CSR, m × n), B1
+//! dense m × k, B2 dense n × k (both row-major), and C with A's pattern: for every stored
+//! (i, j) of A, C's value there becomes `α·(a_ij·dot(B1[i,:], B2[j,:])) + β·c_ij` — the
+//! attention scores of a graph network, for instance. f32 or f64, any k ≥ 1.
+//!
+//! BLAS conventions: C's values are not read when β = 0 (NaN there does not survive), the
+//! products are not used when α = 0. Every entry's output is computed by one group of
+//! lanes in a fixed order, so the result is deterministic.
+//!
+//! RoDe's row decomposition (seed 002, [`SddmmAlgorithm::Rode`]) balances the work: rows
+//! longer than a chunk are cut into chunks processed like rows. `shaders/sddmm_csr.wgsl`
+//! says how the lanes share an entry's dot product.
+
+use std::sync::Arc;
+
+use super::blas1;
+use super::common::{
+    block_split, check_len, check_row_major, row_blocks, Gathered, Operands, RowBlock, ScalarBinds, TileShape,
+};
+use crate::analysis::row_split::RowSplit;
+use crate::context::Context;
+use crate::element::Scalar;
+use crate::gpu::{GpuVec, ScalarArg};
+use crate::kernel::shaders::sddmm_csr as kernel;
+use crate::kernel::shaders::structs::Chunk;
+use crate::kernel::Kernel;
+use crate::matrix::{Format, GpuDense, GpuSparse, PanelStorage};
+use crate::record::Recorder;
+use crate::{Error, Result};
+
+/// Which kernel computes the product.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SddmmAlgorithm {
+    /// [`SddmmAlgorithm::Rode`].
+    Auto,
+    /// The baseline: a slot of lanes per row, however long the row.
+    RowGroup,
+    /// RoDe's row decomposition: rows longer than [`SddmmOptions::chunk_len`] are cut into
+    /// chunks processed like rows.
+    Rode,
+}
+
+impl SddmmAlgorithm {
+    /// Every concrete algorithm, in the order reports list them.
+    pub const ALL: [SddmmAlgorithm; 2] = [SddmmAlgorithm::RowGroup, SddmmAlgorithm::Rode];
+
+    /// Short name used in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SddmmAlgorithm::Auto => "auto",
+            SddmmAlgorithm::RowGroup => "row-group",
+            SddmmAlgorithm::Rode => "rode",
+        }
+    }
+
+    /// Parses [`SddmmAlgorithm::name`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        std::iter::once(SddmmAlgorithm::Auto).chain(Self::ALL).find(|a| a.name() == name)
+    }
+}
+
+/// Tuning knobs of the SDDMM kernels.
+pub type SddmmOptions = super::TileOptions;
+
+/// A planned SDDMM for one pattern and one k, recorded many times.
+pub struct Sddmm<T: Scalar> {
+    ctx: Context,
+    matrix: GpuSparse<T>,
+    algorithm: SddmmAlgorithm,
+    k: usize,
+    shape: TileShape,
+    kernel: Kernel<kernel::Shader, T>,
+    /// Whether B2 is in more than one panel (the kernel's GATHER_PANELS variant).
+    paneled_b2: bool,
+    blocks: Vec<(RowBlock, Option<Arc<RowSplit>>)>,
+    /// Bound where a block has no decomposition.
+    no_chunks: GpuVec<Chunk>,
+}
+
+impl<T: Scalar> std::fmt::Debug for Sddmm<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sddmm")
+            .field("algorithm", &self.algorithm)
+            .field("k", &self.k)
+            .field("matrix", &self.matrix)
+            .finish()
+    }
+}
+
+impl<T: Scalar> Sddmm<T> {
+    /// Plans `C ← α·(A ⊙ (B1·B2ᵀ)) + β·C` for the pattern of `a` (CSR) and B1, B2 of `k`
+    /// columns.
+    pub fn new(ctx: &Context, a: &GpuSparse<T>, k: usize, algorithm: SddmmAlgorithm) -> Result<Self> {
+        Self::with_options(ctx, a, k, algorithm, &SddmmOptions::default())
+    }
+
+    /// [`Sddmm::new`] with tuning knobs.
+    pub fn with_options(
+        ctx: &Context,
+        a: &GpuSparse<T>,
+        k: usize,
+        algorithm: SddmmAlgorithm,
+        options: &SddmmOptions,
+    ) -> Result<Self> {
+        Operands::new(ctx, "sddmm")?.owned("the matrix", a.device_id())?;
+        if a.format() != Format::Csr {
+            return Err(Error::InvalidArgument(format!("SDDMM reads CSR matrices, this one is {}", a.format().name())));
+        }
+        let algorithm = if algorithm == SddmmAlgorithm::Auto { SddmmAlgorithm::Rode } else { algorithm };
+        let shape = TileShape::resolve(ctx, "SddmmOptions", options, k, 512)?;
+        let b1_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
+        let paneled_b2 = b1_panel_rows < a.cols();
+        let blocks = row_blocks(a, b1_panel_rows)
+            .into_iter()
+            .map(|rows| {
+                let split = match algorithm {
+                    SddmmAlgorithm::RowGroup => None,
+                    _ => Some(block_split(ctx, a, &rows, shape.chunk_len, shape.chunk_len)?),
+                };
+                Ok((rows, split))
+            })
+            .collect::<Result<_>>()?;
+        let overrides = kernel::Overrides { wg_size: shape.workgroup_size, lanes: shape.lanes };
+        Ok(Sddmm {
+            kernel: ctx.kernel::<kernel::Shader, T>(kernel::Flags { gather_panels: paneled_b2 }, overrides)?,
+            ctx: ctx.clone(),
+            matrix: a.clone(),
+            algorithm,
+            k,
+            shape,
+            paneled_b2,
+            blocks,
+            no_chunks: ctx.zeros(1)?,
+        })
+    }
+
+    /// The algorithm in use (never `Auto`).
+    pub fn algorithm(&self) -> SddmmAlgorithm {
+        self.algorithm
+    }
+
+    /// Device bytes this plan allocated beyond A, B1, B2 and C (shared analyses included).
+    pub fn extra_bytes(&self) -> u64 {
+        let splits: u64 = self
+            .blocks
+            .iter()
+            .filter_map(|(_, s)| s.as_ref())
+            .map(|s| crate::matrix::Analysis::device_bytes(&**s))
+            .sum();
+        splits + self.no_chunks.byte_len()
+    }
+
+    /// Records `C ← α·(A ⊙ (B1·B2ᵀ)) + β·C`; `c` must have the plan's pattern
+    /// ([`GpuSparse::has_pattern_of`]; make one with [`GpuSparse::zeros_like`]). α and β are
+    /// host values or device scalars. Everything is checked before anything is recorded.
+    pub fn record<'s>(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        alpha: impl Into<ScalarArg<'s, T>>,
+        b1: &GpuDense<T>,
+        b2: &GpuDense<T>,
+        beta: impl Into<ScalarArg<'s, T>>,
+        c: &mut GpuSparse<T>,
+    ) -> Result<()> {
+        let (alpha, beta) = (alpha.into(), beta.into());
+        let mut operands = Operands::new(rec.context(), "sddmm")?
+            .owned("the plan", self.ctx.id())?
+            .owned("C", c.device_id())?
+            .scalar("alpha", &alpha)?
+            .scalar("beta", &beta)?
+            .dense_input("B1", b1)?
+            .dense_input("B2", b2)?;
+        if !c.has_pattern_of(&self.matrix) {
+            return Err(Error::InvalidArgument("sddmm: C does not have the pattern and panels of A".into()));
+        }
+        for (a_panel, c_panel) in self.matrix.panels().iter().zip(c.panels()) {
+            if let (PanelStorage::Csr(a), PanelStorage::Csr(c)) = (a_panel.storage(), c_panel.storage()) {
+                operands = operands.input("A", a.values())?.output("C", c.values())?;
+            }
+        }
+        check_len("sddmm", "B1 rows", self.matrix.rows(), b1.rows())?;
+        check_len("sddmm", "B2 rows", self.matrix.cols(), b2.rows())?;
+        check_len("sddmm", "B1 columns", self.k, b1.cols())?;
+        check_len("sddmm", "B2 columns", self.k, b2.cols())?;
+        check_row_major("sddmm", "B1", b1)?;
+        check_row_major("sddmm", "B2", b2)?;
+        let gathered = Gathered::of("sddmm", b2)?;
+        if gathered.paneled != self.paneled_b2 {
+            return Err(Error::InvalidArgument("sddmm: B2's panels are not those of the plan's device".into()));
+        }
+        let ctx = rec.context().clone();
+        let scaling = ScalarBinds::new(&ctx, alpha, beta)?;
+        for (rows, split) in &self.blocks {
+            let (PanelStorage::Csr(a), PanelStorage::Csr(c)) =
+                (self.matrix.panels()[rows.panel].storage(), c.panels()[rows.panel].storage())
+            else {
+                return Err(Error::Validation("sddmm: a panel that is not CSR".into()));
+            };
+            // The block's entries, in the panel's value arrays.
+            if scaling.host_alpha() == Some(T::default()) {
+                // C ← β·C on the whole panel, once (at its first block).
+                if rows.local.start == 0 {
+                    blas1::scale_range(rec, &scaling.beta_as_alpha(), c.values().bind(), c.nnz(), false)?;
+                }
+                continue;
+            }
+            let chunks = split.as_ref().map_or(0, |s| s.chunk_count());
+            let chunk_workgroups = self.shape.workgroups(chunks as u64);
+            let row_workgroups = self.shape.workgroups(rows.local.len() as u64);
+            let max_len = if split.is_some() { self.shape.chunk_len } else { u32::MAX };
+            let [gather0, gather1, gather2, gather3] = gathered.panels;
+            rec.dispatch(
+                &self.kernel,
+                kernel::Params {
+                    rows: rows.local.len() as u32,
+                    k: self.k as u32,
+                    max_len,
+                    chunk_len: max_len,
+                    chunks: chunks as u32,
+                    chunk_workgroups: chunk_workgroups as u32,
+                    gather_panel_rows: gathered.panel_rows,
+                    scaling: scaling.params,
+                },
+                kernel::Bindings {
+                    row_offsets: a.row_offsets().bind_range(rows.local.start..rows.local.end + 1),
+                    col_indices: a.col_indices().bind(),
+                    values: a.values().bind(),
+                    b1: b1.bind_rows(rows.rows.clone()),
+                    gather0,
+                    gather1,
+                    gather2,
+                    gather3,
+                    chunks: split.as_ref().map_or(self.no_chunks.bind(), |s| s.chunks.bind()),
+                    alpha_dev: scaling.alpha_dev,
+                    beta_dev: scaling.beta_dev,
+                    c_values: c.values().bind(),
+                },
+                chunk_workgroups + row_workgroups,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Records and submits the product; returns without waiting for the GPU.
+    pub fn run<'s>(
+        &self,
+        alpha: impl Into<ScalarArg<'s, T>>,
+        b1: &GpuDense<T>,
+        b2: &GpuDense<T>,
+        beta: impl Into<ScalarArg<'s, T>>,
+        c: &mut GpuSparse<T>,
+    ) -> Result<()> {
+        let mut batch = self.ctx.batch();
+        self.record(&mut batch.recorder(), alpha, b1, b2, beta, c)?;
+        batch.submit()
+    }
+}

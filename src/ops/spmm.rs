@@ -1,0 +1,334 @@
+//! Sparse × dense: `C ← α·A·B + β·C` with A sparse (CSR, m × n), B dense n × k and C dense
+//! m × k, both row-major, any k ≥ 1, f32 or f64.
+//!
+//! Semantics as SpMV's, row by row and column by column: `C[i, c] = α·s + β·C[i, c]` where
+//! `s` is the sum over row i's entries of `a_ij·B[j, c]` (0 for an empty row); C is not read
+//! when β = 0 (NaN already there does not survive), and `A·B` is not computed when α = 0 (a
+//! NaN in A or B does not leak into `C ← β·C`). α multiplies complete row sums, never
+//! pieces of them.
+//!
+//! The kernels follow RoDe's row decomposition (seed 002, [`SpmmAlgorithm::Rode`]): rows
+//! longer than a chunk are cut into chunks processed like independent rows; each slot of
+//! lanes takes one row or chunk, stages its entries in tiles (the next loaded while the
+//! current one is used), and its lanes split C's columns. `shaders/spmm_csr.wgsl` says how.
+
+use std::sync::Arc;
+
+use super::blas1;
+use super::common::{
+    block_split, check_len, check_row_major, row_blocks, Gathered, Operands, RowBlock, ScalarBinds, TileShape,
+};
+use crate::analysis::row_split::RowSplit;
+use crate::context::Context;
+use crate::element::{ElementKind, Scalar};
+use crate::gpu::{GpuVec, ScalarArg};
+use crate::kernel::shaders::spmm_csr as kernel;
+use crate::kernel::shaders::structs::{Chunk, LongRow};
+use crate::kernel::Kernel;
+use crate::matrix::{Format, GpuDense, GpuSparse, PanelStorage};
+use crate::record::Recorder;
+use crate::{Error, Result};
+
+/// Which kernel computes the product.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SpmmAlgorithm {
+    /// [`SpmmAlgorithm::Rode`]: deterministic, balanced whatever the row lengths.
+    Auto,
+    /// The baseline: a slot of lanes per row, however long the row. Deterministic.
+    RowGroup,
+    /// RoDe's row decomposition: rows longer than [`SpmmOptions::chunk_len`] are cut into
+    /// chunks processed like independent rows, each writing its sums to scratch, added in
+    /// chunk order by a second pass. Deterministic. Needs `chunks × k` elements of scratch.
+    Rode,
+    /// RoDe with the chunks of a long row combined by float atomics (a compare-exchange loop
+    /// on the f32 bits), as the paper does. **Not deterministic.** f32 only. Needs
+    /// `long rows × k` elements of scratch.
+    RodeAtomic,
+}
+
+impl SpmmAlgorithm {
+    /// Every concrete algorithm, in the order reports list them.
+    pub const ALL: [SpmmAlgorithm; 3] = [SpmmAlgorithm::RowGroup, SpmmAlgorithm::Rode, SpmmAlgorithm::RodeAtomic];
+
+    /// Short name used in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpmmAlgorithm::Auto => "auto",
+            SpmmAlgorithm::RowGroup => "row-group",
+            SpmmAlgorithm::Rode => "rode",
+            SpmmAlgorithm::RodeAtomic => "rode-atomic",
+        }
+    }
+
+    /// Parses [`SpmmAlgorithm::name`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        std::iter::once(SpmmAlgorithm::Auto).chain(Self::ALL).find(|a| a.name() == name)
+    }
+
+    /// Whether the result is independent of GPU scheduling.
+    pub fn deterministic(self) -> bool {
+        self != SpmmAlgorithm::RodeAtomic
+    }
+
+    /// Whether the algorithm exists for element type `T` (`RodeAtomic` is f32 only).
+    pub fn supports<T: Scalar>(self) -> bool {
+        self != SpmmAlgorithm::RodeAtomic || T::KIND == ElementKind::F32
+    }
+}
+
+/// Tuning knobs of the SpMM kernels.
+pub type SpmmOptions = super::TileOptions;
+
+/// A planned SpMM for one matrix and one k: kernels compiled, the row decomposition built
+/// (or shared) and scratch allocated once, recorded many times.
+pub struct Spmm<T: Scalar> {
+    ctx: Context,
+    matrix: GpuSparse<T>,
+    algorithm: SpmmAlgorithm,
+    k: usize,
+    shape: TileShape,
+    /// Tiles of C's columns (4 per lane of a slot) each row is cut into.
+    col_tiles: u32,
+    main: Kernel<kernel::Shader, T>,
+    finish: Kernel<kernel::Shader, T>,
+    /// Whether B is in more than one panel (the kernels' GATHER_PANELS variant).
+    paneled_b: bool,
+    blocks: Vec<Block>,
+    /// Partial sums of chunks (deterministic) or the long rows' accumulators (atomic),
+    /// shared by the blocks, which run one after the other.
+    scratch: GpuVec<T>,
+    /// Bound in place of what a block or an algorithm does not use.
+    unused: Unused<T>,
+}
+
+/// One-element stand-ins for the bindings a dispatch does not use (each its own buffer, as
+/// writable bindings must not alias).
+struct Unused<T: Scalar> {
+    chunks: GpuVec<Chunk>,
+    long_rows: GpuVec<LongRow>,
+    partials: GpuVec<T>,
+    sums: GpuVec<u32>,
+}
+
+impl<T: Scalar> Unused<T> {
+    fn new(ctx: &Context) -> Result<Self> {
+        Ok(Unused { chunks: ctx.zeros(1)?, long_rows: ctx.zeros(1)?, partials: ctx.zeros(1)?, sums: ctx.zeros(1)? })
+    }
+
+    fn byte_len(&self) -> u64 {
+        self.chunks.byte_len() + self.long_rows.byte_len() + self.partials.byte_len() + self.sums.byte_len()
+    }
+}
+
+/// A block of rows with its decomposition (`None` for the row-group baseline).
+struct Block {
+    rows: RowBlock,
+    split: Option<Arc<RowSplit>>,
+}
+
+impl<T: Scalar> std::fmt::Debug for Spmm<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Spmm")
+            .field("algorithm", &self.algorithm)
+            .field("k", &self.k)
+            .field("matrix", &self.matrix)
+            .finish()
+    }
+}
+
+impl<T: Scalar> Spmm<T> {
+    /// Plans `C ← α·A·B + β·C` for `a` (CSR) and B, C of `k` columns.
+    pub fn new(ctx: &Context, a: &GpuSparse<T>, k: usize, algorithm: SpmmAlgorithm) -> Result<Self> {
+        Self::with_options(ctx, a, k, algorithm, &SpmmOptions::default())
+    }
+
+    /// [`Spmm::new`] with tuning knobs.
+    pub fn with_options(
+        ctx: &Context,
+        a: &GpuSparse<T>,
+        k: usize,
+        algorithm: SpmmAlgorithm,
+        options: &SpmmOptions,
+    ) -> Result<Self> {
+        Operands::new(ctx, "spmm")?.owned("the matrix", a.device_id())?;
+        if a.format() != Format::Csr {
+            return Err(Error::InvalidArgument(format!("SpMM reads CSR matrices, this one is {}", a.format().name())));
+        }
+        let algorithm = if algorithm == SpmmAlgorithm::Auto { SpmmAlgorithm::Rode } else { algorithm };
+        if !algorithm.supports::<T>() {
+            return Err(Error::Unsupported(format!(
+                "SpMM algorithm {} has no {} kernel",
+                algorithm.name(),
+                T::KIND.name()
+            )));
+        }
+        let shape = TileShape::resolve(ctx, "SpmmOptions", options, k, 512u64.max(8 * k as u64))?;
+        let col_tiles = k.div_ceil(4 * shape.lanes as usize).max(1) as u32;
+        let c_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
+        let paneled_b = GpuDense::<T>::panel_rows_for(ctx, k)? < a.cols();
+        let chunked = algorithm != SpmmAlgorithm::RowGroup;
+        let mut blocks = Vec::new();
+        let mut scratch_len = 1;
+        for rows in row_blocks(a, c_panel_rows) {
+            let split = if chunked {
+                let split = block_split(ctx, a, &rows, shape.chunk_len, shape.chunk_len)?;
+                let per_k = match algorithm {
+                    SpmmAlgorithm::RodeAtomic => split.long_row_count(),
+                    _ => split.chunk_count(),
+                };
+                scratch_len = scratch_len.max(per_k * k);
+                Some(split)
+            } else {
+                None
+            };
+            blocks.push(Block { rows, split });
+        }
+        let overrides = kernel::Overrides { wg_size: shape.workgroup_size, lanes: shape.lanes };
+        let flags =
+            |finish| kernel::Flags { atomic: algorithm == SpmmAlgorithm::RodeAtomic, finish, gather_panels: paneled_b };
+        Ok(Spmm {
+            main: ctx.kernel::<kernel::Shader, T>(flags(false), overrides)?,
+            finish: ctx.kernel::<kernel::Shader, T>(flags(true), overrides)?,
+            ctx: ctx.clone(),
+            matrix: a.clone(),
+            algorithm,
+            k,
+            shape,
+            col_tiles,
+            paneled_b,
+            blocks,
+            scratch: ctx.zeros(scratch_len)?,
+            unused: Unused::new(ctx)?,
+        })
+    }
+
+    /// The algorithm in use (never `Auto`).
+    pub fn algorithm(&self) -> SpmmAlgorithm {
+        self.algorithm
+    }
+
+    /// Device bytes this plan allocated beyond A, B and C (shared analyses included).
+    pub fn extra_bytes(&self) -> u64 {
+        let splits: u64 = self
+            .blocks
+            .iter()
+            .filter_map(|b| b.split.as_ref())
+            .map(|s| crate::matrix::Analysis::device_bytes(&**s))
+            .sum();
+        splits + self.scratch.byte_len() + self.unused.byte_len()
+    }
+
+    /// Records `C ← α·A·B + β·C`. α and β are host values or device scalars. Everything is
+    /// checked before anything is recorded: a refused call leaves the recorder as it was.
+    pub fn record<'s>(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        alpha: impl Into<ScalarArg<'s, T>>,
+        b: &GpuDense<T>,
+        beta: impl Into<ScalarArg<'s, T>>,
+        c: &mut GpuDense<T>,
+    ) -> Result<()> {
+        let (alpha, beta) = (alpha.into(), beta.into());
+        Operands::new(rec.context(), "spmm")?
+            .owned("the plan", self.ctx.id())?
+            .scalar("alpha", &alpha)?
+            .scalar("beta", &beta)?
+            .dense_input("B", b)?
+            .dense_output("C", c)?;
+        check_len("spmm", "B rows", self.matrix.cols(), b.rows())?;
+        check_len("spmm", "B columns", self.k, b.cols())?;
+        check_len("spmm", "C rows", self.matrix.rows(), c.rows())?;
+        check_len("spmm", "C columns", self.k, c.cols())?;
+        check_row_major("spmm", "B", b)?;
+        check_row_major("spmm", "C", c)?;
+        let gathered = Gathered::of("spmm", b)?;
+        if gathered.paneled != self.paneled_b {
+            return Err(Error::InvalidArgument("spmm: B's panels are not those of the plan's device".into()));
+        }
+        if self.k == 0 {
+            return Ok(());
+        }
+        let ctx = rec.context().clone();
+        let scaling = ScalarBinds::new(&ctx, alpha, beta)?;
+        for block in &self.blocks {
+            let rows = &block.rows;
+            let c_rows = c.bind_rows(rows.rows.clone());
+            if scaling.host_alpha() == Some(T::default()) {
+                blas1::scale_range(rec, &scaling.beta_as_alpha(), c_rows, rows.rows.len() * self.k, false)?;
+                continue;
+            }
+            let PanelStorage::Csr(a) = self.matrix.panels()[rows.panel].storage() else {
+                return Err(Error::Validation("spmm: a panel that is not CSR".into()));
+            };
+            let (chunks, long_rows) = match &block.split {
+                Some(s) => (s.chunk_count(), s.long_row_count()),
+                None => (0, 0),
+            };
+            let chunk_tasks = (chunks * self.col_tiles as usize) as u64;
+            let chunk_workgroups = self.shape.workgroups(chunk_tasks);
+            let row_workgroups = self.shape.workgroups((rows.local.len() * self.col_tiles as usize) as u64);
+            let (max_len, chunk_len) = match block.split {
+                Some(_) => (self.shape.chunk_len, self.shape.chunk_len),
+                None => (u32::MAX, u32::MAX),
+            };
+            let params = kernel::Params {
+                rows: rows.local.len() as u32,
+                k: self.k as u32,
+                max_len,
+                chunk_len,
+                chunks: chunks as u32,
+                chunk_workgroups: chunk_workgroups as u32,
+                col_tiles: self.col_tiles,
+                long_rows: long_rows as u32,
+                gather_panel_rows: gathered.panel_rows,
+                scaling: scaling.params,
+            };
+            let [gather0, gather1, gather2, gather3] = gathered.panels;
+            let atomic = self.algorithm == SpmmAlgorithm::RodeAtomic;
+            let bindings = kernel::Bindings {
+                row_offsets: a.row_offsets().bind_range(rows.local.start..rows.local.end + 1),
+                col_indices: a.col_indices().bind(),
+                values: a.values().bind(),
+                gather0,
+                gather1,
+                gather2,
+                gather3,
+                chunks: block.split.as_ref().map_or(self.unused.chunks.bind(), |s| s.chunks.bind()),
+                long_rows: block.split.as_ref().map_or(self.unused.long_rows.bind(), |s| s.long_rows.bind()),
+                alpha_dev: scaling.alpha_dev,
+                beta_dev: scaling.beta_dev,
+                c: c_rows,
+                partials: if atomic { self.unused.partials.bind() } else { self.scratch.bind() },
+                sums: if atomic {
+                    self.scratch.bind().reinterpret(self.scratch.byte_len())
+                } else {
+                    self.unused.sums.bind()
+                },
+            };
+            if atomic && long_rows > 0 {
+                let zero = ScalarBinds::new(&ctx, ScalarArg::Host(T::default()), ScalarArg::Host(T::default()))?;
+                blas1::scale_range(rec, &zero, self.scratch.bind(), long_rows * self.k, true)?;
+            }
+            rec.dispatch(&self.main, params, bindings, chunk_workgroups + row_workgroups)?;
+            if long_rows > 0 {
+                // A workgroup per long row and column tile.
+                rec.dispatch(&self.finish, params, bindings, long_rows as u64 * self.col_tiles as u64)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records and submits the product; returns without waiting for the GPU.
+    pub fn run<'s>(
+        &self,
+        alpha: impl Into<ScalarArg<'s, T>>,
+        b: &GpuDense<T>,
+        beta: impl Into<ScalarArg<'s, T>>,
+        c: &mut GpuDense<T>,
+    ) -> Result<()> {
+        let mut batch = self.ctx.batch();
+        self.record(&mut batch.recorder(), alpha, b, beta, c)?;
+        batch.submit()
+    }
+}

@@ -1,0 +1,42 @@
+//! The tuning knobs of the sparse × dense ops (SpMM, SDDMM), whose kernels share one shape:
+//! slots of lanes, each taking a row or a chunk of one (`shaders/shared/slots.wgsl`).
+
+/// Tuning knobs of the SpMM and SDDMM kernels ([`SpmmOptions`](super::SpmmOptions) and
+/// [`SddmmOptions`](super::SddmmOptions) name it per op). `None` takes the op's default;
+/// invalid values are refused by the plan's `with_options` with
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct TileOptions {
+    /// Invocations per workgroup: a power of two, at least the largest subgroup and 32, at
+    /// most the device's limit. Default 256 with subgroups, 64 without (the workgroup is then
+    /// one group of lanes, and short rows leave most of it idle).
+    pub workgroup_size: Option<u32>,
+    /// RoDe's `N_S`: rows longer than this are cut into chunks of this many entries; a
+    /// multiple of `lanes`. Default: SpMM 512, or 8·k when that is more (its chunks'
+    /// scratch, `chunks × k` elements, then stays within 1/16 of A's bytes in f32); SDDMM 512.
+    pub chunk_len: Option<u32>,
+    /// Lanes per slot, the group that takes one row or chunk: each lane takes four of SpMM's
+    /// output columns, or a share of an SDDMM entry's dot product. A power of two up to the
+    /// smallest subgroup (32 without subgroups). Default: k/4 rounded up to a power of two,
+    /// at most 32.
+    pub lanes: Option<u32>,
+}
+
+impl TileOptions {
+    /// Sets [`TileOptions::workgroup_size`].
+    pub fn workgroup_size(mut self, size: u32) -> Self {
+        self.workgroup_size = Some(size);
+        self
+    }
+    /// Sets [`TileOptions::chunk_len`].
+    pub fn chunk_len(mut self, len: u32) -> Self {
+        self.chunk_len = Some(len);
+        self
+    }
+    /// Sets [`TileOptions::lanes`].
+    pub fn lanes(mut self, lanes: u32) -> Self {
+        self.lanes = Some(lanes);
+        self
+    }
+}

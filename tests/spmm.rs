@@ -1,0 +1,282 @@
+//! SpMM `C ← α·A·B + β·C` for every algorithm against the f64 CPU twin, for f32 and f64,
+//! with and without subgroups, at every width of `common::WIDTHS`; outputs poisoned with
+//! NaN before runs with β = 0.
+
+mod common;
+
+use common::WidthCase;
+
+use wgsparse::generate::Rng;
+use wgsparse::ops::{Spmm, SpmmAlgorithm, SpmmOptions};
+use wgsparse::reference::{relative_error, spmm_csr};
+use wgsparse::{Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, Error, GpuDense, GpuSparse, Scalar};
+
+/// The algorithms that exist for `T`.
+fn algorithms<T: Scalar>() -> Vec<SpmmAlgorithm> {
+    SpmmAlgorithm::ALL.into_iter().filter(|a| a.supports::<T>()).collect()
+}
+
+/// Runs the plan twice (β = 0 over NaN-poisoned C, then β ≠ 0 over random C) and returns
+/// the worst relative error against the twin.
+fn spmm_error<T: Scalar>(
+    ctx: &Context,
+    a: &CsrMatrix<T>,
+    k: usize,
+    algorithm: SpmmAlgorithm,
+    options: &SpmmOptions,
+    rng: &mut Rng,
+) -> f64 {
+    let matrix = GpuSparse::from_csr(ctx, a, Conversion::Csr).unwrap();
+    let plan = Spmm::with_options(ctx, &matrix, k, algorithm, options).unwrap();
+    let b = common::dense::<T>(a.cols(), k, rng.next_u64());
+    let b_gpu = GpuDense::upload(ctx, &b, DenseLayout::RowMajor).unwrap();
+    let mut worst = 0f64;
+    for (alpha, beta) in [(0.5 + rng.next_f64(), 0.0), (-1.5, 0.25 + rng.next_f64())] {
+        let c0 = if beta == 0.0 {
+            DenseMatrix::try_new(a.rows(), k, vec![T::from_f64(f64::NAN); a.rows() * k]).unwrap()
+        } else {
+            common::dense::<T>(a.rows(), k, rng.next_u64())
+        };
+        let mut c = GpuDense::upload(ctx, &c0, DenseLayout::RowMajor).unwrap();
+        plan.run(T::from_f64(alpha), &b_gpu, T::from_f64(beta), &mut c).unwrap();
+        let got = c.read_blocking().unwrap();
+        let want = spmm_csr(T::from_f64(alpha).to_f64(), a, &b, T::from_f64(beta).to_f64(), c0.data());
+        worst = worst.max(relative_error(got.data(), &want));
+    }
+    worst
+}
+
+/// Checks `algorithms` on each case at its widths in every context; reports all failures.
+fn check_all<T: Scalar>(cases: &[WidthCase<T>], algorithms: &[SpmmAlgorithm], options: &SpmmOptions, seed: u64) {
+    check_in(&common::contexts_for::<T>(), cases, algorithms, options, seed)
+}
+
+fn check_in<T: Scalar>(
+    contexts: &[(&str, &Context)],
+    cases: &[WidthCase<T>],
+    algorithms: &[SpmmAlgorithm],
+    options: &SpmmOptions,
+    seed: u64,
+) {
+    common::check_widths(contexts, cases, algorithms, SpmmAlgorithm::name, seed, |ctx, a, k, algorithm, rng| {
+        spmm_error(ctx, a, k, algorithm, options, rng)
+    })
+}
+
+#[test]
+fn spmm_matches_twin_on_generated_matrices_f32() {
+    let seed = common::seed("spmm generated f32");
+    check_all(&common::generated_widths::<f32>(seed), &algorithms::<f32>(), &SpmmOptions::default(), seed);
+}
+
+#[test]
+fn spmm_matches_twin_on_generated_matrices_f64() {
+    let seed = common::seed("spmm generated f64");
+    check_all(&common::generated_widths::<f64>(seed), &algorithms::<f64>(), &SpmmOptions::default(), seed);
+}
+
+#[test]
+fn spmm_matches_twin_on_real_matrices_f32() {
+    let seed = common::seed("spmm real f32");
+    check_all(&common::real_widths::<f32>(0), &algorithms::<f32>(), &SpmmOptions::default(), seed);
+}
+
+#[test]
+fn spmm_matches_twin_on_real_matrices_f64() {
+    let seed = common::seed("spmm real f64");
+    check_all(&common::real_widths::<f64>(0), &algorithms::<f64>(), &SpmmOptions::default(), seed);
+}
+
+/// One row per length around the boundaries the kernels cut at: a tile (one entry per lane
+/// of a group) and a chunk (set to two tiles, so that rows of a few dozen entries already
+/// make several chunks).
+fn boundary_rows<T: Scalar>(tile: usize, seed: u64) -> CsrMatrix<T> {
+    let chunk = 2 * tile;
+    let lengths = [0, 1, tile - 1, tile, tile + 1, chunk - 1, chunk, chunk + 1, 2 * chunk + 1, 3 * chunk - 1];
+    let cols = 3 * chunk + 7;
+    let mut rng = Rng::new(seed);
+    let mut offsets = vec![0u32];
+    let (mut indices, mut values) = (Vec::new(), Vec::new());
+    for len in lengths {
+        let start = rng.below((cols - len) as u64) as u32;
+        indices.extend(start..start + len as u32);
+        values.extend((0..len).map(|_| T::from_f64(rng.next_f64() * 2.0 - 1.0)));
+        offsets.push(indices.len() as u32);
+    }
+    CsrMatrix::try_from_csr_data(lengths.len(), cols, offsets, indices, values).unwrap()
+}
+
+/// The largest group size of a context: its largest subgroup, or the default workgroup
+/// without subgroups.
+fn tile(ctx: &Context) -> usize {
+    ctx.subgroup_size_range().map_or(64, |r| r.1 as usize)
+}
+
+fn check_boundaries<T: Scalar>() {
+    let seed = common::seed("spmm boundaries");
+    for (mode, ctx) in common::contexts_for::<T>() {
+        let tile = tile(ctx);
+        let a = boundary_rows::<T>(tile, seed);
+        let options = SpmmOptions::default().chunk_len(2 * tile as u32);
+        let mut rng = Rng::new(seed);
+        for k in common::WIDTHS {
+            for algorithm in algorithms::<T>() {
+                let error = spmm_error(ctx, &a, k, algorithm, &options, &mut rng);
+                assert!(
+                    error <= common::tolerance::<T>(),
+                    "seed {seed} {mode} k={k} {}: error {error:e}",
+                    algorithm.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn spmm_is_exact_around_tile_and_chunk_boundaries_f32() {
+    check_boundaries::<f32>();
+}
+
+#[test]
+fn spmm_is_exact_around_tile_and_chunk_boundaries_f64() {
+    check_boundaries::<f64>();
+}
+
+#[test]
+fn spmm_is_correct_for_every_tuning() {
+    let seed = common::seed("spmm tunings");
+    let cases: Vec<_> = common::sparse_dense_cases::<f32>(seed)
+        .into_iter()
+        .filter(|(n, _)| n.starts_with("rmat") || n.starts_with("dense row"))
+        .map(|(n, a)| (n, a, vec![3, 129]))
+        .collect();
+    for (mode, ctx) in common::contexts() {
+        let smallest = ctx.subgroup_size_range().map_or(32, |r| r.0);
+        let mut lanes = 1;
+        while lanes <= smallest.min(32) {
+            let options = SpmmOptions::default().lanes(lanes).workgroup_size(if lanes == 1 { 64 } else { 256 });
+            eprintln!("{mode}: lanes {lanes}");
+            check_in(&[(mode, ctx)], &cases, &algorithms::<f32>(), &options, seed);
+            lanes *= 4;
+        }
+    }
+}
+
+#[test]
+fn auto_is_rode_and_deterministic() {
+    let seed = common::seed("spmm determinism");
+    let a = wgsparse::generate::dense_row_mix(1500, 1400, seed);
+    let ctx = common::context();
+    let matrix = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+    let b = GpuDense::upload(ctx, &common::dense::<f32>(1500, 40, seed), DenseLayout::RowMajor).unwrap();
+    for algorithm in [SpmmAlgorithm::Auto, SpmmAlgorithm::RowGroup] {
+        let plan = Spmm::new(ctx, &matrix, 40, algorithm).unwrap();
+        assert!(plan.algorithm().deterministic());
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let mut c = GpuDense::zeros(ctx, 1500, 40, DenseLayout::RowMajor).unwrap();
+            plan.run(1.0f32, &b, 0.0, &mut c).unwrap();
+            runs.push(c.read_blocking().unwrap().into_data().iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        }
+        assert!(runs.windows(2).all(|w| w[0] == w[1]), "{} differs between runs", plan.algorithm().name());
+    }
+    assert_eq!(Spmm::new(ctx, &matrix, 40, SpmmAlgorithm::Auto).unwrap().algorithm(), SpmmAlgorithm::Rode);
+}
+
+#[test]
+fn spmm_with_alpha_zero_only_scales_c() {
+    // NaN in A and B must not leak into C ← β·C, and β = 0 ignores NaN in C.
+    let a = CsrMatrix::try_from_csr_data(3, 2, vec![0, 1, 2, 2], vec![0, 1], vec![f32::NAN, 1.0]).unwrap();
+    let b = DenseMatrix::try_new(2, 3, vec![1.0, f32::INFINITY, 2.0, f32::NAN, 1.0, 1.0]).unwrap();
+    for (mode, ctx) in common::contexts() {
+        let matrix = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+        let b = GpuDense::upload(ctx, &b, DenseLayout::RowMajor).unwrap();
+        for algorithm in algorithms::<f32>() {
+            let plan = Spmm::new(ctx, &matrix, 3, algorithm).unwrap();
+            let c0 = DenseMatrix::try_new(3, 3, (1..=9).map(|v| v as f32).collect()).unwrap();
+            let mut c = GpuDense::upload(ctx, &c0, DenseLayout::RowMajor).unwrap();
+            plan.run(0.0f32, &b, 2.0, &mut c).unwrap();
+            let want: Vec<f32> = (1..=9).map(|v| 2.0 * v as f32).collect();
+            assert_eq!(c.read_blocking().unwrap().data(), &want[..], "{mode} {}", algorithm.name());
+            let nan = DenseMatrix::try_new(3, 3, vec![f32::NAN; 9]).unwrap();
+            let mut c = GpuDense::upload(ctx, &nan, DenseLayout::RowMajor).unwrap();
+            plan.run(0.0f32, &b, 0.0, &mut c).unwrap();
+            assert_eq!(c.read_blocking().unwrap().data(), &[0.0; 9], "{mode} {}", algorithm.name());
+        }
+    }
+}
+
+#[test]
+fn spmm_takes_alpha_and_beta_from_device_scalars() {
+    let seed = common::seed("spmm device scalars");
+    let a = wgsparse::generate::rmat(8, 6, 0.57, 0.19, 0.19, seed);
+    let ctx = common::context();
+    let matrix = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+    let b = common::dense::<f32>(a.cols(), 5, seed);
+    let c0 = common::dense::<f32>(a.rows(), 5, seed + 1);
+    let scalars = ctx.upload(&[7.0f32, 1.5, -0.75]).unwrap();
+    for algorithm in algorithms::<f32>() {
+        let plan = Spmm::new(ctx, &matrix, 5, algorithm).unwrap();
+        let mut c = GpuDense::upload(ctx, &c0, DenseLayout::RowMajor).unwrap();
+        let mut batch = ctx.batch();
+        plan.record(
+            &mut batch.recorder(),
+            wgsparse::ScalarArg::Device { vector: &scalars, index: 1 },
+            &GpuDense::upload(ctx, &b, DenseLayout::RowMajor).unwrap(),
+            wgsparse::ScalarArg::Device { vector: &scalars, index: 2 },
+            &mut c,
+        )
+        .unwrap();
+        batch.submit().unwrap();
+        let error = relative_error(c.read_blocking().unwrap().data(), &spmm_csr(1.5, &a, &b, -0.75, c0.data()));
+        assert!(error <= 1e-5, "{}: error {error:e}", algorithm.name());
+    }
+}
+
+#[test]
+fn spmm_refuses_misuse_before_dispatching() {
+    let ctx = common::context();
+    let a = wgsparse::generate::random(40, 30, 0.2, 5);
+    let matrix = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+    let plan = Spmm::new(ctx, &matrix, 4, SpmmAlgorithm::Auto).unwrap();
+    let nan = |rows, cols| DenseMatrix::try_new(rows, cols, vec![f32::NAN; rows * cols]).unwrap();
+    let b = GpuDense::upload(ctx, &common::dense::<f32>(30, 4, 1), DenseLayout::RowMajor).unwrap();
+    let mut c = GpuDense::upload(ctx, &nan(40, 4), DenseLayout::RowMajor).unwrap();
+    let cases: Vec<(&str, GpuDense<f32>, bool)> = vec![
+        ("B rows", GpuDense::zeros(ctx, 31, 4, DenseLayout::RowMajor).unwrap(), false),
+        ("B columns", GpuDense::zeros(ctx, 30, 5, DenseLayout::RowMajor).unwrap(), false),
+        ("C rows", GpuDense::zeros(ctx, 39, 4, DenseLayout::RowMajor).unwrap(), true),
+        ("C columns", GpuDense::zeros(ctx, 40, 3, DenseLayout::RowMajor).unwrap(), true),
+    ];
+    for (what, m, is_c) in cases {
+        let mut m = m;
+        let result = if is_c { plan.run(1.0f32, &b, 0.0, &mut m) } else { plan.run(1.0f32, &m, 0.0, &mut c) };
+        assert!(matches!(result, Err(Error::DimensionMismatch { what: w, .. }) if w == what), "{what}: {result:?}");
+    }
+    let col_major = GpuDense::upload(ctx, &common::dense::<f32>(30, 4, 1), DenseLayout::ColMajor).unwrap();
+    assert!(matches!(plan.run(1.0f32, &col_major, 0.0, &mut c), Err(Error::Unsupported(_))));
+    // Nothing was dispatched: C is still all NaN.
+    assert!(c.read_blocking().unwrap().data().iter().all(|v| v.is_nan()));
+    // Operands of another context.
+    let other = &common::contexts().last().unwrap().1;
+    let b_other = GpuDense::upload(other, &common::dense::<f32>(30, 4, 1), DenseLayout::RowMajor).unwrap();
+    assert!(plan.run(1.0f32, &b_other, 0.0, &mut c).is_err());
+    // Bad tunings and f64 atomics.
+    for options in [
+        SpmmOptions::default().lanes(3),
+        SpmmOptions::default().lanes(2).chunk_len(7),
+        SpmmOptions::default().workgroup_size(100),
+    ] {
+        assert!(
+            matches!(
+                Spmm::with_options(ctx, &matrix, 4, SpmmAlgorithm::Rode, &options),
+                Err(Error::InvalidArgument(_))
+            ),
+            "{options:?}"
+        );
+    }
+    let a64 = GpuSparse::from_csr(ctx, &a.map_values(|v| v as f64), Conversion::Csr).unwrap();
+    assert!(matches!(Spmm::new(ctx, &a64, 4, SpmmAlgorithm::RodeAtomic), Err(Error::Unsupported(_))));
+    let ell = GpuSparse::from_csr(ctx, &a, Conversion::Ell(Default::default())).unwrap();
+    assert!(matches!(Spmm::new(ctx, &ell, 4, SpmmAlgorithm::Rode), Err(Error::InvalidArgument(_))));
+}
