@@ -46,6 +46,10 @@ override WG_SIZE: u32 = 256u;
 // Lanes per slot: a power of two up to the smallest subgroup.
 override LANES: u32 = 8u;
 
+fn entry_value(at: u32) -> Real {
+    return values[at];
+}
+
 #ifndef SUBGROUP
 var<workgroup> slot_dots: array<vec4<Acc>, WG_SIZE>;
 #endif

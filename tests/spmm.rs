@@ -1,6 +1,6 @@
-//! SpMM `C ← α·A·B + β·C` for every algorithm against the f64 CPU twin, for f32 and f64,
-//! with and without subgroups, at every width of `common::WIDTHS`; outputs poisoned with
-//! NaN before runs with β = 0.
+//! SpMM `C ← α·op(A)·B + β·C` (op(A) = A or Aᵀ) for every algorithm against the f64 CPU
+//! twin, for f32 and f64, with and without subgroups, at every width of `common::WIDTHS`;
+//! outputs poisoned with NaN before runs with β = 0.
 
 mod common;
 
@@ -16,18 +16,36 @@ fn algorithms<T: Scalar>() -> Vec<SpmmAlgorithm> {
     SpmmAlgorithm::ALL.into_iter().filter(|a| a.supports::<T>()).collect()
 }
 
+/// Which product a plan computes.
+#[derive(Clone, Copy, PartialEq)]
+enum Op {
+    /// `A·B`.
+    Plain,
+    /// `Aᵀ·B`, on the transpose built on the GPU.
+    Transposed,
+}
+
 /// Runs the plan twice (β = 0 over NaN-poisoned C, then β ≠ 0 over random C) and returns
 /// the worst relative error against the twin.
 fn spmm_error<T: Scalar>(
     ctx: &Context,
     a: &CsrMatrix<T>,
+    op: Op,
     k: usize,
     algorithm: SpmmAlgorithm,
     options: &SpmmOptions,
     rng: &mut Rng,
 ) -> f64 {
     let matrix = GpuSparse::from_csr(ctx, a, Conversion::Csr).unwrap();
-    let plan = Spmm::with_options(ctx, &matrix, k, algorithm, options).unwrap();
+    let (plan, a) = match op {
+        Op::Plain => (Spmm::with_options(ctx, &matrix, k, algorithm, options).unwrap(), a.clone()),
+        Op::Transposed => {
+            let plan = Spmm::transposed_with_options(ctx, &matrix, k, algorithm, options).unwrap();
+            assert!(plan.is_transposed() && plan.transpose_bytes() > 0);
+            (plan, a.transpose())
+        }
+    };
+    let a = &a;
     let b = common::dense::<T>(a.cols(), k, rng.next_u64());
     let b_gpu = GpuDense::upload(ctx, &b, DenseLayout::RowMajor).unwrap();
     let mut worst = 0f64;
@@ -47,44 +65,61 @@ fn spmm_error<T: Scalar>(
 }
 
 /// Checks `algorithms` on each case at its widths in every context; reports all failures.
-fn check_all<T: Scalar>(cases: &[WidthCase<T>], algorithms: &[SpmmAlgorithm], options: &SpmmOptions, seed: u64) {
-    check_in(&common::contexts_for::<T>(), cases, algorithms, options, seed)
+fn check_all<T: Scalar>(cases: &[WidthCase<T>], op: Op, algorithms: &[SpmmAlgorithm], seed: u64) {
+    check_in(&common::contexts_for::<T>(), cases, op, algorithms, &SpmmOptions::default(), seed)
 }
 
 fn check_in<T: Scalar>(
     contexts: &[(&str, &Context)],
     cases: &[WidthCase<T>],
+    op: Op,
     algorithms: &[SpmmAlgorithm],
     options: &SpmmOptions,
     seed: u64,
 ) {
     common::check_widths(contexts, cases, algorithms, SpmmAlgorithm::name, seed, |ctx, a, k, algorithm, rng| {
-        spmm_error(ctx, a, k, algorithm, options, rng)
+        spmm_error(ctx, a, op, k, algorithm, options, rng)
     })
 }
 
 #[test]
 fn spmm_matches_twin_on_generated_matrices_f32() {
     let seed = common::seed("spmm generated f32");
-    check_all(&common::generated_widths::<f32>(seed), &algorithms::<f32>(), &SpmmOptions::default(), seed);
+    check_all(&common::generated_widths::<f32>(seed), Op::Plain, &algorithms::<f32>(), seed);
 }
 
 #[test]
 fn spmm_matches_twin_on_generated_matrices_f64() {
     let seed = common::seed("spmm generated f64");
-    check_all(&common::generated_widths::<f64>(seed), &algorithms::<f64>(), &SpmmOptions::default(), seed);
+    check_all(&common::generated_widths::<f64>(seed), Op::Plain, &algorithms::<f64>(), seed);
 }
 
 #[test]
 fn spmm_matches_twin_on_real_matrices_f32() {
     let seed = common::seed("spmm real f32");
-    check_all(&common::real_widths::<f32>(0), &algorithms::<f32>(), &SpmmOptions::default(), seed);
+    check_all(&common::real_widths::<f32>(0), Op::Plain, &algorithms::<f32>(), seed);
+}
+
+#[test]
+fn transposed_spmm_matches_twin_f32() {
+    let seed = common::seed("spmm transposed f32");
+    let mut cases = common::generated_widths::<f32>(seed);
+    cases.extend(common::real_widths::<f32>(3));
+    check_all(&cases, Op::Transposed, &algorithms::<f32>(), seed);
 }
 
 #[test]
 fn spmm_matches_twin_on_real_matrices_f64() {
     let seed = common::seed("spmm real f64");
-    check_all(&common::real_widths::<f64>(0), &algorithms::<f64>(), &SpmmOptions::default(), seed);
+    check_all(&common::real_widths::<f64>(0), Op::Plain, &algorithms::<f64>(), seed);
+}
+
+#[test]
+fn transposed_spmm_matches_twin_f64() {
+    let seed = common::seed("spmm transposed f64");
+    let mut cases = common::generated_widths::<f64>(seed);
+    cases.extend(common::real_widths::<f64>(3));
+    check_all(&cases, Op::Transposed, &algorithms::<f64>(), seed);
 }
 
 /// One row per length around the boundaries the kernels cut at: a tile (one entry per lane
@@ -116,17 +151,21 @@ fn check_boundaries<T: Scalar>() {
     let seed = common::seed("spmm boundaries");
     for (mode, ctx) in common::contexts_for::<T>() {
         let tile = tile(ctx);
-        let a = boundary_rows::<T>(tile, seed);
+        let rows = boundary_rows::<T>(tile, seed);
         let options = SpmmOptions::default().chunk_len(2 * tile as u32);
         let mut rng = Rng::new(seed);
-        for k in common::WIDTHS {
-            for algorithm in algorithms::<T>() {
-                let error = spmm_error(ctx, &a, k, algorithm, &options, &mut rng);
-                assert!(
-                    error <= common::tolerance::<T>(),
-                    "seed {seed} {mode} k={k} {}: error {error:e}",
-                    algorithm.name()
-                );
+        // The transposed product runs on `rows` too: the transpose of its transpose.
+        for (op, a) in [(Op::Plain, rows.clone()), (Op::Transposed, rows.transpose())] {
+            for k in common::WIDTHS {
+                for algorithm in algorithms::<T>() {
+                    let error = spmm_error(ctx, &a, op, k, algorithm, &options, &mut rng);
+                    assert!(
+                        error <= common::tolerance::<T>(),
+                        "seed {seed} {mode} k={k} {} transposed={}: error {error:e}",
+                        algorithm.name(),
+                        op == Op::Transposed
+                    );
+                }
             }
         }
     }
@@ -156,7 +195,7 @@ fn spmm_is_correct_for_every_tuning() {
         while lanes <= smallest.min(32) {
             let options = SpmmOptions::default().lanes(lanes).workgroup_size(if lanes == 1 { 64 } else { 256 });
             eprintln!("{mode}: lanes {lanes}");
-            check_in(&[(mode, ctx)], &cases, &algorithms::<f32>(), &options, seed);
+            check_in(&[(mode, ctx)], &cases, Op::Plain, &algorithms::<f32>(), &options, seed);
             lanes *= 4;
         }
     }
@@ -167,19 +206,28 @@ fn auto_is_rode_and_deterministic() {
     let seed = common::seed("spmm determinism");
     let a = wgsparse::generate::dense_row_mix(1500, 1400, seed);
     let ctx = common::context();
-    let matrix = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
     let b = GpuDense::upload(ctx, &common::dense::<f32>(1500, 40, seed), DenseLayout::RowMajor).unwrap();
-    for algorithm in [SpmmAlgorithm::Auto, SpmmAlgorithm::RowGroup] {
-        let plan = Spmm::new(ctx, &matrix, 40, algorithm).unwrap();
-        assert!(plan.algorithm().deterministic());
-        let mut runs = Vec::new();
-        for _ in 0..3 {
-            let mut c = GpuDense::zeros(ctx, 1500, 40, DenseLayout::RowMajor).unwrap();
-            plan.run(1.0f32, &b, 0.0, &mut c).unwrap();
-            runs.push(c.read_blocking().unwrap().into_data().iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    // The transposed plan runs on Aᵀ's transpose, whose long row is then split into chunks.
+    for op in [Op::Plain, Op::Transposed] {
+        let input = if op == Op::Plain { a.clone() } else { a.transpose() };
+        let matrix = GpuSparse::from_csr(ctx, &input, Conversion::Csr).unwrap();
+        for algorithm in [SpmmAlgorithm::Auto, SpmmAlgorithm::RowGroup] {
+            let plan = match op {
+                Op::Plain => Spmm::new(ctx, &matrix, 40, algorithm),
+                Op::Transposed => Spmm::transposed(ctx, &matrix, 40, algorithm),
+            }
+            .unwrap();
+            assert!(plan.algorithm().deterministic());
+            let mut runs = Vec::new();
+            for _ in 0..3 {
+                let mut c = GpuDense::zeros(ctx, 1500, 40, DenseLayout::RowMajor).unwrap();
+                plan.run(1.0f32, &b, 0.0, &mut c).unwrap();
+                runs.push(c.read_blocking().unwrap().into_data().iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+            }
+            assert!(runs.windows(2).all(|w| w[0] == w[1]), "{} differs between runs", plan.algorithm().name());
         }
-        assert!(runs.windows(2).all(|w| w[0] == w[1]), "{} differs between runs", plan.algorithm().name());
     }
+    let matrix = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
     assert_eq!(Spmm::new(ctx, &matrix, 40, SpmmAlgorithm::Auto).unwrap().algorithm(), SpmmAlgorithm::Rode);
 }
 
@@ -253,6 +301,10 @@ fn spmm_refuses_misuse_before_dispatching() {
         let result = if is_c { plan.run(1.0f32, &b, 0.0, &mut m) } else { plan.run(1.0f32, &m, 0.0, &mut c) };
         assert!(matches!(result, Err(Error::DimensionMismatch { what: w, .. }) if w == what), "{what}: {result:?}");
     }
+    // The transposed plan takes B with A's rows and C with A's columns.
+    let transposed = Spmm::transposed(ctx, &matrix, 4, SpmmAlgorithm::Auto).unwrap();
+    let result = transposed.run(1.0f32, &b, 0.0, &mut c);
+    assert!(matches!(result, Err(Error::DimensionMismatch { what: "B rows", .. })), "{result:?}");
     let col_major = GpuDense::upload(ctx, &common::dense::<f32>(30, 4, 1), DenseLayout::ColMajor).unwrap();
     assert!(matches!(plan.run(1.0f32, &col_major, 0.0, &mut c), Err(Error::Unsupported(_))));
     // Nothing was dispatched: C is still all NaN.

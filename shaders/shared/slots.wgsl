@@ -13,7 +13,7 @@
 // Shuffles need the whole subgroup and barriers the whole workgroup, so loops whose trip
 // count differs between slots run to the maximum over the subgroup (`slots_max`), or over
 // the workgroup without subgroups; slots past their end are masked. Expects `col_indices`
-// and `values` in the including shader.
+// and `entry_value(at)` (the value of entry `at`) in the including shader.
 #import entry
 
 // Slots per workgroup.
@@ -82,7 +82,7 @@ fn load_entry(at: u32, end: u32) -> Tiles {
     var t: Tiles;
     if at < end {
         t.col = col_indices[at];
-        t.value = values[at];
+        t.value = entry_value(at);
     }
     return t;
 }

@@ -2,5 +2,7 @@
 //! and kept by the matrix (see `matrix::Structure`) for every plan that needs it.
 
 pub(crate) mod merge_path;
+pub(crate) mod radix_sort;
 pub(crate) mod row_split;
 pub(crate) mod scan;
+pub(crate) mod transpose;

@@ -8,11 +8,10 @@ use std::ops::Range;
 
 use super::scan::Scan;
 use crate::context::Context;
-use crate::element::Scalar;
 use crate::gpu::GpuVec;
 use crate::kernel::shaders::structs::{Chunk, LongRow};
 use crate::kernel::shaders::{split_count, split_fill};
-use crate::matrix::{Analysis, GpuCsr};
+use crate::matrix::Analysis;
 use crate::Result;
 
 /// The chunks of a panel's long rows.
@@ -30,24 +29,25 @@ impl Analysis for RowSplit {
 }
 
 impl RowSplit {
-    /// The name a panel's decomposition is kept under in the matrix's analyses; `rows`, when
-    /// only a block of the panel's rows is decomposed.
-    pub(crate) fn name(panel: usize, rows: Option<&Range<usize>>, max_len: u32, chunk_len: u32) -> String {
+    /// The name the decomposition of `source`'s rows (`panel 3`, `transpose`) is kept under
+    /// in the matrix's analyses; `rows`, when only a block of them is decomposed.
+    pub(crate) fn name(source: &str, rows: Option<&Range<usize>>, max_len: u32, chunk_len: u32) -> String {
         let block = rows.map_or(String::new(), |r| format!(", rows {}..{}", r.start, r.end));
-        format!("row split (panel {panel}{block}, rows longer than {max_len}, chunks of {chunk_len})")
+        format!("row split ({source}{block}, rows longer than {max_len}, chunks of {chunk_len})")
     }
 
-    /// Rows `block` of `a` (starting at a multiple of 64 rows), with more than `max_len`
-    /// entries, go to chunks of `chunk_len` entries; chunk rows count from `block.start`.
-    pub(crate) fn build<T: Scalar>(
+    /// Rows `block` of the CSR rows described by `row_offsets` (starting at a multiple of 64
+    /// rows), with more than `max_len` entries, go to chunks of `chunk_len` entries; chunk
+    /// rows count from `block.start`.
+    pub(crate) fn build(
         ctx: &Context,
-        a: &GpuCsr<T>,
+        row_offsets: &GpuVec<u32>,
         block: Range<usize>,
         max_len: u32,
         chunk_len: u32,
     ) -> Result<Self> {
         let rows = block.len();
-        let row_offsets = a.row_offsets().bind_range(block.start..block.end + 1);
+        let row_offsets = row_offsets.bind_range(block.start..block.end + 1);
         let params = split_count::Params { rows: rows as u32, max_len, chunk_len };
         let chunk_counts = ctx.zeros::<u32>(rows)?;
         let long_flags = ctx.zeros::<u32>(rows)?;

@@ -167,6 +167,30 @@ impl<T: Scalar> CsrMatrix<T> {
         )
     }
 
+    /// `Aᵀ` (the CSC of A, read as CSR): column j of A becomes row j, its entries in A's row
+    /// order, so its columns are sorted.
+    pub fn transpose(&self) -> CsrMatrix<T> {
+        let mut offsets = vec![0u32; self.cols + 1];
+        for &c in &self.col_indices {
+            offsets[c as usize + 1] += 1;
+        }
+        for j in 0..self.cols {
+            offsets[j + 1] += offsets[j];
+        }
+        let mut next = offsets.clone();
+        let mut col_indices = vec![0u32; self.nnz()];
+        let mut values = vec![T::default(); self.nnz()];
+        for (row, w) in self.row_offsets.windows(2).enumerate() {
+            for e in w[0] as usize..w[1] as usize {
+                let at = &mut next[self.col_indices[e] as usize];
+                col_indices[*at as usize] = row as u32;
+                values[*at as usize] = self.values[e];
+                *at += 1;
+            }
+        }
+        CsrMatrix { rows: self.cols, cols: self.rows, row_offsets: offsets, col_indices, values, columns_sorted: true }
+    }
+
     /// Converts the values to another scalar type.
     pub fn map_values<U: Scalar>(&self, f: impl Fn(T) -> U) -> CsrMatrix<U> {
         CsrMatrix {

@@ -1,5 +1,7 @@
 //! Sparse × dense: `C ← α·A·B + β·C` with A sparse (CSR, m × n), B dense n × k and C dense
-//! m × k, both row-major, any k ≥ 1, f32 or f64.
+//! m × k, both row-major, any k ≥ 1, f32 or f64; or `C ← α·Aᵀ·B + β·C` (B m × k, C n × k)
+//! on A's transpose, built once on the GPU and kept with A's analyses
+//! ([`Spmm::transposed`]).
 //!
 //! Semantics as SpMV's, row by row and column by column: `C[i, c] = α·s + β·C[i, c]` where
 //! `s` is the sum over row i's entries of `a_ij·B[j, c]` (0 for an empty row); C is not read
@@ -16,9 +18,11 @@ use std::sync::Arc;
 
 use super::blas1;
 use super::common::{
-    block_split, check_len, check_row_major, row_blocks, Gathered, Operands, RowBlock, ScalarBinds, TileShape,
+    block_split, blocks_of, check_len, check_row_major, row_blocks, transpose_split, Gathered, Operands, RowBlock,
+    ScalarBinds, TileShape,
 };
 use crate::analysis::row_split::RowSplit;
+use crate::analysis::transpose::Transpose;
 use crate::context::Context;
 use crate::element::{ElementKind, Scalar};
 use crate::gpu::{GpuVec, ScalarArg};
@@ -85,6 +89,8 @@ pub type SpmmOptions = super::TileOptions;
 pub struct Spmm<T: Scalar> {
     ctx: Context,
     matrix: GpuSparse<T>,
+    /// A's transpose, when the plan computes `Aᵀ·B`.
+    transpose: Option<Arc<Transpose>>,
     algorithm: SpmmAlgorithm,
     k: usize,
     shape: TileShape,
@@ -109,15 +115,27 @@ struct Unused<T: Scalar> {
     long_rows: GpuVec<LongRow>,
     partials: GpuVec<T>,
     sums: GpuVec<u32>,
+    perm: GpuVec<u32>,
+    /// A's values, for the transpose of a matrix with no rows (hence no panels).
+    values: GpuVec<T>,
 }
 
 impl<T: Scalar> Unused<T> {
     fn new(ctx: &Context) -> Result<Self> {
-        Ok(Unused { chunks: ctx.zeros(1)?, long_rows: ctx.zeros(1)?, partials: ctx.zeros(1)?, sums: ctx.zeros(1)? })
+        Ok(Unused {
+            chunks: ctx.zeros(1)?,
+            long_rows: ctx.zeros(1)?,
+            partials: ctx.zeros(1)?,
+            sums: ctx.zeros(1)?,
+            perm: ctx.zeros(1)?,
+            values: ctx.zeros(1)?,
+        })
     }
 
     fn byte_len(&self) -> u64 {
-        self.chunks.byte_len() + self.long_rows.byte_len() + self.partials.byte_len() + self.sums.byte_len()
+        [self.chunks.byte_len(), self.long_rows.byte_len(), self.sums.byte_len(), self.perm.byte_len()].iter().sum::<u64>()
+            + self.partials.byte_len()
+            + self.values.byte_len()
     }
 }
 
@@ -131,6 +149,7 @@ impl<T: Scalar> std::fmt::Debug for Spmm<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Spmm")
             .field("algorithm", &self.algorithm)
+            .field("transposed", &self.transpose.is_some())
             .field("k", &self.k)
             .field("matrix", &self.matrix)
             .finish()
@@ -151,6 +170,39 @@ impl<T: Scalar> Spmm<T> {
         algorithm: SpmmAlgorithm,
         options: &SpmmOptions,
     ) -> Result<Self> {
+        Self::plan(ctx, a, false, k, algorithm, options)
+    }
+
+    /// Plans `C ← α·Aᵀ·B + β·C` for `a` (CSR, m × n), B m × k and C n × k. The first plan
+    /// on a pattern builds its transpose on the GPU (a stable sort of the entries by column:
+    /// each row of the transpose keeps A's row order, so the sums are deterministic) and
+    /// keeps it with A's analyses, pattern only: A's values are read through a permutation,
+    /// so the transpose stays valid when they change. Its bytes are
+    /// [`Spmm::transpose_bytes`]. A in more than one panel is refused
+    /// ([`Error::LimitExceeded`]).
+    pub fn transposed(ctx: &Context, a: &GpuSparse<T>, k: usize, algorithm: SpmmAlgorithm) -> Result<Self> {
+        Self::transposed_with_options(ctx, a, k, algorithm, &SpmmOptions::default())
+    }
+
+    /// [`Spmm::transposed`] with tuning knobs.
+    pub fn transposed_with_options(
+        ctx: &Context,
+        a: &GpuSparse<T>,
+        k: usize,
+        algorithm: SpmmAlgorithm,
+        options: &SpmmOptions,
+    ) -> Result<Self> {
+        Self::plan(ctx, a, true, k, algorithm, options)
+    }
+
+    fn plan(
+        ctx: &Context,
+        a: &GpuSparse<T>,
+        transposed: bool,
+        k: usize,
+        algorithm: SpmmAlgorithm,
+        options: &SpmmOptions,
+    ) -> Result<Self> {
         Operands::new(ctx, "spmm")?.owned("the matrix", a.device_id())?;
         if a.format() != Format::Csr {
             return Err(Error::InvalidArgument(format!("SpMM reads CSR matrices, this one is {}", a.format().name())));
@@ -165,14 +217,24 @@ impl<T: Scalar> Spmm<T> {
         }
         let shape = TileShape::resolve(ctx, "SpmmOptions", options, k, 512u64.max(8 * k as u64))?;
         let col_tiles = k.div_ceil(4 * shape.lanes as usize).max(1) as u32;
+        let transpose = if transposed { Some(Transpose::of(ctx, a)?) } else { None };
+        let (op_rows, op_cols) = if transposed { (a.cols(), a.rows()) } else { (a.rows(), a.cols()) };
         let c_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
-        let paneled_b = GpuDense::<T>::panel_rows_for(ctx, k)? < a.cols();
+        let paneled_b = GpuDense::<T>::panel_rows_for(ctx, k)? < op_cols;
         let chunked = algorithm != SpmmAlgorithm::RowGroup;
         let mut blocks = Vec::new();
         let mut scratch_len = 1;
-        for rows in row_blocks(a, c_panel_rows) {
+        let row_blocks = match transpose {
+            Some(_) => blocks_of(0, 0..op_rows, c_panel_rows),
+            None => row_blocks(a, c_panel_rows),
+        };
+        for rows in row_blocks {
             let split = if chunked {
-                let split = block_split(ctx, a, &rows, shape.chunk_len, shape.chunk_len)?;
+                let (max_len, chunk_len) = (shape.chunk_len, shape.chunk_len);
+                let split = match &transpose {
+                    Some(t) => transpose_split(ctx, a, t, &rows, max_len, chunk_len)?,
+                    None => block_split(ctx, a, &rows, max_len, chunk_len)?,
+                };
                 let per_k = match algorithm {
                     SpmmAlgorithm::RodeAtomic => split.long_row_count(),
                     _ => split.chunk_count(),
@@ -185,13 +247,18 @@ impl<T: Scalar> Spmm<T> {
             blocks.push(Block { rows, split });
         }
         let overrides = kernel::Overrides { wg_size: shape.workgroup_size, lanes: shape.lanes };
-        let flags =
-            |finish| kernel::Flags { atomic: algorithm == SpmmAlgorithm::RodeAtomic, finish, gather_panels: paneled_b };
+        let flags = |finish| kernel::Flags {
+            atomic: algorithm == SpmmAlgorithm::RodeAtomic,
+            finish,
+            gather_panels: paneled_b,
+            permuted: transposed,
+        };
         Ok(Spmm {
             main: ctx.kernel::<kernel::Shader, T>(flags(false), overrides)?,
             finish: ctx.kernel::<kernel::Shader, T>(flags(true), overrides)?,
             ctx: ctx.clone(),
             matrix: a.clone(),
+            transpose,
             algorithm,
             k,
             shape,
@@ -208,7 +275,20 @@ impl<T: Scalar> Spmm<T> {
         self.algorithm
     }
 
-    /// Device bytes this plan allocated beyond A, B and C (shared analyses included).
+    /// Whether the plan computes `Aᵀ·B`.
+    pub fn is_transposed(&self) -> bool {
+        self.transpose.is_some()
+    }
+
+    /// Device bytes of the transpose a transposed plan runs on (kept with A's analyses, shared
+    /// by every transposed plan of the pattern); 0 for a plan of `A·B`. Not counted in
+    /// [`Spmm::extra_bytes`].
+    pub fn transpose_bytes(&self) -> u64 {
+        self.transpose.as_ref().map_or(0, |t| crate::matrix::Analysis::device_bytes(&**t))
+    }
+
+    /// Device bytes this plan allocated beyond A, B, C and A's transpose (shared analyses
+    /// included).
     pub fn extra_bytes(&self) -> u64 {
         let splits: u64 = self
             .blocks
@@ -236,9 +316,13 @@ impl<T: Scalar> Spmm<T> {
             .scalar("beta", &beta)?
             .dense_input("B", b)?
             .dense_output("C", c)?;
-        check_len("spmm", "B rows", self.matrix.cols(), b.rows())?;
+        let (op_rows, op_cols) = match self.transpose {
+            Some(_) => (self.matrix.cols(), self.matrix.rows()),
+            None => (self.matrix.rows(), self.matrix.cols()),
+        };
+        check_len("spmm", "B rows", op_cols, b.rows())?;
         check_len("spmm", "B columns", self.k, b.cols())?;
-        check_len("spmm", "C rows", self.matrix.rows(), c.rows())?;
+        check_len("spmm", "C rows", op_rows, c.rows())?;
         check_len("spmm", "C columns", self.k, c.cols())?;
         check_row_major("spmm", "B", b)?;
         check_row_major("spmm", "C", c)?;
@@ -258,9 +342,7 @@ impl<T: Scalar> Spmm<T> {
                 blas1::scale_range(rec, &scaling.beta_as_alpha(), c_rows, rows.rows.len() * self.k, false)?;
                 continue;
             }
-            let PanelStorage::Csr(a) = self.matrix.panels()[rows.panel].storage() else {
-                return Err(Error::Validation("spmm: a panel that is not CSR".into()));
-            };
+            let source = self.rows_of(rows)?;
             let (chunks, long_rows) = match &block.split {
                 Some(s) => (s.chunk_count(), s.long_row_count()),
                 None => (0, 0),
@@ -287,9 +369,10 @@ impl<T: Scalar> Spmm<T> {
             let [gather0, gather1, gather2, gather3] = gathered.panels;
             let atomic = self.algorithm == SpmmAlgorithm::RodeAtomic;
             let bindings = kernel::Bindings {
-                row_offsets: a.row_offsets().bind_range(rows.local.start..rows.local.end + 1),
-                col_indices: a.col_indices().bind(),
-                values: a.values().bind(),
+                row_offsets: source.row_offsets.bind_range(rows.local.start..rows.local.end + 1),
+                col_indices: source.col_indices.bind(),
+                values: source.values.bind(),
+                perm: source.perm.bind(),
                 gather0,
                 gather1,
                 gather2,
@@ -319,6 +402,31 @@ impl<T: Scalar> Spmm<T> {
         Ok(())
     }
 
+    /// The CSR arrays the kernels walk for `block`: its panel of A, or A's transpose.
+    fn rows_of(&self, block: &RowBlock) -> Result<RowSource<'_, T>> {
+        let panel = self.matrix.panels().get(block.panel).map(|p| p.storage());
+        let a = match panel {
+            Some(PanelStorage::Csr(a)) => Some(a),
+            None if self.transpose.is_some() => None,
+            _ => return Err(Error::Validation("spmm: a panel that is not CSR".into())),
+        };
+        Ok(match (&self.transpose, a) {
+            (Some(t), a) => RowSource {
+                row_offsets: &t.row_offsets,
+                col_indices: &t.col_indices,
+                values: a.map_or(&self.unused.values, |a| a.values()),
+                perm: &t.perm,
+            },
+            (None, Some(a)) => RowSource {
+                row_offsets: a.row_offsets(),
+                col_indices: a.col_indices(),
+                values: a.values(),
+                perm: &self.unused.perm,
+            },
+            (None, None) => return Err(Error::Validation("spmm: a block past A's panels".into())),
+        })
+    }
+
     /// Records and submits the product; returns without waiting for the GPU.
     pub fn run<'s>(
         &self,
@@ -331,4 +439,13 @@ impl<T: Scalar> Spmm<T> {
         self.record(&mut batch.recorder(), alpha, b, beta, c)?;
         batch.submit()
     }
+}
+
+/// The CSR arrays of the rows a block walks, and the permutation its values are read
+/// through (unused without a transpose).
+struct RowSource<'a, T: Scalar> {
+    row_offsets: &'a GpuVec<u32>,
+    col_indices: &'a GpuVec<u32>,
+    values: &'a GpuVec<T>,
+    perm: &'a GpuVec<u32>,
 }

@@ -10,5 +10,7 @@ mod scaling;
 pub(crate) use carries::Carries;
 pub(crate) use checks::{check_len, Operands};
 pub(crate) use groups::Groups;
-pub(crate) use row_blocks::{block_split, check_row_major, row_blocks, Gathered, RowBlock, TileShape};
+pub(crate) use row_blocks::{
+    block_split, blocks_of, check_row_major, row_blocks, transpose_split, Gathered, RowBlock, TileShape,
+};
 pub(crate) use scaling::ScalarBinds;

@@ -11,9 +11,10 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::analysis::row_split::RowSplit;
+use crate::analysis::transpose::Transpose;
 use crate::context::Context;
 use crate::element::Scalar;
-use crate::gpu::Bind;
+use crate::gpu::{Bind, GpuVec};
 use crate::matrix::{DenseLayout, GpuDense, GpuSparse, PanelStorage};
 use crate::ops::TileOptions;
 use crate::{Error, Result};
@@ -35,15 +36,18 @@ pub(crate) struct RowBlock {
 /// A's rows cut at its panels and at multiples of `dense_panel_rows` (the panels of a dense
 /// operand with A's rows). Empty when A has no rows.
 pub(crate) fn row_blocks<T: Scalar>(a: &GpuSparse<T>, dense_panel_rows: usize) -> Vec<RowBlock> {
+    a.panels().iter().enumerate().flat_map(|(panel, p)| blocks_of(panel, p.rows(), dense_panel_rows)).collect()
+}
+
+/// Rows `rows` of one sparse panel (starting at row `rows.start` of the matrix), cut at
+/// multiples of `dense_panel_rows`.
+pub(crate) fn blocks_of(panel: usize, rows: Range<usize>, dense_panel_rows: usize) -> Vec<RowBlock> {
     let mut blocks = Vec::new();
-    for (panel, p) in a.panels().iter().enumerate() {
-        let rows = p.rows();
-        let mut start = rows.start;
-        while start < rows.end {
-            let end = ((start / dense_panel_rows + 1) * dense_panel_rows).min(rows.end);
-            blocks.push(RowBlock { panel, local: start - rows.start..end - rows.start, rows: start..end });
-            start = end;
-        }
+    let mut start = rows.start;
+    while start < rows.end {
+        let end = ((start / dense_panel_rows + 1) * dense_panel_rows).min(rows.end);
+        blocks.push(RowBlock { panel, local: start - rows.start..end - rows.start, rows: start..end });
+        start = end;
     }
     blocks
 }
@@ -61,9 +65,35 @@ pub(crate) fn block_split<T: Scalar>(
     let PanelStorage::Csr(csr) = a.panels()[block.panel].storage() else {
         return Err(Error::Validation("a row split of a panel that is not CSR".into()));
     };
-    let whole = block.local.len() == csr.rows();
-    let name = RowSplit::name(block.panel, (!whole).then_some(&block.local), max_len, chunk_len);
-    a.structure().get_or_build(&name, || RowSplit::build(ctx, csr, block.local.clone(), max_len, chunk_len))
+    let source = format!("panel {}", block.panel);
+    kept_split(ctx, a, &source, csr.row_offsets(), block, max_len, chunk_len)
+}
+
+/// The row decomposition of a block of the rows of A's transpose, kept like
+/// [`block_split`]'s.
+pub(crate) fn transpose_split<T: Scalar>(
+    ctx: &Context,
+    a: &GpuSparse<T>,
+    transpose: &Transpose,
+    block: &RowBlock,
+    max_len: u32,
+    chunk_len: u32,
+) -> Result<Arc<RowSplit>> {
+    kept_split(ctx, a, "transpose", &transpose.row_offsets, block, max_len, chunk_len)
+}
+
+fn kept_split<T: Scalar>(
+    ctx: &Context,
+    a: &GpuSparse<T>,
+    source: &str,
+    row_offsets: &GpuVec<u32>,
+    block: &RowBlock,
+    max_len: u32,
+    chunk_len: u32,
+) -> Result<Arc<RowSplit>> {
+    let whole = block.local.len() == row_offsets.len() - 1;
+    let name = RowSplit::name(source, (!whole).then_some(&block.local), max_len, chunk_len);
+    a.structure().get_or_build(&name, || RowSplit::build(ctx, row_offsets, block.local.clone(), max_len, chunk_len))
 }
 
 /// A dense operand gathered by column index, bound as the kernels' `gather0`..`gather3`.
