@@ -167,28 +167,39 @@ def spmv(a, x, case, copies):
     return (lambda i: mats[i] @ xs[i]), check, None, (lambda i: (mats[i] @ xs[i]).get())
 
 
-def spmm(a, x, case, copies):
+def spmm(a, x, case, copies, transposed=False):
     """C = A B with B dense cols x k: cuSPARSE SpMM through CuPy (`csr @ B`) and through
-    PyTorch (`torch.sparse.mm`, 1.4-9x faster on the H100); the faster is reported."""
+    PyTorch (`torch.sparse.mm`, 1.4-9x faster on the H100); the faster is reported. With
+    `transposed`, C = A^T B with B rows x k: CuPy's `A.T` is a CSC view (no copy) whose product
+    runs cuSPARSE SpMM with op = transpose; PyTorch multiplies A^T's CSR, built once outside
+    the timing, as wgsparse keeps its transpose."""
     import torch
 
     k = case["k"]
     mats = [a] + [a.copy() for _ in range(copies - 1)]
-    bs = [random_dense((a.shape[1], k), 7 + i, a.dtype) for i in range(copies)]
-    reference = a.astype(cp.float64) @ bs[0].astype(cp.float64)
-    tensors = [torch_csr(m) for m in mats]
+    b_rows = a.shape[0] if transposed else a.shape[1]
+    bs = [random_dense((b_rows, k), 7 + i, a.dtype) for i in range(copies)]
+    ops = [m.T for m in mats] if transposed else mats
+    reference = ops[0].astype(cp.float64) @ bs[0].astype(cp.float64)
+    tensors = [torch_csr(m.tocsr() if transposed else m) for m in ops]
     tbs = [torch.from_dlpack(b) for b in bs]
 
     def torch_run(i):
         return torch.sparse.mm(tensors[i], tbs[i])
 
+    cupy = "CuPy csr.T @ B" if transposed else "CuPy csr @ B"
     return [
-        ("CuPy csr @ B", ((lambda i: mats[i] @ bs[i]), lambda: relative_error(a @ bs[0], reference), None, None)),
+        (cupy, ((lambda i: ops[i] @ bs[i]), lambda: relative_error(ops[0] @ bs[0], reference), None, None)),
         (
             f"PyTorch {torch.__version__} torch.sparse.mm",
             (torch_run, lambda: relative_error(cp.from_dlpack(torch_run(0)), reference), torch_stream(), None),
         ),
     ]
+
+
+def spmm_t(a, x, case, copies):
+    """C = A^T B (see spmm)."""
+    return spmm(a, x, case, copies, transposed=True)
 
 
 def sddmm(a, x, case, copies):
@@ -265,7 +276,7 @@ def gemv(a, x, case, copies):
     return run, check, None, None
 
 
-OPS = {"spmv": spmv, "spmm": spmm, "sddmm": sddmm, "sptrsv": sptrsv, "gemv": gemv}
+OPS = {"spmv": spmv, "spmm": spmm, "spmm-t": spmm_t, "sddmm": sddmm, "sptrsv": sptrsv, "gemv": gemv}
 
 
 def load(entry, dtype):

@@ -29,6 +29,11 @@ var<workgroup> digits: array<u32, WG_SIZE>;
 var<workgroup> ranks: array<u32, WG_SIZE>;
 
 fn run(workgroup: u32, lane: Lane) {
+    // A grid folded into two dimensions may hold a workgroup more than there are blocks; it
+    // would write the next digit's count of block 0.
+    if workgroup >= params.blocks {
+        return;
+    }
     let i = workgroup * WG_SIZE + lane.index;
     // Past the end: a digit no lane counts.
     var digit = DIGITS;

@@ -6,8 +6,18 @@
 //
 // First step, one dispatch: the first params.chunk_workgroups workgroups take the chunks of
 // the long rows (at most chunk_len entries each; rows longer than max_len), the ones after
-// them one row per task, skipping the long rows, and store C. Chunks come first so that
-// their longer work starts early instead of trailing behind the short rows.
+// them params.group_rows consecutive rows per task, skipping the long rows, and store C.
+// Chunks come first so that their longer work starts early instead of trailing behind the
+// short rows. A group of short rows is one run of entries, staged in tiles across row ends
+// and gathered BATCH at a time whatever row they are in: the load chain (offsets, entries,
+// B rows) is paid once per group, not once per row, which is what bounds short rows at large
+// k. The host groups rows only where no row is long (group_rows = 1 otherwise), so a group's
+// entries are all its own. GROUPED compiles the row ends inside a run; without it (every
+// run one row or one chunk) the inner loop has no stores.
+//
+// Tasks are numbered tile-major: all rows' first tile of columns, then all rows' second, so
+// that the B rows the workgroups in flight gather are one tile wide and stay in L2 (at k =
+// 128 whole B rows would not).
 // Second step (FINISH): a workgroup per (long row, column tile) adds up the row's chunks,
 // its slots taking every slot_count()-th chunk and then summing over slots in a fixed tree, and
 // stores C: α multiplies complete row sums, never pieces of them.
@@ -38,6 +48,7 @@ struct Params {
     col_tiles: u32,
     long_rows: u32,
     gather_panel_rows: u32,
+    group_rows: u32,
     scaling: Scaling,
 }
 
@@ -82,9 +93,69 @@ fn lane_columns(tile: u32, lane: u32) -> Columns {
     return Columns(cols, cols < vec4<u32>(params.k));
 }
 
-// Σ over entries start..end of value · B[col, cols] for this lane's columns. Gathers of
-// BATCH entries are issued before any is used, so their loads are in flight together.
-fn segment_sum(s: Slot, start: u32, end: u32, cols: Columns) -> vec4<Acc> {
+// Where a slot's run of entries is in its rows: the current row, its end, and the last row
+// of the run.
+struct Cursor {
+    row: u32,
+    row_end: u32,
+    last_row: u32,
+}
+
+// Stores the current row's sums and moves to the next row.
+fn next_row(cursor: ptr<function, Cursor>, cols: Columns, sum: vec4<Acc>) {
+    store_row((*cursor).row, cols, sum);
+    (*cursor).row += 1u;
+    (*cursor).row_end = row_offsets[(*cursor).row + 1u];
+}
+
+// Entry `e` of the slot's current tile: its value, and this lane's columns of its B row
+// (zero where not loaded: at or past `count`).
+struct Gather {
+    value: Real,
+    row: vec4<Acc>,
+}
+
+// Columns `cols` of B row `j`, when `load`: from `gather0` directly when `direct` (the row
+// is in B's first panel), else from the panel holding it.
+fn gather_row(j: u32, load: bool, cols: Columns, direct: bool) -> vec4<Acc> {
+    var r = vec4<Acc>(0.0);
+    if load {
+        if direct {
+            for (var v = 0u; v < 4u; v++) {
+                if cols.valid[v] {
+                    r[v] = Acc(gather0[j * params.k + cols.cols[v]]);
+                }
+            }
+        } else {
+            r = gathered4(j, cols.cols, cols.valid);
+        }
+    }
+    return r;
+}
+
+// Adds gathered entry `at` (when `valid`) to the sums, first storing the rows the run has
+// passed the end of.
+fn accumulate(acc: vec4<Acc>, g: Gather, at: u32, valid: bool, cursor: ptr<function, Cursor>, cols: Columns) -> vec4<Acc> {
+    if !valid {
+        return acc;
+    }
+    var sum = acc;
+#ifdef GROUPED
+    while at >= (*cursor).row_end {
+        next_row(cursor, cols, sum);
+        sum = vec4<Acc>(0.0);
+    }
+#endif
+    return sum + Acc(g.value) * g.row;
+}
+
+// Σ over entries start..end of value · B[col, cols] for this lane's columns, row by row:
+// each row's sums are stored as the run passes its end (empty rows included); the sums of
+// the cursor's row when the run ends are returned. The gathers of BATCH = 4 entries are
+// issued before any is used, so their loads are in flight together; they are spelled out
+// rather than looped over an array, which a compiler that does not unroll the loop (its
+// body stores rows) would keep in slow local memory.
+fn segment_sum(s: Slot, start: u32, end: u32, cols: Columns, cursor: ptr<function, Cursor>) -> vec4<Acc> {
     var acc = vec4<Acc>(0.0);
     let rounds = tile_rounds(start, end);
     var t = tiles_begin(s, start, end);
@@ -93,20 +164,31 @@ fn segment_sum(s: Slot, start: u32, end: u32, cols: Columns) -> vec4<Acc> {
         let count = tile_count(t);
         let steps = tile_steps(count);
         for (var e0 = 0u; e0 < steps; e0 += BATCH) {
-            var a: array<Real, BATCH>;
-            var rows: array<vec4<Acc>, BATCH>;
-            for (var b = 0u; b < BATCH; b++) {
-                let j = tile_col(&t, s, e0 + b);
-                a[b] = tile_value(&t, s, e0 + b);
-                if e0 + b < count {
-                    rows[b] = gathered4(j, cols.cols, cols.valid);
-                }
-            }
-            for (var b = 0u; b < BATCH; b++) {
-                if e0 + b < count {
-                    acc += Acc(a[b]) * rows[b];
-                }
-            }
+            // The entries first (shuffles, in uniform control flow), then their B rows.
+            let j = vec4<u32>(tile_col(&t, s, e0), tile_col(&t, s, e0 + 1u), tile_col(&t, s, e0 + 2u),
+                              tile_col(&t, s, e0 + 3u));
+            var g0 = Gather(tile_value(&t, s, e0), vec4<Acc>(0.0));
+            var g1 = Gather(tile_value(&t, s, e0 + 1u), vec4<Acc>(0.0));
+            var g2 = Gather(tile_value(&t, s, e0 + 2u), vec4<Acc>(0.0));
+            var g3 = Gather(tile_value(&t, s, e0 + 3u), vec4<Acc>(0.0));
+            let load = vec4<u32>(e0, e0 + 1u, e0 + 2u, e0 + 3u) < vec4<u32>(count);
+#ifdef GATHER_PANELS
+            // B past one binding is in panels; when the whole batch is in the first (most of
+            // the time: the others hold what is left over), the loads skip the choice of a
+            // panel per row, which costs half the throughput at k = 128.
+            let direct = all(select(vec4<u32>(0u), j, load) < vec4<u32>(params.gather_panel_rows));
+#else
+            let direct = true;
+#endif
+            g0.row = gather_row(j.x, load.x, cols, direct);
+            g1.row = gather_row(j.y, load.y, cols, direct);
+            g2.row = gather_row(j.z, load.z, cols, direct);
+            g3.row = gather_row(j.w, load.w, cols, direct);
+            let at = t.first + e0;
+            acc = accumulate(acc, g0, at, load.x, cursor, cols);
+            acc = accumulate(acc, g1, at + 1u, load.y, cursor, cols);
+            acc = accumulate(acc, g2, at + 2u, load.z, cursor, cols);
+            acc = accumulate(acc, g3, at + 3u, load.w, cursor, cols);
         }
         tiles_advance(&t);
     }
@@ -123,6 +205,14 @@ fn store_c(row: u32, col: u32, sum: Acc) {
         old = c[i];
     }
     c[i] = combine(alpha(), sum, b, old);
+}
+
+fn store_row(row: u32, cols: Columns, sum: vec4<Acc>) {
+    for (var v = 0u; v < 4u; v++) {
+        if cols.valid[v] {
+            store_c(row, cols.cols[v], sum[v]);
+        }
+    }
 }
 
 #ifdef ATOMIC
@@ -174,6 +264,10 @@ var<workgroup> slot_sums: array<vec4<Acc>, WG_SIZE>;
 fn run(workgroup: u32, lane: Lane) {
     let s = slot_of(lane);
     let r = workgroup / params.col_tiles;
+    // Workgroups a grid folded into two dimensions holds past the last long row.
+    if r >= params.long_rows {
+        return;
+    }
     let cols = lane_columns(workgroup % params.col_tiles, s.lane);
     var sum = vec4<Acc>(0.0);
     for (var piece = s.index; piece < long_row_pieces(r); piece += slot_count()) {
@@ -205,43 +299,50 @@ fn run(workgroup: u32, lane: Lane) {
     let s = slot_of(lane);
     var start = 0u;
     var end = 0u;
-    var row = 0u;
+    // No rows to store unless a group of short rows says otherwise.
+    var cursor = Cursor(0u, 0xffffffffu, 0u);
     var store = false;
     var chunk_index = 0u;
     var tile = 0u;
     if workgroup < params.chunk_workgroups {
         let task = workgroup * slot_count() + s.index;
         if task < params.chunks * params.col_tiles {
-            chunk_index = task / params.col_tiles;
-            tile = task % params.col_tiles;
+            chunk_index = task % params.chunks;
+            tile = task / params.chunks;
             let chunk = chunks[chunk_index];
-            row = chunk.row;
+            cursor.row = chunk.row;
             start = chunk.start;
-            end = min(chunk.start + params.chunk_len, row_offsets[row + 1u]);
+            end = min(chunk.start + params.chunk_len, row_offsets[chunk.row + 1u]);
         }
     } else {
         let task = (workgroup - params.chunk_workgroups) * slot_count() + s.index;
-        if task < params.rows * params.col_tiles {
-            row = task / params.col_tiles;
-            tile = task % params.col_tiles;
-            start = row_offsets[row];
-            end = row_offsets[row + 1u];
-            // Long rows are the chunks' (their segment left empty, the slot idle).
-            store = end - start <= params.max_len;
+        let groups = (params.rows + params.group_rows - 1u) / params.group_rows;
+        if task < groups * params.col_tiles {
+            let first = task % groups * params.group_rows;
+            tile = task / groups;
+            cursor = Cursor(first, row_offsets[first + 1u], min(first + params.group_rows, params.rows) - 1u);
+            start = row_offsets[first];
+            end = row_offsets[cursor.last_row + 1u];
+            // Long rows (never grouped) are the chunks' (their segment left empty, the slot
+            // idle).
+            store = params.group_rows > 1u || end - start <= params.max_len;
             if !store {
                 end = start;
             }
         }
     }
     let cols = lane_columns(tile, s.lane);
-    let sum = segment_sum(s, start, end, cols);
-    let chunk = workgroup < params.chunk_workgroups && end > start;
-    for (var v = 0u; v < 4u; v++) {
-        if cols.valid[v] {
-            if store {
-                store_c(row, cols.cols[v], sum[v]);
-            } else if chunk {
-                emit_chunk(chunk_index, row, cols.cols[v], sum[v]);
+    let sum = segment_sum(s, start, end, cols, &cursor);
+    if store {
+        // The run's last row with entries, then any empty rows after it.
+        store_row(cursor.row, cols, sum);
+        for (var row = cursor.row + 1u; row <= cursor.last_row; row++) {
+            store_row(row, cols, vec4<Acc>(0.0));
+        }
+    } else if workgroup < params.chunk_workgroups && end > start {
+        for (var v = 0u; v < 4u; v++) {
+            if cols.valid[v] {
+                emit_chunk(chunk_index, cursor.row, cols.cols[v], sum[v]);
             }
         }
     }

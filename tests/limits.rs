@@ -85,6 +85,37 @@ fn dispatches_past_the_workgroup_limit_fold_into_two_dimensions() {
     }
 }
 
+/// A grid folded into two dimensions can hold more workgroups than asked (61 as 6 × 11):
+/// the kernels that index their work by workgroup must ignore the extra ones. The transpose's
+/// sort (143 blocks as 12 × 12) and SpMM's chunk combine (a workgroup per long row) are.
+#[test]
+fn extra_workgroups_of_a_folded_grid_do_nothing() {
+    let seed = common::seed("folded grid extras");
+    let probe = &common::contexts()[0].1;
+    let mut limits = probe.limits().clone();
+    limits.max_compute_workgroups_per_dimension = 12;
+    let ctx =
+        Context::new_blocking(ContextOptions { limits: Some(limits), ..ContextOptions::from_env().unwrap() }).unwrap();
+    let k = 32;
+    // 61 rows of about 600 entries, each split into chunks: 61 long rows to combine.
+    let wide = generate::random(61, 2_000, 0.3, seed);
+    for (a, transposed) in [(wide.clone(), false), (wide.transpose(), true)] {
+        let matrix = GpuSparse::from_csr(&ctx, &a, Conversion::Csr).unwrap();
+        let op_a = if transposed { a.transpose() } else { a.clone() };
+        let b = common::dense::<f32>(op_a.cols(), k, seed);
+        let c0 = common::dense::<f32>(op_a.rows(), k, seed + 1);
+        let plan = match transposed {
+            true => Spmm::transposed(&ctx, &matrix, k, SpmmAlgorithm::Rode),
+            false => Spmm::new(&ctx, &matrix, k, SpmmAlgorithm::Rode),
+        }
+        .unwrap();
+        let mut c = GpuDense::upload(&ctx, &c0, DenseLayout::RowMajor).unwrap();
+        plan.run(1.25, &GpuDense::upload(&ctx, &b, DenseLayout::RowMajor).unwrap(), -0.5, &mut c).unwrap();
+        let error = relative_error(c.read_blocking().unwrap().data(), &spmm_csr(1.25, &op_a, &b, -0.5, c0.data()));
+        assert!(error <= 1e-5, "seed {seed} transposed={transposed}: error {error:e}");
+    }
+}
+
 #[test]
 fn what_cannot_be_split_is_refused_with_the_limit_named() {
     let ctx = small_context(true);

@@ -201,6 +201,27 @@ fn spmm_is_correct_for_every_tuning() {
     }
 }
 
+/// Groups of rows taken as one run of entries: groups of one, of a few rows and of more rows
+/// than a tile holds entries, over empty rows, rows ending inside a batch and tails shorter
+/// than a group; both products.
+#[test]
+fn grouped_rows_match_twin() {
+    let seed = common::seed("spmm grouped rows");
+    let cases: Vec<_> = common::sparse_dense_cases::<f32>(seed)
+        .into_iter()
+        .filter(|(n, _)| !n.starts_with("dense row"))
+        .chain([("sparse 300x40 (empty rows)".to_string(), wgsparse::generate::random(300, 40, 0.02, seed))])
+        .map(|(n, a)| (n, a, vec![3, 33]))
+        .collect();
+    for group in [1, 2, 7, 45] {
+        let options = SpmmOptions::default().group_rows(group);
+        for op in [Op::Plain, Op::Transposed] {
+            eprintln!("group_rows {group}");
+            check_in(&common::contexts_for::<f32>(), &cases, op, &[SpmmAlgorithm::Rode], &options, seed);
+        }
+    }
+}
+
 #[test]
 fn auto_is_rode_and_deterministic() {
     let seed = common::seed("spmm determinism");
@@ -318,6 +339,8 @@ fn spmm_refuses_misuse_before_dispatching() {
         SpmmOptions::default().lanes(3),
         SpmmOptions::default().lanes(2).chunk_len(7),
         SpmmOptions::default().workgroup_size(100),
+        SpmmOptions::default().group_rows(0),
+        SpmmOptions::default().group_rows(1025),
     ] {
         assert!(
             matches!(

@@ -32,6 +32,8 @@ usage: bench [OPTIONS]
   --peer-script PATH   the peer script (default: benches/peer_cusparse.py, found beside
                        the current directory, the executable or the source tree)
   --seed N             seed of the generated matrices and vectors (default 1)
+  --e2e-runs N         end-to-end runs per row, each also checked (default 5, 2 with
+                       --quick; at least 1): fewer save minutes on rows with GiB outputs
   --shared-device      run every row on one device instead of a fresh one per row (rows
                        then share the device's allocator; each row's 600 ms warm-up
                        covers the driver's slow start after idle either way)
@@ -73,6 +75,8 @@ pub struct Options {
     pub peer_script: Option<PathBuf>,
     /// Seed of generated matrices and vectors.
     pub seed: u64,
+    /// End-to-end runs per row, when not the default.
+    pub e2e_runs: Option<usize>,
     /// A fresh device per row (the default; `--shared-device` turns it off).
     pub isolate: bool,
     /// Print each row as it finishes (for logs of long runs, where no bar is drawn).
@@ -108,6 +112,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
         peer: None,
         peer_script: None,
         seed: 1,
+        e2e_runs: None,
         verbose: false,
         isolate: true,
     };
@@ -165,6 +170,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
                 options.peer = Some(peer);
             }
             "--peer-script" => options.peer_script = Some(value()?.into()),
+            "--e2e-runs" => {
+                let v = value()?;
+                options.e2e_runs = match v.parse() {
+                    Ok(n) if n >= 1 => Some(n),
+                    _ => return Err(format!("--e2e-runs expects a positive count, got {v:?}")),
+                };
+            }
             "--seed" => {
                 let v = value()?;
                 options.seed = v.parse().map_err(|_| format!("--seed expects an unsigned integer, got {v:?}"))?;

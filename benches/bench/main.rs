@@ -59,7 +59,10 @@ fn run() -> Result<ExitCode, String> {
         (false, true) => Scale::Small,
         (false, false) => Scale::Large,
     };
-    let settings = Settings::new(options.quick);
+    let mut settings = Settings::new(options.quick);
+    if let Some(runs) = options.e2e_runs {
+        settings.e2e_runs = runs;
+    }
     let progress = Progress::new(options.verbose);
     let only = options.matrices.as_deref();
     let suite = suite::load(options.suite.then_some(scale), &options.mtx, only, options.seed, &progress);
@@ -311,9 +314,9 @@ impl Runner<'_> {
             Ok(p) => p,
             Err(e) => return (algorithm.to_string(), e.into()),
         };
-        let extra_bytes = prepared.extra_bytes();
+        let (extra_bytes, transpose_bytes) = (prepared.extra_bytes(), prepared.transpose_bytes());
         let outcome = match timing::measure(ctx, clock, &self.settings, prepared.as_mut()) {
-            Ok(measurement) => Outcome::Measured { measurement, extra_bytes },
+            Ok(measurement) => Outcome::Measured { measurement, extra_bytes, transpose_bytes },
             Err(e) => e.into(),
         };
         (prepared.label(), outcome)

@@ -65,6 +65,8 @@ pub enum Outcome {
         measurement: Measurement,
         /// Device bytes the plan allocated beyond inputs and outputs.
         extra_bytes: u64,
+        /// Device bytes of the transpose the plan runs on, where it has one.
+        transpose_bytes: Option<u64>,
     },
     /// The library declined the case (format conversion, limits, memory).
     Refused(String),
@@ -290,6 +292,10 @@ impl Report {
             cells.push(opt(m.and_then(|m| m.cpu), |c| format!("{:.2}+{:.2}", c.record, c.submit)));
             cells.push(opt(m, |m| format!("{:.1}", m.e2e_us)));
             cells.push(match &r.outcome {
+                // A kept transpose apart: `1.0 MB + 40 MB ᵀ`.
+                Outcome::Measured { extra_bytes, transpose_bytes: Some(t), .. } => {
+                    format!("{} + {} ᵀ", bytes(*extra_bytes), bytes(*t))
+                }
                 Outcome::Measured { extra_bytes, .. } => bytes(*extra_bytes),
                 _ => "-".into(),
             });
@@ -388,7 +394,11 @@ impl Report {
         } else {
             "device: all rows ran on one device (--shared-device)".into()
         });
-        lines.push("extra: device bytes the op allocates beyond its inputs and outputs".into());
+        lines.push(
+            "extra: device bytes the op allocates beyond its inputs and outputs; `+ N ᵀ`: the transpose it runs \
+             on, built once and kept with the matrix (JSON transpose_bytes)"
+                .into(),
+        );
         lines.push(format!(
             "max rel err: ‖y − y_ref‖₂ / ‖y_ref‖₂ against the f64 CPU twin, worst over the end-to-end runs \
              (every copy checked, its output poisoned with NaN before each run); FAILED above {TOLERANCE:e} (f32), \
@@ -608,6 +618,8 @@ struct JsonRecord<'a> {
     gbps: Option<f64>,
     gflops: Option<f64>,
     extra_bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transpose_bytes: Option<u64>,
     max_rel_err: f64,
     verified: bool,
     peer: Option<JsonPeer<'a>>,
@@ -624,7 +636,7 @@ struct JsonPeer<'a> {
 impl<'a> JsonRecord<'a> {
     /// The record of a measured row; refused and broken rows have no times to report.
     fn of(r: &'a Row) -> Option<Self> {
-        let Outcome::Measured { measurement: m, extra_bytes } = &r.outcome else { return None };
+        let Outcome::Measured { measurement: m, extra_bytes, transpose_bytes } = &r.outcome else { return None };
         Some(JsonRecord {
             matrix: &r.matrix,
             rows: r.rows,
@@ -643,6 +655,7 @@ impl<'a> JsonRecord<'a> {
             gbps: r.gbps(),
             gflops: r.gflops(),
             extra_bytes: *extra_bytes,
+            transpose_bytes: *transpose_bytes,
             // JSON has no infinity (serde_json would write null): the largest double says "no
             // agreement at all" and still compares as a number.
             max_rel_err: if m.max_rel_err.is_finite() { m.max_rel_err } else { f64::MAX },

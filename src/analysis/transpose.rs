@@ -70,9 +70,8 @@ impl Transpose {
         let (keys, values) = (ctx.zeros::<u32>(nnz)?, ctx.zeros::<u32>(nnz)?);
         let sort = RadixSort::new(ctx, nnz)?;
         let (scan, total) = (Scan::new(ctx, cols)?, ctx.zeros::<u32>(1)?);
-        let kernel = |iota, count| {
-            ctx.plain_kernel::<kernel::Shader>(kernel::Flags { iota, count }, Default::default())
-        };
+        let kernel =
+            |iota, count| ctx.plain_kernel::<kernel::Shader>(kernel::Flags { iota, count }, Default::default());
         let params = kernel::Params { rows: rows as u32, nnz: nnz as u32 };
         let mut batch = ctx.batch();
         let in_spares = {
@@ -92,7 +91,12 @@ impl Transpose {
         // row of each entry of the transpose.
         let (rows_out, perm) = if in_spares { sort.spares() } else { (keys, values) };
         let mut batch = ctx.batch();
-        batch.recorder().dispatch_items(&kernel(false, false)?, params, bindings(a, &row_offsets, &perm, &rows_out), nnz as u64)?;
+        batch.recorder().dispatch_items(
+            &kernel(false, false)?,
+            params,
+            bindings(a, &row_offsets, &perm, &rows_out),
+            nnz as u64,
+        )?;
         batch.submit()?;
         Ok(Transpose { row_offsets, col_indices: rows_out, perm })
     }
@@ -118,7 +122,7 @@ fn bindings<'a, T: Scalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{generate, Conversion, ContextOptions, CsrMatrix};
+    use crate::{generate, ContextOptions, Conversion, CsrMatrix};
 
     /// The GPU transpose is the host's, exactly: offsets, rows in order within each column
     /// (the sort is stable), and the permutation back to A's entries. Column counts make the

@@ -108,6 +108,9 @@ impl<T: Scalar> Sddmm<T> {
             return Err(Error::InvalidArgument(format!("SDDMM reads CSR matrices, this one is {}", a.format().name())));
         }
         let algorithm = if algorithm == SddmmAlgorithm::Auto { SddmmAlgorithm::Rode } else { algorithm };
+        if options.group_rows.is_some() {
+            return Err(Error::InvalidArgument("SddmmOptions: group_rows is SpMM's".into()));
+        }
         let shape = TileShape::resolve(ctx, "SddmmOptions", options, k, 512)?;
         let b1_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
         let paneled_b2 = b1_panel_rows < a.cols();

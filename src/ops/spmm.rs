@@ -133,16 +133,20 @@ impl<T: Scalar> Unused<T> {
     }
 
     fn byte_len(&self) -> u64 {
-        [self.chunks.byte_len(), self.long_rows.byte_len(), self.sums.byte_len(), self.perm.byte_len()].iter().sum::<u64>()
+        [self.chunks.byte_len(), self.long_rows.byte_len(), self.sums.byte_len(), self.perm.byte_len()]
+            .iter()
+            .sum::<u64>()
             + self.partials.byte_len()
             + self.values.byte_len()
     }
 }
 
-/// A block of rows with its decomposition (`None` for the row-group baseline).
+/// A block of rows with its decomposition (`None` for the row-group baseline) and the rows
+/// each slot takes (more than one only where no row is split).
 struct Block {
     rows: RowBlock,
     split: Option<Arc<RowSplit>>,
+    group_rows: u32,
 }
 
 impl<T: Scalar> std::fmt::Debug for Spmm<T> {
@@ -222,6 +226,17 @@ impl<T: Scalar> Spmm<T> {
         let c_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
         let paneled_b = GpuDense::<T>::panel_rows_for(ctx, k)? < op_cols;
         let chunked = algorithm != SpmmAlgorithm::RowGroup;
+        let group_rows = match options.group_rows {
+            Some(r) if !(1..=1024).contains(&r) => {
+                return Err(Error::InvalidArgument(format!("SpmmOptions: group_rows {r} must be 1 to 1024")))
+            }
+            Some(r) => r,
+            // Two tiles of entries per group, at the mean row length.
+            None => {
+                let mean = a.nnz() as f64 / op_rows.max(1) as f64;
+                (2.0 * shape.lanes as f64 / mean.max(1.0)).round().clamp(1.0, 64.0) as u32
+            }
+        };
         let mut blocks = Vec::new();
         let mut scratch_len = 1;
         let row_blocks = match transpose {
@@ -244,7 +259,11 @@ impl<T: Scalar> Spmm<T> {
             } else {
                 None
             };
-            blocks.push(Block { rows, split });
+            let group_rows = match &split {
+                Some(split) if split.long_row_count() == 0 => group_rows,
+                _ => 1,
+            };
+            blocks.push(Block { rows, split, group_rows });
         }
         let overrides = kernel::Overrides { wg_size: shape.workgroup_size, lanes: shape.lanes };
         let flags = |finish| kernel::Flags {
@@ -252,6 +271,7 @@ impl<T: Scalar> Spmm<T> {
             finish,
             gather_panels: paneled_b,
             permuted: transposed,
+            grouped: blocks.iter().any(|b| b.group_rows > 1),
         };
         Ok(Spmm {
             main: ctx.kernel::<kernel::Shader, T>(flags(false), overrides)?,
@@ -349,7 +369,8 @@ impl<T: Scalar> Spmm<T> {
             };
             let chunk_tasks = (chunks * self.col_tiles as usize) as u64;
             let chunk_workgroups = self.shape.workgroups(chunk_tasks);
-            let row_workgroups = self.shape.workgroups((rows.local.len() * self.col_tiles as usize) as u64);
+            let groups = rows.local.len().div_ceil(block.group_rows as usize);
+            let row_workgroups = self.shape.workgroups((groups * self.col_tiles as usize) as u64);
             let (max_len, chunk_len) = match block.split {
                 Some(_) => (self.shape.chunk_len, self.shape.chunk_len),
                 None => (u32::MAX, u32::MAX),
@@ -364,6 +385,7 @@ impl<T: Scalar> Spmm<T> {
                 col_tiles: self.col_tiles,
                 long_rows: long_rows as u32,
                 gather_panel_rows: gathered.panel_rows,
+                group_rows: block.group_rows,
                 scaling: scaling.params,
             };
             let [gather0, gather1, gather2, gather3] = gathered.panels;

@@ -21,6 +21,12 @@ pub struct TileOptions {
     /// smallest subgroup (32 without subgroups). Default: k/4 rounded up to a power of two,
     /// at most 32.
     pub lanes: Option<u32>,
+    /// SpMM: consecutive rows one slot takes as one run of entries (1 to 1024), so that the
+    /// load chain of short rows is paid once per group. Only where no row of the matrix is
+    /// longer than `chunk_len` (a row split into chunks makes every group one row). Default:
+    /// 2·lanes entries' worth of rows of mean length, at most 64; the `row-group` baseline
+    /// always takes one. SDDMM refuses it.
+    pub group_rows: Option<u32>,
 }
 
 impl TileOptions {
@@ -32,6 +38,11 @@ impl TileOptions {
     /// Sets [`TileOptions::chunk_len`].
     pub fn chunk_len(mut self, len: u32) -> Self {
         self.chunk_len = Some(len);
+        self
+    }
+    /// Sets [`TileOptions::group_rows`].
+    pub fn group_rows(mut self, rows: u32) -> Self {
+        self.group_rows = Some(rows);
         self
     }
     /// Sets [`TileOptions::lanes`].

@@ -22,12 +22,14 @@ pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
     match dtype {
         ElementKind::F32 => vec![
             Box::new(spmv::SpmvOp::<f32>::default()),
-            Box::new(spmm::SpmmOp::<f32>::default()),
+            Box::new(spmm::SpmmOp::<f32>::plain()),
+            Box::new(spmm::SpmmOp::<f32>::transposed()),
             Box::new(sddmm::SddmmOp::<f32>::default()),
         ],
         ElementKind::F64 => vec![
             Box::new(spmv::SpmvOp::<f64>::default()),
-            Box::new(spmm::SpmmOp::<f64>::default()),
+            Box::new(spmm::SpmmOp::<f64>::plain()),
+            Box::new(spmm::SpmmOp::<f64>::transposed()),
             Box::new(sddmm::SddmmOp::<f64>::default()),
         ],
     }
@@ -72,6 +74,11 @@ pub trait Prepared {
     fn label(&self) -> String;
     /// Device bytes the plan allocated beyond its inputs and outputs.
     fn extra_bytes(&self) -> u64;
+    /// Device bytes of a transpose the plan runs on, kept with the matrix and reported apart
+    /// from [`Prepared::extra_bytes`] (`None`: the op has none).
+    fn transpose_bytes(&self) -> Option<u64> {
+        None
+    }
     /// Device bytes one copy of the operands (matrix, inputs, outputs) occupies.
     fn working_set_bytes(&self) -> u64;
     /// Copies uploaded so far (at least one).

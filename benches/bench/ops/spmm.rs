@@ -1,4 +1,5 @@
-//! SpMM `C ← A·B` with every [`SpmmAlgorithm`], on CSR uploads, at the widths of
+//! SpMM `C ← A·B` (op `spmm`) and `C ← Aᵀ·B` (op `spmm-t`, on the transpose the plan
+//! keeps) with every [`SpmmAlgorithm`], on CSR uploads, at the widths of
 //! [`tiles::widths`]; f32 or f64 values.
 
 use std::marker::PhantomData;
@@ -13,9 +14,23 @@ use super::tiles;
 use super::{Inputs, Op, OpError, Prepared, K};
 use crate::suite::Scale;
 
-/// The SpMM op for values of type `T`.
-#[derive(Default)]
-pub struct SpmmOp<T>(PhantomData<T>);
+/// The SpMM op for values of type `T`, of A or of Aᵀ.
+pub struct SpmmOp<T> {
+    transposed: bool,
+    values: PhantomData<T>,
+}
+
+impl<T> SpmmOp<T> {
+    /// `C ← A·B`.
+    pub fn plain() -> Self {
+        SpmmOp { transposed: false, values: PhantomData }
+    }
+
+    /// `C ← Aᵀ·B`.
+    pub fn transposed() -> Self {
+        SpmmOp { transposed: true, values: PhantomData }
+    }
+}
 
 fn parse_variant(name: &str) -> Option<(SpmmAlgorithm, SpmmOptions)> {
     let (algorithm, knobs) = tiles::parse(name)?;
@@ -24,7 +39,11 @@ fn parse_variant(name: &str) -> Option<(SpmmAlgorithm, SpmmOptions)> {
 
 impl<T: Scalar> Op for SpmmOp<T> {
     fn name(&self) -> &'static str {
-        "spmm"
+        if self.transposed {
+            "spmm-t"
+        } else {
+            "spmm"
+        }
     }
 
     fn algorithms(&self) -> Vec<&'static str> {
@@ -49,7 +68,11 @@ impl<T: Scalar> Op for SpmmOp<T> {
     }
 
     fn model(&self) -> Model {
-        cost::SPMM
+        if self.transposed {
+            cost::SPMM_T
+        } else {
+            cost::SPMM
+        }
     }
 
     fn dtype(&self) -> ElementKind {
@@ -58,25 +81,28 @@ impl<T: Scalar> Op for SpmmOp<T> {
 
     fn cost(&self, a: &CsrMatrix<f32>, k: K) -> Cost {
         let shape = Shape { rows: a.rows() as u64, cols: a.cols() as u64, nnz: a.nnz() as u64 };
-        cost::spmm(shape, k.unwrap_or(1) as u64, T::KIND.size())
+        let cost = if self.transposed { cost::spmm_t } else { cost::spmm };
+        cost(shape, k.unwrap_or(1) as u64, T::KIND.size())
     }
 
     fn peer_op(&self) -> Option<&'static str> {
-        Some("spmm")
+        Some(self.name())
     }
 
     fn inputs<'a>(&self, a: &'a CsrMatrix<f32>, k: K, seed: u64) -> Box<dyn Inputs + 'a> {
         let k = k.unwrap_or(1);
         let a: CsrMatrix<T> = tiles::values_as(a);
-        let b = tiles::operand::<T>(a.cols(), k, seed);
-        let c_ref = reference::spmm_csr(1.0, &a, &b, 0.0, &[]);
-        Box::new(SpmmInputs { a, b, k, c_ref })
+        let op_a = if self.transposed { a.transpose() } else { a.clone() };
+        let b = tiles::operand::<T>(op_a.cols(), k, seed);
+        let c_ref = reference::spmm_csr(1.0, &op_a, &b, 0.0, &[]);
+        Box::new(SpmmInputs { a, transposed: self.transposed, b, k, c_ref })
     }
 }
 
-/// The matrix, B, and the twin's `A·B`.
+/// The matrix, B, and the twin's `op(A)·B`.
 struct SpmmInputs<T: Scalar> {
     a: CsrMatrix<T>,
+    transposed: bool,
     b: DenseMatrix<T>,
     k: usize,
     c_ref: Vec<f64>,
@@ -133,6 +159,10 @@ impl<T: Scalar> Prepared for SpmmRuns<'_, T> {
         self.copies[0].plan.extra_bytes()
     }
 
+    fn transpose_bytes(&self) -> Option<u64> {
+        self.inputs.transposed.then(|| self.copies[0].plan.transpose_bytes())
+    }
+
     fn working_set_bytes(&self) -> u64 {
         let c = &self.copies[0];
         c.matrix_bytes + c.b.byte_len() + c.c.byte_len()
@@ -145,10 +175,15 @@ impl<T: Scalar> Prepared for SpmmRuns<'_, T> {
     fn add_copy(&mut self) -> Result<(), OpError> {
         let (ctx, inputs) = (&self.ctx, self.inputs);
         let matrix = GpuSparse::from_csr(ctx, &inputs.a, Conversion::Csr)?;
+        let (plan, c_rows) = if inputs.transposed {
+            (Spmm::transposed_with_options(ctx, &matrix, inputs.k, self.requested, &self.options)?, inputs.a.cols())
+        } else {
+            (Spmm::with_options(ctx, &matrix, inputs.k, self.requested, &self.options)?, inputs.a.rows())
+        };
         self.copies.push(Operands {
-            plan: Spmm::with_options(ctx, &matrix, inputs.k, self.requested, &self.options)?,
+            plan,
             b: tiles::upload(ctx, &inputs.b)?,
-            c: GpuDense::zeros(ctx, inputs.a.rows(), inputs.k, DenseLayout::RowMajor)?,
+            c: GpuDense::zeros(ctx, c_rows, inputs.k, DenseLayout::RowMajor)?,
             matrix_bytes: matrix.device_bytes(),
         });
         Ok(())

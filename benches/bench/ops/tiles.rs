@@ -16,7 +16,7 @@ pub fn widths(scale: Scale) -> Vec<usize> {
 }
 
 /// Splits `name:key=value…` into the algorithm's name and its tuning knobs: `wg`, `chunk`,
-/// `lanes`.
+/// `lanes`, `group` (SpMM's rows per slot).
 pub fn parse(name: &str) -> Option<(&str, TileOptions)> {
     let mut parts = name.split(':');
     let algorithm = parts.next()?;
@@ -28,6 +28,7 @@ pub fn parse(name: &str) -> Option<(&str, TileOptions)> {
             "wg" => options.workgroup_size(value),
             "chunk" => options.chunk_len(value),
             "lanes" => options.lanes(value),
+            "group" => options.group_rows(value),
             _ => return None,
         };
     }

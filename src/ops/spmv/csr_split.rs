@@ -41,8 +41,9 @@ pub(super) fn plan<T: Scalar>(
     let max_len = options.split_threshold;
     let chunk_len = groups.max_size * options.chunk_steps;
     let name = RowSplit::name(&format!("panel {panel}"), None, max_len, chunk_len);
-    let decomposition =
-        a.structure().get_or_build(&name, || RowSplit::build(ctx, csr.row_offsets(), 0..csr.rows(), max_len, chunk_len))?;
+    let decomposition = a
+        .structure()
+        .get_or_build(&name, || RowSplit::build(ctx, csr.row_offsets(), 0..csr.rows(), max_len, chunk_len))?;
     let overrides = split::Overrides { wg_size, tasks_per_workgroup: groups.tasks_per_workgroup };
     Ok(Box::new(CsrSplit {
         split: ctx.kernel::<split::Shader, T>(Default::default(), overrides)?,
