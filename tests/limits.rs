@@ -158,6 +158,9 @@ fn dense_operands_past_the_binding_limit_are_kept_in_row_panels() {
         let ctx = small_context(subgroups);
         let matrix = GpuSparse::from_csr(&ctx, &a, Conversion::Csr).unwrap();
         assert!(matrix.panel_count() >= 2);
+        // Aᵀ's permutation indexes one array of A's values: A in panels is refused.
+        let refused = Spmm::transposed(&ctx, &matrix, k, SpmmAlgorithm::Auto).unwrap_err();
+        assert!(matches!(refused, Error::LimitExceeded { .. }), "{refused}");
         let b_gpu = GpuDense::upload(&ctx, &b, DenseLayout::RowMajor).unwrap();
         assert_eq!(b_gpu.panels().len(), 4);
         // Upload and read back in both layouts, panel by panel.
