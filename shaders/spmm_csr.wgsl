@@ -122,11 +122,7 @@ fn gather_row(j: u32, load: bool, cols: Columns, direct: bool) -> vec4<Acc> {
     var r = vec4<Acc>(0.0);
     if load {
         if direct {
-            for (var v = 0u; v < 4u; v++) {
-                if cols.valid[v] {
-                    r[v] = Acc(gather0[j * params.k + cols.cols[v]]);
-                }
-            }
+            r = gathered4_first_panel(j, cols.cols, cols.valid);
         } else {
             r = gathered4(j, cols.cols, cols.valid);
         }

@@ -37,3 +37,15 @@ fn gathered4(j: u32, cols: vec4<u32>, valid: vec4<bool>) -> vec4<Acc> {
     }
     return r;
 }
+
+// Columns cols[v] of row j of the first panel (`gather0`), for a caller that knows the row
+// is there: no choice of panel.
+fn gathered4_first_panel(j: u32, cols: vec4<u32>, valid: vec4<bool>) -> vec4<Acc> {
+    var r = vec4<Acc>(0.0);
+    for (var v = 0u; v < 4u; v++) {
+        if valid[v] {
+            r[v] = Acc(gather0[j * params.k + cols[v]]);
+        }
+    }
+    return r;
+}

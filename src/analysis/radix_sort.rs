@@ -57,11 +57,8 @@ impl RadixSort {
         let blocks = len.div_ceil(BLOCK as usize);
         let mut in_spares = false;
         for pass in 0..bits.div_ceil(DIGIT_BITS) {
-            let (from, to) = if in_spares {
-                ((&self.spare_keys, &self.spare_values), (keys, values))
-            } else {
-                ((keys, values), (&self.spare_keys, &self.spare_values))
-            };
+            let (from, to) =
+                if in_spares { (self.spare_pair(), (keys, values)) } else { ((keys, values), self.spare_pair()) };
             let params = kernel::Params { len: len as u32, shift: pass * DIGIT_BITS, blocks: blocks as u32 };
             let bindings = kernel::Bindings {
                 keys_in: from.0.bind_range(0..len),
@@ -78,7 +75,13 @@ impl RadixSort {
         Ok(in_spares)
     }
 
-    /// The scratch pair that holds the result after an odd number of passes.
+    /// The scratch pair that holds the result after an odd number of passes, to record more
+    /// work on it.
+    pub(crate) fn spare_pair(&self) -> (&GpuVec<u32>, &GpuVec<u32>) {
+        (&self.spare_keys, &self.spare_values)
+    }
+
+    /// The scratch pair, kept by the caller once the sort has run.
     pub(crate) fn spares(self) -> (GpuVec<u32>, GpuVec<u32>) {
         (self.spare_keys, self.spare_values)
     }

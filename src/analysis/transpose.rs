@@ -83,21 +83,18 @@ impl Transpose {
             rec.dispatch_items(&kernel(true, false)?, params, bindings(a, &row_offsets, &keys, &values), nnz as u64)?;
             // Sorted by column, stably: within a column the entries stay in row order.
             let bits = u32::BITS - (cols.max(1) as u32 - 1).leading_zeros();
-            sort.record(&mut rec, &keys, &values, nnz, bits)?
+            let in_spares = sort.record(&mut rec, &keys, &values, nnz, bits)?;
+            // The permutation (sorted values) and, into the sorted keys' place, the original
+            // row of each entry of the transpose.
+            let (sorted_keys, sorted_values) = if in_spares { sort.spare_pair() } else { (&keys, &values) };
+            let rows_of = bindings(a, &row_offsets, sorted_values, sorted_keys);
+            rec.dispatch_items(&kernel(false, false)?, params, rows_of, nnz as u64)?;
+            in_spares
         };
-        batch.submit()?;
+        // The last offset (queued writes land before the batch, whose scan writes the others).
         row_offsets.write_at(cols, &[nnz as u32])?;
-        // The permutation (sorted values) and, into the sorted keys' place, the original
-        // row of each entry of the transpose.
-        let (rows_out, perm) = if in_spares { sort.spares() } else { (keys, values) };
-        let mut batch = ctx.batch();
-        batch.recorder().dispatch_items(
-            &kernel(false, false)?,
-            params,
-            bindings(a, &row_offsets, &perm, &rows_out),
-            nnz as u64,
-        )?;
         batch.submit()?;
+        let (rows_out, perm) = if in_spares { sort.spares() } else { (keys, values) };
         Ok(Transpose { row_offsets, col_indices: rows_out, perm })
     }
 }

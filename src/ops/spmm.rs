@@ -133,10 +133,11 @@ impl<T: Scalar> Unused<T> {
     }
 
     fn byte_len(&self) -> u64 {
-        [self.chunks.byte_len(), self.long_rows.byte_len(), self.sums.byte_len(), self.perm.byte_len()]
-            .iter()
-            .sum::<u64>()
+        self.chunks.byte_len()
+            + self.long_rows.byte_len()
             + self.partials.byte_len()
+            + self.sums.byte_len()
+            + self.perm.byte_len()
             + self.values.byte_len()
     }
 }
@@ -222,9 +223,10 @@ impl<T: Scalar> Spmm<T> {
         let shape = TileShape::resolve(ctx, "SpmmOptions", options, k, 512u64.max(8 * k as u64))?;
         let col_tiles = k.div_ceil(4 * shape.lanes as usize).max(1) as u32;
         let transpose = if transposed { Some(Transpose::of(ctx, a)?) } else { None };
-        let (op_rows, op_cols) = if transposed { (a.cols(), a.rows()) } else { (a.rows(), a.cols()) };
+        let (op_rows, op_cols) = op_shape(a, transposed);
+        // B and C have k columns: the same panels.
         let c_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
-        let paneled_b = GpuDense::<T>::panel_rows_for(ctx, k)? < op_cols;
+        let paneled_b = c_panel_rows < op_cols;
         let chunked = algorithm != SpmmAlgorithm::RowGroup;
         let group_rows = match options.group_rows {
             Some(r) if !(1..=1024).contains(&r) => {
@@ -336,10 +338,7 @@ impl<T: Scalar> Spmm<T> {
             .scalar("beta", &beta)?
             .dense_input("B", b)?
             .dense_output("C", c)?;
-        let (op_rows, op_cols) = match self.transpose {
-            Some(_) => (self.matrix.cols(), self.matrix.rows()),
-            None => (self.matrix.rows(), self.matrix.cols()),
-        };
+        let (op_rows, op_cols) = op_shape(&self.matrix, self.transpose.is_some());
         check_len("spmm", "B rows", op_cols, b.rows())?;
         check_len("spmm", "B columns", self.k, b.cols())?;
         check_len("spmm", "C rows", op_rows, c.rows())?;
@@ -470,4 +469,13 @@ struct RowSource<'a, T: Scalar> {
     col_indices: &'a GpuVec<u32>,
     values: &'a GpuVec<T>,
     perm: &'a GpuVec<u32>,
+}
+
+/// Rows and columns of `op(A)`.
+fn op_shape<T: Scalar>(a: &GpuSparse<T>, transposed: bool) -> (usize, usize) {
+    if transposed {
+        (a.cols(), a.rows())
+    } else {
+        (a.rows(), a.cols())
+    }
 }
