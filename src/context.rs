@@ -18,6 +18,7 @@ const REQUIRED_FEATURES: wgpu::Features = wgpu::Features::IMMEDIATES;
 /// Optional features wgsparse uses when the adapter has them.
 const OPTIONAL_FEATURES: wgpu::Features = wgpu::Features::SUBGROUP
     .union(wgpu::Features::SHADER_F64)
+    .union(wgpu::Features::SHADER_INT64)
     .union(wgpu::Features::TIMESTAMP_QUERY)
     .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS);
 

@@ -80,10 +80,37 @@ pub enum Error {
     /// Mapping a buffer for readback failed.
     #[error("buffer readback failed: {0}")]
     Readback(String),
+    /// A matrix an op must solve with cannot be solved: the first offending row and why (an
+    /// entry on the wrong side of a triangle, a missing or zero diagonal entry).
+    #[error("{op}: row {row}: {problem}")]
+    NotSolvable {
+        /// The operation that refused.
+        op: &'static str,
+        /// The first offending row.
+        row: usize,
+        /// What is wrong with it.
+        problem: SolveProblem,
+    },
     /// An operation was given an argument outside its domain (a tuning out of range, a
     /// batch recorded into after submission, …).
     #[error("{0}")]
     InvalidArgument(String),
+}
+
+/// Why a row stops a solve ([`Error::NotSolvable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SolveProblem {
+    /// An entry lies on the wrong side of the diagonal: the matrix is not the triangle the
+    /// solve was planned for.
+    #[error("an entry lies outside the triangle")]
+    OutsideTriangle,
+    /// The row stores no diagonal entry (and the diagonal is not unit).
+    #[error("the diagonal entry is missing")]
+    MissingDiagonal,
+    /// The diagonal entry is zero.
+    #[error("the diagonal entry (pivot) is zero")]
+    ZeroPivot,
 }
 
 impl Error {

@@ -348,3 +348,36 @@ fn sample_columns(rng: &mut Rng, n: usize, k: usize, out: &mut Vec<u32>) {
 fn assert_dims(generator: &str, rows: usize, cols: usize) {
     assert!(rows <= u32::MAX as usize && cols <= u32::MAX as usize, "{generator}: {rows} x {cols} does not fit u32");
 }
+
+/// The lower (or `upper`) triangle of square `a` made solvable: its strictly lower (upper)
+/// entries, and on the diagonal `1 + Σ|a_ij|` over them (strictly diagonally dominant, so
+/// substitution is well conditioned). The triangular-solve bench and tests use it to turn any
+/// matrix into a triangle to solve; the peer script builds the same matrix.
+///
+/// # Panics
+/// If `a` is not square.
+pub fn solvable_triangle(a: &CsrMatrix<f32>, upper: bool) -> CsrMatrix<f32> {
+    assert_eq!(a.rows(), a.cols(), "solvable_triangle: a is {} x {}", a.rows(), a.cols());
+    let n = a.rows();
+    let (mut offsets, mut cols, mut vals) = (Vec::with_capacity(n + 1), Vec::new(), Vec::new());
+    offsets.push(0u32);
+    for i in 0..n {
+        let (row_cols, row_vals) = a.row(i);
+        let kept: Vec<(u32, f32)> = row_cols
+            .iter()
+            .zip(row_vals)
+            .filter(|(&j, _)| if upper { j as usize > i } else { (j as usize) < i })
+            .map(|(&j, &v)| (j, v))
+            .collect();
+        let pivot = 1.0 + kept.iter().map(|(_, v)| v.abs() as f64).sum::<f64>();
+        let diagonal = std::iter::once((i as u32, pivot as f32));
+        let entries: Vec<(u32, f32)> =
+            if upper { diagonal.chain(kept).collect() } else { kept.into_iter().chain(diagonal).collect() };
+        for (j, v) in entries {
+            cols.push(j);
+            vals.push(v);
+        }
+        offsets.push(cols.len() as u32);
+    }
+    CsrMatrix::try_from_csr_data(n, n, offsets, cols, vals).expect("a triangle of a valid matrix is valid")
+}

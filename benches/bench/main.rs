@@ -267,7 +267,12 @@ impl Runner<'_> {
             let peer_time = peer.and_then(|p| {
                 let result = p.get(&m.name, op.peer_op()?, case.k)?;
                 let name = result.library.clone().unwrap_or_else(|| p.name.clone());
-                Some(PeerTime { name, time_us: result.time_us?, e2e_us: result.e2e_time_us })
+                Some(PeerTime {
+                    name,
+                    time_us: result.time_us?,
+                    e2e_us: result.e2e_time_us,
+                    repeated_us: result.repeated_time_us,
+                })
             });
             let inputs = op.inputs(&m.csr, case.k, self.seed);
             for &algorithm in &case.algorithms {

@@ -65,6 +65,10 @@ pub struct PeerResult {
     /// Median time of the call with its result on the host, µs (where measured).
     #[serde(default)]
     pub e2e_time_us: Option<f64>,
+    /// For ops with a one-shot form (`time_us`), the repeated form's median, µs: the
+    /// triangular solve's solve phase alone, its analysis done once before.
+    #[serde(default)]
+    pub repeated_time_us: Option<f64>,
     /// The peer's own relative error against a float64 product.
     pub rel_err: Option<f64>,
     /// Which library the time is from, where the script timed several (the faster).

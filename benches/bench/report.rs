@@ -93,6 +93,9 @@ pub struct PeerTime {
     pub time_us: f64,
     /// Median µs of the run with its result on the host (where the peer measured it).
     pub e2e_us: Option<f64>,
+    /// For ops with a one-shot form (then `time_us` is the one-shot time): the repeated
+    /// form's median µs.
+    pub repeated_us: Option<f64>,
 }
 
 impl Row {
@@ -142,9 +145,23 @@ impl Row {
     pub fn peer_gflops(&self) -> Option<f64> {
         rate(self.cost.flops, self.peer.as_ref()?.time_us)
     }
-    /// Peer time / our time: above 1 we are faster.
+    /// Peer time / our time: above 1 we are faster. For ops with a one-shot form, the
+    /// one-shot times.
     pub fn speedup(&self) -> Option<f64> {
-        Some(self.peer.as_ref()?.time_us / self.gpu_us()?)
+        let ours = match self.one_shot_us() {
+            Some(one_shot) => one_shot,
+            None => self.gpu_us()?,
+        };
+        Some(self.peer.as_ref()?.time_us / ours)
+    }
+    /// The one-shot wall clock, µs, for ops that have one.
+    pub fn one_shot_us(&self) -> Option<f64> {
+        self.measurement()?.one_shot.map(|(us, _)| us)
+    }
+    /// The peer's repeated time / ours (GPU µs), for ops with a one-shot form.
+    pub fn repeated_speedup(&self) -> Option<f64> {
+        self.one_shot_us()?;
+        Some(self.peer.as_ref()?.repeated_us? / self.gpu_us()?)
     }
     /// Peer end-to-end time / ours.
     pub fn e2e_speedup(&self) -> Option<f64> {
@@ -261,6 +278,7 @@ impl Report {
     fn table(&self) -> Table {
         let with_k = self.rows.iter().any(|r| r.k.is_some());
         let with_peer = self.peer.is_some();
+        let with_one_shot = self.rows.iter().any(|r| r.one_shot_us().is_some());
         let gpu = if self.timestamps { "GPU µs" } else { "GPU µs*" };
         let mut columns = vec![("matrix", false), ("rows", true), ("nnz", true), ("op", false), ("format", false)];
         columns.push(("algorithm", false));
@@ -270,8 +288,14 @@ impl Report {
         columns.extend([(gpu, true), ("GB/s", true), ("% copy", true), ("GFLOP/s", true)]);
         columns.extend([("batched µs", true), ("CPU µs", true), ("e2e µs", true)]);
         columns.extend([("extra", true), ("max rel err", true)]);
+        if with_one_shot {
+            columns.extend([("one-shot µs", true), ("levels", true), ("relaunches", true)]);
+        }
         if with_peer {
             columns.extend([("peer µs", true), ("speedup", true), ("peer e2e µs", true), ("e2e speedup", true)]);
+            if with_one_shot {
+                columns.extend([("peer repeated µs", true), ("repeated speedup", true)]);
+            }
         }
         columns.push(("status", false));
         let mut table = Table::new(columns);
@@ -300,11 +324,21 @@ impl Report {
                 _ => "-".into(),
             });
             cells.push(opt(m, |m| if m.max_rel_err == 0.0 { "0".into() } else { format!("{:.1e}", m.max_rel_err) }));
+            let one_shot = m.and_then(|m| m.one_shot);
+            if with_one_shot {
+                cells.push(opt(one_shot, |(us, _)| format!("{us:.1}")));
+                cells.push(opt(one_shot.and_then(|(_, s)| s.levels), |l| l.to_string()));
+                cells.push(opt(one_shot, |(_, s)| s.relaunches.to_string()));
+            }
             if with_peer {
                 cells.push(opt(r.peer.as_ref(), |p| format!("{:.1}", p.time_us)));
                 cells.push(opt(r.speedup(), |s| format!("{s:.2}×")));
                 cells.push(opt(r.peer.as_ref().and_then(|p| p.e2e_us), |e| format!("{e:.1}")));
                 cells.push(opt(r.e2e_speedup(), |s| format!("{s:.2}×")));
+                if with_one_shot {
+                    cells.push(opt(r.peer.as_ref().and_then(|p| p.repeated_us), |e| format!("{e:.1}")));
+                    cells.push(opt(r.repeated_speedup(), |s| format!("{s:.2}×")));
+                }
             }
             cells.push(r.status());
             table.rows.push(cells);
@@ -394,6 +428,16 @@ impl Report {
         } else {
             "device: all rows ran on one device (--shared-device)".into()
         });
+        if self.rows.iter().any(|r| r.one_shot_us().is_some()) {
+            lines.push(
+                "sptrsv rows: GPU µs is the repeated solve (the pattern's levels kept from an earlier solve); one-shot \
+                 µs the wall clock of a fresh plan on a matrix without analyses, its first solve and level capture \
+                 waited for (median of the end-to-end count); speedup compares one-shot times with the peer's \
+                 analysis + solve, repeated speedup GPU µs with the peer's solve phase alone; relaunches: the most \
+                 any one-shot solve needed"
+                    .into(),
+            );
+        }
         lines.push(
             "extra: device bytes the op allocates beyond its inputs and outputs; `+ N ᵀ`: the transpose it runs \
              on, built once and kept with the matrix (JSON transpose_bytes)"
@@ -620,6 +664,16 @@ struct JsonRecord<'a> {
     extra_bytes: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     transpose_bytes: Option<u64>,
+    /// Ops with a one-shot form (the triangular solve): its wall clock, and the repeated
+    /// form's GPU time (= gpu_time_us).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    one_shot_time_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repeated_time_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    levels: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    relaunches: Option<u32>,
     max_rel_err: f64,
     verified: bool,
     peer: Option<JsonPeer<'a>>,
@@ -631,6 +685,10 @@ struct JsonPeer<'a> {
     time_us: f64,
     speedup: f64,
     e2e_time_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repeated_time_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repeated_speedup: Option<f64>,
 }
 
 impl<'a> JsonRecord<'a> {
@@ -656,6 +714,10 @@ impl<'a> JsonRecord<'a> {
             gflops: r.gflops(),
             extra_bytes: *extra_bytes,
             transpose_bytes: *transpose_bytes,
+            one_shot_time_us: m.one_shot.map(|(us, _)| us),
+            repeated_time_us: m.one_shot.map(|_| m.gpu.median),
+            levels: m.one_shot.and_then(|(_, s)| s.levels),
+            relaunches: m.one_shot.map(|(_, s)| s.relaunches),
             // JSON has no infinity (serde_json would write null): the largest double says "no
             // agreement at all" and still compares as a number.
             max_rel_err: if m.max_rel_err.is_finite() { m.max_rel_err } else { f64::MAX },
@@ -665,6 +727,8 @@ impl<'a> JsonRecord<'a> {
                 time_us: p.time_us,
                 speedup,
                 e2e_time_us: p.e2e_us,
+                repeated_time_us: p.repeated_us,
+                repeated_speedup: r.repeated_speedup(),
             }),
         })
     }

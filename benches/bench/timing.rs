@@ -10,7 +10,7 @@ use wgsparse::ops::blas1;
 use wgsparse::record::{Profiler, Recorder};
 use wgsparse::{Context, GpuVec};
 
-use crate::ops::{OpError, Prepared};
+use crate::ops::{OneShot, OpError, Prepared};
 
 /// Working sets below this are rotated among copies: a few hundred MiB is beyond the last
 /// cache level of current GPUs (50 MiB L2 on H100, 128 MiB Infinity Cache on RDNA).
@@ -142,6 +142,8 @@ pub struct Measurement {
     pub max_rel_err: f64,
     /// Copies the timed runs rotated through.
     pub copies: usize,
+    /// For ops with a one-shot form: its median wall clock, µs, and what the last one reported.
+    pub one_shot: Option<(f64, OneShot)>,
 }
 
 /// Runs the whole protocol on a prepared op: add rotation copies, time on the GPU, then time
@@ -189,7 +191,23 @@ pub fn measure(
         }
         false => (None, None),
     };
-    Ok(Measurement { gpu, runs: timed.runs, e2e_us: Spread::of(e2e).median, batched_us, cpu, max_rel_err, copies })
+    let one_shot = time_one_shot(op, if timed.runs < settings.runs { 1 } else { settings.e2e_runs })?;
+    let e2e_us = Spread::of(e2e).median;
+    Ok(Measurement { gpu, runs: timed.runs, e2e_us, batched_us, cpu, max_rel_err, copies, one_shot })
+}
+
+/// The median of `runs` one-shot runs (none for ops without one), with the report of the
+/// last; relaunches are the most any run needed.
+fn time_one_shot(op: &mut dyn Prepared, runs: usize) -> Result<Option<(f64, OneShot)>, OpError> {
+    let mut times = Vec::with_capacity(runs);
+    let mut last: Option<OneShot> = None;
+    for _ in 0..runs.max(1) {
+        let Some(shot) = op.one_shot()? else { return Ok(None) };
+        times.push(shot.time.as_secs_f64() * 1e6);
+        let relaunches = last.map_or(0, |l| l.relaunches).max(shot.relaunches);
+        last = Some(OneShot { relaunches, ..shot });
+    }
+    Ok(last.map(|shot| (Spread::of(times).median, shot)))
 }
 
 /// Device copy bandwidth: (bytes read + bytes written) / time of the library's 16-byte copy

@@ -107,6 +107,12 @@ impl Structure {
         Ok(built)
     }
 
+    /// The analysis named `name`, if it was built.
+    pub(crate) fn get<A: Analysis>(&self, name: &str) -> Option<Arc<A>> {
+        let analyses = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
+        analyses.iter().find(|e| e.name == name).and_then(|e| e.analysis.clone().downcast::<A>().ok())
+    }
+
     pub(crate) fn list(&self) -> Vec<AnalysisInfo> {
         let analyses = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
         analyses.iter().map(|e| AnalysisInfo { name: e.name.clone(), device_bytes: e.bytes }).collect()

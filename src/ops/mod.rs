@@ -7,9 +7,11 @@ pub(crate) mod common;
 pub mod sddmm;
 pub mod spmm;
 pub mod spmv;
+pub mod sptrsv;
 mod tile_options;
 
 pub use sddmm::{Sddmm, SddmmAlgorithm, SddmmOptions};
 pub use spmm::{Spmm, SpmmAlgorithm, SpmmOptions};
 pub use spmv::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions};
+pub use sptrsv::{Diagonal, SolveReport, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
 pub use tile_options::TileOptions;

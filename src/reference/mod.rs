@@ -11,7 +11,9 @@ pub mod blas1;
 mod compare;
 mod spmm;
 mod spmv;
+mod sptrsv;
 
 pub use compare::{max_relative_error, relative_error};
 pub use spmm::{sddmm_csr, spmm_csr};
+pub use sptrsv::triangular_solve;
 pub use spmv::{gemv_dense, spmv_coo, spmv_csr, spmv_ell, spmv_hyb};

@@ -73,3 +73,14 @@ pub const SDDMM: Model =
 pub fn sddmm(a: Shape, k: u64, v: u64) -> Cost {
     Cost { bytes: Some(a.nnz * (4 + 2 * v) + (a.rows + 1) * 4 + (a.rows + a.cols) * k * v), flops: Some(2 * a.nnz * k) }
 }
+
+/// Triangular solve `T·x = b` (T n × n with nnz entries, the diagonal included): T once as
+/// SpMV counts it, b read and x written once; a multiply and an add per off-diagonal entry
+/// and a division per row (counted as 2·nnz).
+pub const SPTRSV: Model =
+    Model { bytes: "nnz·(4+v) + (rows+1)·4 + 2·rows·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz" };
+
+/// See [`SPTRSV`]; `v` bytes per value.
+pub fn sptrsv(t: Shape, v: u64) -> Cost {
+    Cost { bytes: Some(t.nnz * (4 + v) + (t.rows + 1) * 4 + 2 * t.rows * v), flops: Some(2 * t.nnz) }
+}

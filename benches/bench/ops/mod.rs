@@ -6,6 +6,7 @@ pub mod cost;
 mod sddmm;
 mod spmm;
 mod spmv;
+mod sptrsv;
 mod tiles;
 
 use wgsparse::record::Recorder;
@@ -25,12 +26,16 @@ pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
             Box::new(spmm::SpmmOp::<f32>::plain()),
             Box::new(spmm::SpmmOp::<f32>::transposed()),
             Box::new(sddmm::SddmmOp::<f32>::default()),
+            Box::new(sptrsv::SptrsvOp::<f32>::lower()),
+            Box::new(sptrsv::SptrsvOp::<f32>::upper()),
         ],
         ElementKind::F64 => vec![
             Box::new(spmv::SpmvOp::<f64>::default()),
             Box::new(spmm::SpmmOp::<f64>::plain()),
             Box::new(spmm::SpmmOp::<f64>::transposed()),
             Box::new(sddmm::SddmmOp::<f64>::default()),
+            Box::new(sptrsv::SptrsvOp::<f64>::lower()),
+            Box::new(sptrsv::SptrsvOp::<f64>::upper()),
         ],
     }
 }
@@ -96,6 +101,22 @@ pub trait Prepared {
     fn run_and_read(&mut self, copy: usize) -> Result<std::time::Duration, OpError>;
     /// The relative error of the output last read back against the CPU twin.
     fn check(&self) -> f64;
+    /// For ops whose first run on a matrix does more than later ones (the triangular solve
+    /// captures levels): one such run from scratch, waited for. `None`: the op has none.
+    fn one_shot(&mut self) -> Result<Option<OneShot>, OpError> {
+        Ok(None)
+    }
+}
+
+/// One run of an op from scratch ([`Prepared::one_shot`]).
+#[derive(Debug, Clone, Copy)]
+pub struct OneShot {
+    /// Wall clock from planning to the result (and every analysis) done on the device.
+    pub time: std::time::Duration,
+    /// Levels of the triangular solve.
+    pub levels: Option<usize>,
+    /// Relaunches the solve needed.
+    pub relaunches: u32,
 }
 
 /// Why a row has no measurement.

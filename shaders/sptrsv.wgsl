@@ -1,0 +1,449 @@
+// Sync-free sparse triangular solve (seed 003): `L·x = b` or `U·x = b` with the triangle in
+// CSR, one item (row, right-hand side) per lane, no analysis phase.
+//
+// Teams (a subgroup each with SUBGROUP, else the workgroup) take consecutive positions from
+// a ticket counter, so a team only ever waits on positions whose team has already started:
+// in row order (reversed for U), or in level order once the levels are known
+// (`params.level_order`, `order` from the level sets). Each lane walks its row's entries
+// towards the diagonal, reading each predecessor's published value; it never blocks on one:
+// a lane whose predecessor is not published yet returns, and the team goes round again. So
+// no lane spins on another lane of its own subgroup (the whole team runs every round, and a
+// value published in one round is read in a later one), and the spin is bounded: after
+// `spin_limit` rounds in which no lane of the team got further, the team leaves its
+// unsolved items, notes the lowest position, and exits. The steps shader then sizes a
+// relaunch from that position (an indirect dispatch) until none remain; each launch solves
+// at least the lowest unsolved item, whose predecessors are all published.
+//
+// Values and their ready state travel in the same atomic words (shared/sptrsv_words.wgsl).
+// With `params.capture`, each item also publishes its level, 1 + the largest level of its
+// predecessors: the level sets later solves run in.
+//
+// Bad input never hangs: an entry on the wrong side of the diagonal is skipped, a missing
+// diagonal divides by zero, and the first offending row is noted in the status for the
+// host to report.
+#import real
+#import sptrsv_words
+
+struct Params {
+    rows: u32,
+    // Right-hand sides: item (row, c) is element row·k + c of b and x.
+    k: u32,
+    items: u32,
+    spin_limit: u32,
+    upper: u32,
+    unit_diagonal: u32,
+    // Values read through `perm` (the transpose of a stored matrix).
+    permuted: u32,
+    level_order: u32,
+    capture: u32,
+    // Delay after a round in which no lane of the team got further: `backoff` × 2^stalls
+    // (at most 32×) iterations of a multiply-add, so that waiting teams do not flood the
+    // memory system with polls that slow the teams they wait on. 0: poll back to back.
+    backoff: u32,
+}
+
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read> row_offsets: array<u32>;
+@group(0) @binding(1) var<storage, read> col_indices: array<u32>;
+@group(0) @binding(2) var<storage, read> values: array<Real>;
+@group(0) @binding(3) var<storage, read> perm: array<u32>;
+@group(0) @binding(4) var<storage, read> order: array<u32>;
+@group(0) @binding(5) var<storage, read> b: array<Real>;
+@group(0) @binding(6) var<storage, read_write> x: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read_write> aux: array<atomic<u32>>;
+@group(0) @binding(8) var<storage, read_write> status: array<atomic<u32>>;
+
+override WG_SIZE: u32 = 64u;
+
+// Entries each lane takes of a long row's block (SUBGROUP): the team walks rows longer than
+// one block together, a block of BLOCK_PER_LANE · subgroup size entries at a time.
+const BLOCK_PER_LANE: u32 = 8u;
+// Dependencies a lane reads before it uses the first: loads in flight instead of one at a
+// time (the inner walk is latency-bound).
+const BATCH: u32 = 4u;
+
+const KIND_DEPENDENCY: u32 = 0u;
+const KIND_DIAGONAL: u32 = 1u;
+const KIND_OUTSIDE: u32 = 2u;
+
+// An entry of an item's row, read: a dependency (with its predecessor's published value),
+// the pivot, or an entry outside the triangle.
+struct Entry {
+    kind: u32,
+    value: Acc,
+    predecessor: Published,
+}
+
+// Kept from dead-code elimination: the back-off loop's result.
+var<private> back_off_sink: u32;
+
+// One lane's item: its entries are walked from `next` towards the diagonal (up for L, down
+// for U), `left` of them to go.
+struct Item {
+    row: u32,
+    rhs: u32,
+    index: u32,
+    next: u32,
+    left: u32,
+    sum: Acc,
+    diagonal: Acc,
+    has_diagonal: bool,
+    // The largest level among the predecessors read so far.
+    level: u32,
+    problem: u32,
+    done: bool,
+    // Solved by this launch (not found solved by an earlier one).
+    solved_here: bool,
+}
+
+struct Published {
+    ready: bool,
+    value: Acc,
+    level: u32,
+}
+
+#ifdef F64
+fn published(j: u32) -> Published {
+    let w2 = atomicLoad(&aux[j]);
+    if (w2 & TOP_BIT) != 0u {
+        return Published(false, Acc(0.0), 0u);
+    }
+    let w0 = atomicLoad(&x[2u * j]);
+    let w1 = atomicLoad(&x[2u * j + 1u]);
+    var bits = vec2<u32>(w0, w1);
+    if (w2 & DECODED) == 0u {
+        if ((w0 | w1) & TOP_BIT) != 0u {
+            return Published(false, Acc(0.0), 0u);
+        }
+        bits = decode_f64_bits(w0, w1, w2);
+    }
+    return Published(true, bitcast<f64>((u64(bits.y) << 32u) | u64(bits.x)), f64_level(w2));
+}
+
+fn publish(j: u32, value: Acc, level: u32) {
+    let bits = bitcast<u64>(value);
+    let lo = u32(bits & 0xfffffffflu);
+    let hi = u32(bits >> 32u);
+    atomicStore(&x[2u * j], lo & 0x7fffffffu);
+    atomicStore(&x[2u * j + 1u], (lo >> 31u) | ((hi & 0x3fffffffu) << 1u));
+    atomicStore(&aux[j], (hi >> 30u) | (min(level, LEVEL_MASK) << 2u));
+}
+#else
+fn published(j: u32) -> Published {
+    let w = atomicLoad(&x[j]);
+    var level = 0u;
+    if params.capture != 0u {
+        level = atomicLoad(&aux[j]);
+    }
+    return Published(w != NOT_READY && level != NOT_READY, bitcast<f32>(w), level);
+}
+
+fn publish(j: u32, value: Acc, level: u32) {
+    var bits = bitcast<u32>(value);
+    if bits == NOT_READY {
+        bits = F32_NAN;
+    }
+    if params.capture != 0u {
+        atomicStore(&aux[j], level);
+    }
+    atomicStore(&x[j], bits);
+}
+#endif
+
+fn entry_value(e: u32) -> Acc {
+    if params.permuted != 0u {
+        return Acc(values[perm[e]]);
+    }
+    return Acc(values[e]);
+}
+
+// The entry `offset` places after `e` in walking order (towards the diagonal).
+fn walk(e: u32, offset: u32) -> u32 {
+    return select(e + offset, e - offset, params.upper != 0u);
+}
+
+fn read_entry(item: ptr<function, Item>, e: u32) -> Entry {
+    var entry: Entry;
+    let col = col_indices[e];
+    let row = (*item).row;
+    entry.value = entry_value(e);
+    if col == row {
+        entry.kind = KIND_DIAGONAL;
+    } else if (col < row) == (params.upper == 0u) {
+        entry.kind = KIND_DEPENDENCY;
+        entry.predecessor = published(col * params.k + (*item).rhs);
+    } else {
+        entry.kind = KIND_OUTSIDE;
+    }
+    return entry;
+}
+
+// Uses entry `e` (read as `entry`) and steps past it; false when its predecessor is not
+// published yet.
+fn take(item: ptr<function, Item>, e: u32, entry: Entry) -> bool {
+    switch entry.kind {
+        case KIND_DEPENDENCY: {
+            if !entry.predecessor.ready {
+                return false;
+            }
+            (*item).sum += entry.value * entry.predecessor.value;
+            (*item).level = max((*item).level, entry.predecessor.level);
+        }
+        case KIND_DIAGONAL: {
+            (*item).diagonal = entry.value;
+            (*item).has_diagonal = true;
+        }
+        default: {
+            (*item).problem = PROBLEM_OUTSIDE_TRIANGLE;
+        }
+    }
+    (*item).next = walk(e, 1u);
+    (*item).left -= 1u;
+    return true;
+}
+
+// The item at ticket position `pos`; done already when past the end or solved by an
+// earlier launch.
+fn start(pos: u32) -> Item {
+    var item: Item;
+    item.done = true;
+    if pos >= params.items {
+        return item;
+    }
+    let row_pos = pos / params.k;
+    item.rhs = pos - row_pos * params.k;
+    item.row = row_pos;
+    if params.level_order != 0u {
+        item.row = order[row_pos];
+    } else if params.upper != 0u {
+        item.row = params.rows - 1u - row_pos;
+    }
+    item.index = item.row * params.k + item.rhs;
+    if published(item.index).ready {
+        return item;
+    }
+    let first = row_offsets[item.row];
+    let end = row_offsets[item.row + 1u];
+    item.left = end - first;
+    item.next = select(first, end - 1u, params.upper != 0u);
+    item.done = false;
+    return item;
+}
+
+// x = (b - sum) / diagonal, published with its level; notes the row's problem if any.
+fn finish(item: ptr<function, Item>) {
+    var value = Acc(b[(*item).index]) - (*item).sum;
+    if params.unit_diagonal == 0u {
+        if !(*item).has_diagonal {
+            (*item).problem = select((*item).problem, PROBLEM_MISSING_DIAGONAL, (*item).problem == 0u);
+        } else if (*item).diagonal == 0.0 {
+            (*item).problem = select((*item).problem, PROBLEM_ZERO_PIVOT, (*item).problem == 0u);
+        }
+        // A missing diagonal is 0 here: the result is ±Inf or NaN, and the problem reported.
+        value = value / (*item).diagonal;
+    }
+    if (*item).problem != 0u {
+        atomicMin(&status[STATUS_PROBLEM], 4u * (*item).row + (*item).problem);
+    }
+    publish((*item).index, value, (*item).level + 1u);
+    (*item).done = true;
+    (*item).solved_here = true;
+}
+
+// Walks the item's entries as far as published predecessors allow, BATCH at a time; whether
+// it got further. Rows longer than a block are left to the team (long_row_block) until one
+// block or less remains, so that how a row's sum is grouped never depends on timing.
+fn advance(item: ptr<function, Item>, long_row: u32) -> bool {
+    var progressed = false;
+    loop {
+        let left = (*item).left;
+        if left == 0u {
+            finish(item);
+            return true;
+        }
+        if left > long_row {
+            return progressed;
+        }
+        let e0 = (*item).next;
+        let e1 = walk(e0, 1u);
+        let e2 = walk(e0, 2u);
+        let e3 = walk(e0, 3u);
+        // All reads first, then use: their loads are in flight together.
+        let a = read_entry(item, e0);
+        var b: Entry;
+        var c: Entry;
+        var d: Entry;
+        if left > 1u {
+            b = read_entry(item, e1);
+        }
+        if left > 2u {
+            c = read_entry(item, e2);
+        }
+        if left > 3u {
+            d = read_entry(item, e3);
+        }
+        if !take(item, e0, a) {
+            return progressed;
+        }
+        progressed = true;
+        if left > 1u && !take(item, e1, b) {
+            return true;
+        }
+        if left > 2u && !take(item, e2, c) {
+            return true;
+        }
+        if left > 3u && !take(item, e3, d) {
+            return true;
+        }
+    }
+    return progressed;
+}
+
+// Spins for `backoff` × 2^stalls (at most 32×) multiply-adds.
+fn back_off(stalls: u32) {
+    var v = stalls;
+    let rounds = params.backoff << min(stalls, 5u);
+    for (var i = 0u; i < rounds; i++) {
+        v = v * 1664525u + 1013904223u;
+    }
+    back_off_sink ^= v;
+}
+
+#ifdef SUBGROUP
+// (every lane of the team done, some lane got further)
+fn team_state(done: bool, progressed: bool, lid: u32) -> vec2<bool> {
+    return vec2<bool>(subgroupAll(done), subgroupAny(progressed));
+}
+
+// The team takes the next block of one lane's long row (the lowest such lane), once every
+// predecessor in the block is published: each lane sums BLOCK_PER_LANE consecutive entries,
+// and the block's sum is a subgroup sum, the same grouping whatever the timing. Whether a
+// block was taken.
+// `lane` is the subgroup invocation id, `rank` the lane's place among the active lanes.
+fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32) -> bool {
+    let owner = subgroupMin(select(NONE, lane, !(*item).done && (*item).left > long_row));
+    if owner == NONE {
+        return false;
+    }
+    var helped: Item;
+    helped.row = subgroupShuffle((*item).row, owner);
+    helped.rhs = subgroupShuffle((*item).rhs, owner);
+    let first = walk(subgroupShuffle((*item).next, owner), rank * BLOCK_PER_LANE);
+    var ready = true;
+    for (var j = 0u; j < BLOCK_PER_LANE; j++) {
+        let e = walk(first, j);
+        let entry = read_entry(&helped, e);
+        // A lane keeps walking after a miss so that its loads stay in flight together.
+        ready = take(&helped, e, entry) && ready;
+    }
+    if !subgroupAll(ready) {
+        return false;
+    }
+    let sum = subgroupAdd(helped.sum);
+    let level = subgroupMax(helped.level);
+    let problem = subgroupMax(helped.problem);
+    let pivot_lane = subgroupMin(select(NONE, lane, helped.has_diagonal));
+    let pivot = subgroupShuffle(helped.diagonal, min(pivot_lane, subgroupMax(lane)));
+    if lane == owner {
+        (*item).sum += sum;
+        (*item).level = max((*item).level, level);
+        (*item).problem = max((*item).problem, problem);
+        if pivot_lane != NONE {
+            (*item).diagonal = pivot;
+            (*item).has_diagonal = true;
+        }
+        (*item).next = walk((*item).next, long_row);
+        (*item).left -= long_row;
+    }
+    return true;
+}
+#else
+var<workgroup> team_flags: atomic<u32>;
+// The team's ticket, then each round's flags, read uniformly.
+var<workgroup> team_value: u32;
+
+fn team_state(done: bool, progressed: bool, lid: u32) -> vec2<bool> {
+    if !done {
+        atomicOr(&team_flags, 1u);
+    }
+    if progressed {
+        atomicOr(&team_flags, 2u);
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        team_value = atomicExchange(&team_flags, 0u);
+    }
+    let flags = workgroupUniformLoad(&team_value);
+    return vec2<bool>((flags & 1u) == 0u, (flags & 2u) != 0u);
+}
+#endif
+
+@compute @workgroup_size(WG_SIZE)
+fn main(@builtin(local_invocation_index) lid: u32
+#ifdef SUBGROUP
+        , @builtin(subgroup_invocation_id) lane: u32
+#endif
+) {
+#ifdef SUBGROUP
+    // Lanes counted, not assumed: any subgroup size and layout takes its own positions.
+    let lanes = subgroupAdd(1u);
+    let rank = subgroupExclusiveAdd(1u);
+    var first = 0u;
+    if rank == 0u {
+        first = atomicAdd(&status[STATUS_TICKET], lanes);
+    }
+    let pos = subgroupBroadcastFirst(first) + rank;
+#else
+    if lid == 0u {
+        team_value = atomicAdd(&status[STATUS_TICKET], WG_SIZE);
+    }
+    let pos = workgroupUniformLoad(&team_value) + lid;
+#endif
+#ifdef SUBGROUP
+    let long_row = BLOCK_PER_LANE * subgroupMax(rank + 1u);
+#else
+    let long_row = NONE;
+#endif
+    var item = start(pos);
+    var stalls = 0u;
+    loop {
+        var progressed = false;
+        if !item.done {
+            progressed = advance(&item, long_row);
+        }
+#ifdef SUBGROUP
+        progressed = long_row_block(&item, lane, rank, long_row) || progressed;
+#endif
+        let team = team_state(item.done, progressed, lid);
+        if team.x {
+            break;
+        }
+        stalls = select(stalls + 1u, 0u, team.y);
+        if stalls > params.spin_limit {
+            break;
+        }
+        if !team.y {
+            back_off(stalls);
+        }
+    }
+    if back_off_sink == 0x9e3779b9u && !item.done {
+        // Never in practice; makes the back-off's result observable.
+        atomicOr(&status[STATUS_PROBLEM], 0u);
+    }
+    if !item.done {
+        atomicMin(&status[STATUS_LOWEST_UNSOLVED], pos);
+    }
+    if params.capture != 0u {
+        let level = select(0u, item.level + 1u, item.solved_here);
+#ifdef SUBGROUP
+        let top = subgroupMax(level);
+        if subgroupExclusiveAdd(1u) == 0u && top > 0u {
+            atomicMax(&status[STATUS_MAX_LEVEL], top);
+        }
+#else
+        if level > 0u {
+            atomicMax(&status[STATUS_MAX_LEVEL], level);
+        }
+#endif
+    }
+}

@@ -1,0 +1,118 @@
+// The steps around a sync-free triangular solve (sptrsv.wgsl), one shader with the step as a
+// parameter (each a pass over a few words):
+// - INIT: every x and aux word NOT_READY, the status reset (one per word);
+// - RELAUNCH: one invocation; sizes the next launch of the solve (the indirect arguments in
+//   `args`) from the lowest unsolved position, restarting the tickets there, or zero
+//   workgroups when every item is solved;
+// - FINISH: f64 only; rewrites each solved item's encoded words as the plain f64 and marks
+//   its aux word DECODED (the level kept); unsolved items stay NaN;
+// - LEVELS: the keys and values of the level sort, keys[r] = level of row r − 1 (read from
+//   its first item), rows_out[r] = r.
+#import invocation
+#import sptrsv_words
+
+const STEP_INIT: u32 = 0u;
+const STEP_RELAUNCH: u32 = 1u;
+const STEP_FINISH: u32 = 2u;
+const STEP_LEVELS: u32 = 3u;
+
+struct Params {
+    step: u32,
+    items: u32,
+    x_words: u32,
+    aux_words: u32,
+    rows: u32,
+    k: u32,
+    f64_values: u32,
+    // Positions one workgroup of the solve takes.
+    solve_workgroup: u32,
+    max_workgroups_per_dimension: u32,
+}
+
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read_write> x: array<atomic<u32>>;
+@group(0) @binding(1) var<storage, read_write> aux: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read_write> status: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> args: array<u32>;
+@group(0) @binding(4) var<storage, read_write> keys: array<u32>;
+@group(0) @binding(5) var<storage, read_write> rows_out: array<u32>;
+
+override WG_SIZE: u32 = 256u;
+
+fn init(i: u32) {
+    if i < params.x_words {
+        atomicStore(&x[i], NOT_READY);
+    }
+    if i < params.aux_words {
+        atomicStore(&aux[i], NOT_READY);
+    }
+    if i == 0u {
+        atomicStore(&status[STATUS_TICKET], 0u);
+        atomicStore(&status[STATUS_LOWEST_UNSOLVED], NONE);
+        atomicStore(&status[STATUS_RELAUNCHES], 0u);
+        atomicStore(&status[STATUS_MAX_LEVEL], 0u);
+        atomicStore(&status[STATUS_PROBLEM], NONE);
+    }
+}
+
+fn relaunch(i: u32) {
+    if i != 0u {
+        return;
+    }
+    let lowest = atomicLoad(&status[STATUS_LOWEST_UNSOLVED]);
+    if lowest == NONE {
+        args[0] = 0u;
+        args[1] = 1u;
+        args[2] = 1u;
+        return;
+    }
+    atomicStore(&status[STATUS_TICKET], lowest);
+    atomicStore(&status[STATUS_LOWEST_UNSOLVED], NONE);
+    atomicAdd(&status[STATUS_RELAUNCHES], 1u);
+    let workgroups = (params.items - lowest + params.solve_workgroup - 1u) / params.solve_workgroup;
+    let width = min(workgroups, params.max_workgroups_per_dimension);
+    args[0] = width;
+    args[1] = (workgroups + width - 1u) / width;
+    args[2] = 1u;
+}
+
+fn finish(i: u32) {
+    if i >= params.items {
+        return;
+    }
+    let w2 = atomicLoad(&aux[i]);
+    if (w2 & (TOP_BIT | DECODED)) != 0u {
+        return;
+    }
+    let bits = decode_f64_bits(atomicLoad(&x[2u * i]), atomicLoad(&x[2u * i + 1u]), w2);
+    atomicStore(&x[2u * i], bits.x);
+    atomicStore(&x[2u * i + 1u], bits.y);
+    atomicStore(&aux[i], DECODED | (f64_level(w2) << 2u));
+}
+
+fn levels(i: u32) {
+    if i >= params.rows {
+        return;
+    }
+    let w = atomicLoad(&aux[i * params.k]);
+    let level = select(w, f64_level(w), params.f64_values != 0u);
+    keys[i] = level - 1u;
+    rows_out[i] = i;
+}
+
+fn run(i: u32) {
+    switch params.step {
+        case STEP_INIT: {
+            init(i);
+        }
+        case STEP_RELAUNCH: {
+            relaunch(i);
+        }
+        case STEP_FINISH: {
+            finish(i);
+        }
+        default: {
+            levels(i);
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! The level sets of a triangular matrix: its rows ordered by level (1 + the largest level
+//! of the rows a row depends on), captured by the first sync-free solve
+//! (`ops::sptrsv`, seed 003: the completion flags store levels) and kept with the matrix's
+//! analyses, so that later solves of the pattern take their rows level by level. The
+//! pattern alone decides the levels: new values keep them.
+//!
+//! Built from the levels a solve left in its aux words: a stable radix sort of the rows by
+//! level, so that within a level rows stay in order (neighbouring rows, neighbouring
+//! entries).
+
+use super::radix_sort::RadixSort;
+use crate::context::Context;
+use crate::gpu::GpuVec;
+use crate::kernel::shaders::sptrsv_steps as steps;
+use crate::matrix::Analysis;
+use crate::Result;
+
+/// Rows in level order.
+pub(crate) struct LevelSets {
+    /// Every row, by level, in row order within a level.
+    pub(crate) order: GpuVec<u32>,
+    /// How many levels.
+    pub(crate) levels: usize,
+}
+
+impl Analysis for LevelSets {
+    fn device_bytes(&self) -> u64 {
+        self.order.byte_len()
+    }
+}
+
+/// Where the levels of a solve are: its aux words, one per item of `k` right-hand sides,
+/// the level of row r at item r·k (encoded with the value in f64).
+pub(crate) struct CapturedLevels<'a> {
+    pub(crate) aux: &'a GpuVec<u32>,
+    pub(crate) rows: usize,
+    pub(crate) k: usize,
+    pub(crate) f64_values: bool,
+    /// The largest level (from the solve's status).
+    pub(crate) levels: usize,
+}
+
+impl LevelSets {
+    /// The name the level sets of a solve are kept under, per triangle: `what` says which
+    /// (e.g. "lower", "upper of the transpose").
+    pub(crate) fn name(what: &str) -> String {
+        format!("level sets ({what})")
+    }
+
+    /// Sorts the rows by their captured levels (recorded and submitted; not waited for).
+    pub(crate) fn build(ctx: &Context, captured: CapturedLevels<'_>) -> Result<Self> {
+        let rows = captured.rows;
+        let (keys, order) = (ctx.zeros::<u32>(rows)?, ctx.zeros::<u32>(rows)?);
+        let sort = RadixSort::new(ctx, rows)?;
+        // Stand-ins for the bindings LEVELS does not use (writable bindings must not alias).
+        let unused = [ctx.zeros::<u32>(1)?, ctx.zeros::<u32>(1)?, ctx.zeros::<u32>(1)?];
+        let kernel = ctx.plain_kernel::<steps::Shader>(Default::default(), Default::default())?;
+        let params = steps::Params {
+            step: SolveStep::Levels as u32,
+            rows: rows as u32,
+            k: captured.k as u32,
+            f64_values: captured.f64_values as u32,
+            ..Default::default()
+        };
+        let bindings = steps::Bindings {
+            x: unused[0].bind(),
+            aux: captured.aux.bind(),
+            status: unused[1].bind(),
+            args: unused[2].bind(),
+            keys: keys.bind(),
+            rows_out: order.bind(),
+        };
+        let mut batch = ctx.batch();
+        let in_spares = {
+            let mut rec = batch.recorder();
+            rec.dispatch_items(&kernel, params, bindings, rows as u64)?;
+            // Keys are levels − 1 < levels.
+            let bits = u32::BITS - (captured.levels.max(1) as u32 - 1).leading_zeros();
+            sort.record(&mut rec, &keys, &order, rows, bits)?
+        };
+        batch.submit()?;
+        let order = if in_spares { sort.spares().1 } else { order };
+        Ok(LevelSets { order, levels: captured.levels })
+    }
+}
+
+/// The steps of `shaders/sptrsv_steps.wgsl` (its `params.step`; the numbers are its
+/// `STEP_*` constants).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum SolveStep {
+    Init = 0,
+    Relaunch = 1,
+    Finish = 2,
+    Levels = 3,
+}

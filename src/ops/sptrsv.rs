@@ -1,0 +1,565 @@
+//! Sparse triangular solve: `T·x = b` with T the lower or upper triangle stored in a CSR
+//! matrix (or `Aᵀ·x = b` on A's transpose, [`TriangularSolve::transposed`]), unit or
+//! non-unit diagonal, f32 or f64, one right-hand side or k of them (b and x n × k,
+//! row-major).
+//!
+//! Sync-free, as seed 003 describes it: no analysis phase; a lane per row (and right-hand
+//! side) walks its entries towards the diagonal, waits for each predecessor's published
+//! value, divides by the pivot and publishes its own. WebGPU promises no forward progress
+//! between workgroups, so rows are handed out by a ticket counter (a team only waits on teams
+//! that started before it), every wait is bounded, and rows left unsolved when a bound runs
+//! out are solved by relaunches sized on the GPU (indirect dispatches) until none remain.
+//! `shaders/sptrsv.wgsl` says how values and their ready state share atomic words.
+//!
+//! The first [`TriangularSolve::solve`] of a pattern captures each row's level (1 + the
+//! largest level of its predecessors); the rows sorted by level are kept with the matrix's
+//! analyses, and later solves ([`SptrsvAlgorithm::LevelOrder`], `Auto`) hand out rows level
+//! by level, which keeps the rows of a team independent. New values keep the levels.
+//!
+//! Each row's sum runs in the order of its entries whatever the scheduling: results are
+//! deterministic. A row that cannot be solved (an entry outside the triangle, a missing or
+//! zero pivot) is reported as [`Error::NotSolvable`] with the first such row; b is never
+//! written.
+
+use std::sync::Arc;
+
+use super::common::{check_len, check_row_major, Operands};
+use crate::analysis::level_sets::{CapturedLevels, LevelSets, SolveStep};
+use crate::analysis::transpose::Transpose;
+use crate::context::Context;
+use crate::element::{ElementKind, Scalar};
+use crate::error::SolveProblem;
+use crate::gpu::{Bind, GpuVec};
+use crate::kernel::shaders::sptrsv as kernel;
+use crate::kernel::shaders::sptrsv_steps as steps;
+use crate::kernel::Kernel;
+use crate::matrix::{Format, GpuDense, GpuSparse, PanelStorage};
+use crate::record::{IndirectArgs, Recorder};
+use crate::{Error, Result};
+
+/// Which triangle of the matrix holds the system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Triangle {
+    /// Entries on and below the diagonal: forward substitution.
+    Lower,
+    /// Entries on and above the diagonal: backward substitution.
+    Upper,
+}
+
+impl Triangle {
+    fn flipped(self) -> Self {
+        match self {
+            Triangle::Lower => Triangle::Upper,
+            Triangle::Upper => Triangle::Lower,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Triangle::Lower => "lower",
+            Triangle::Upper => "upper",
+        }
+    }
+}
+
+/// Whether the pivots are stored or all one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Diagonal {
+    /// Every row stores its pivot; a missing or zero pivot is an error.
+    NonUnit,
+    /// The pivots are 1; stored diagonal entries are ignored.
+    Unit,
+}
+
+/// In which order rows are handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SptrsvAlgorithm {
+    /// [`SptrsvAlgorithm::LevelOrder`].
+    Auto,
+    /// Rows in order (reversed for an upper triangle); never captures levels.
+    RowOrder,
+    /// Rows by level once the pattern's level sets are known (the first
+    /// [`TriangularSolve::solve`] runs in row order and captures them).
+    LevelOrder,
+}
+
+impl SptrsvAlgorithm {
+    /// Every concrete algorithm, in the order reports list them.
+    pub const ALL: [SptrsvAlgorithm; 2] = [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder];
+
+    /// Short name used in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SptrsvAlgorithm::Auto => "auto",
+            SptrsvAlgorithm::RowOrder => "row-order",
+            SptrsvAlgorithm::LevelOrder => "level-order",
+        }
+    }
+
+    /// Parses [`SptrsvAlgorithm::name`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        std::iter::once(SptrsvAlgorithm::Auto).chain(Self::ALL).find(|a| a.name() == name)
+    }
+}
+
+/// Tuning and shape of a triangular solve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SptrsvOptions {
+    /// Right-hand sides (columns of b and x), at least 1.
+    pub rhs: usize,
+    /// Rounds a team goes on waiting with no lane getting further before it leaves its rows
+    /// to a relaunch. Small values relaunch often (tests force it); the default waits far
+    /// longer than any solve on a GPU that makes progress.
+    pub spin_limit: u32,
+    /// Relaunches recorded after each launch (zero-sized on the GPU once every row is
+    /// solved). [`TriangularSolve::solve`] records more while rows remain; a recorded run
+    /// ([`TriangularSolve::record`]) that runs out of them leaves NaN in the unsolved rows and
+    /// says so in [`TriangularSolve::check`].
+    pub relaunch_rounds: u32,
+    /// Multiply-adds a waiting team spins for after a round in which none of its lanes got
+    /// further, doubled each such round (at most 32×): fewer polls, so that waiting teams do
+    /// not slow the ones they wait on. 0 polls back to back.
+    pub backoff: u32,
+}
+
+impl Default for SptrsvOptions {
+    fn default() -> Self {
+        SptrsvOptions { rhs: 1, spin_limit: 1 << 16, relaunch_rounds: 2, backoff: 8 }
+    }
+}
+
+/// What a solve did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SolveReport {
+    /// Launches after the first (rows left unsolved when a wait ran out).
+    pub relaunches: u32,
+    /// The number of levels, when known (captured by this solve or an earlier one).
+    pub levels: Option<usize>,
+    /// Whether rows were handed out by level.
+    pub level_order: bool,
+}
+
+/// Workgroup size of the solve (a multiple of every subgroup size).
+const WORKGROUP: u32 = 64;
+/// Status words the kernels share (`STATUS_*` in `shaders/shared/sptrsv_words.wgsl`).
+const STATUS_WORDS: usize = 8;
+const STATUS_LOWEST_UNSOLVED: usize = 1;
+const STATUS_RELAUNCHES: usize = 2;
+const STATUS_MAX_LEVEL: usize = 3;
+const STATUS_PROBLEM: usize = 4;
+const NONE: u32 = u32::MAX;
+/// Rows past this do not fit the level bits of the f64 encoding.
+const MAX_ROWS: usize = 1 << 28;
+
+/// A planned triangular solve for one matrix: kernels compiled and scratch allocated once,
+/// recorded or solved many times.
+pub struct TriangularSolve<T: Scalar> {
+    ctx: Context,
+    matrix: GpuSparse<T>,
+    /// A's transpose, when the plan solves with `Aᵀ`.
+    transpose: Option<Arc<Transpose>>,
+    /// The triangle of the matrix solved with (A's, or the transpose's).
+    triangle: Triangle,
+    diagonal: Diagonal,
+    algorithm: SptrsvAlgorithm,
+    options: SptrsvOptions,
+    solve: Kernel<kernel::Shader, T>,
+    steps: Kernel<steps::Shader>,
+    /// One word per item: its level (f32, when capturing) or the third word of its value (f64).
+    aux: GpuVec<u32>,
+    status: GpuVec<u32>,
+    args: IndirectArgs,
+    unused: Unused,
+    level_sets_name: String,
+}
+
+/// One-word stand-ins for bindings a dispatch does not use (each its own buffer: writable
+/// bindings must not alias).
+struct Unused {
+    keys: GpuVec<u32>,
+    rows: GpuVec<u32>,
+    order: GpuVec<u32>,
+    perm: GpuVec<u32>,
+}
+
+impl<T: Scalar> TriangularSolve<T> {
+    /// Plans `T·x = b` for the `triangle` of `a` (CSR, square, one row panel), one
+    /// right-hand side.
+    pub fn new(
+        ctx: &Context,
+        a: &GpuSparse<T>,
+        triangle: Triangle,
+        diagonal: Diagonal,
+        algorithm: SptrsvAlgorithm,
+    ) -> Result<Self> {
+        Self::plan(ctx, a, triangle, diagonal, algorithm, SptrsvOptions::default(), false)
+    }
+
+    /// [`TriangularSolve::new`] with options (right-hand sides, spin bound, relaunches).
+    pub fn with_options(
+        ctx: &Context,
+        a: &GpuSparse<T>,
+        triangle: Triangle,
+        diagonal: Diagonal,
+        algorithm: SptrsvAlgorithm,
+        options: SptrsvOptions,
+    ) -> Result<Self> {
+        Self::plan(ctx, a, triangle, diagonal, algorithm, options, false)
+    }
+
+    /// Plans `Aᵀ·x = b`, where `triangle` is the one A holds (so `Aᵀ` holds the other: the
+    /// transpose of a lower triangle is solved by backward substitution). A's transpose is
+    /// built once on the GPU and kept with its analyses (shared with `Spmm::transposed`).
+    pub fn transposed(
+        ctx: &Context,
+        a: &GpuSparse<T>,
+        triangle: Triangle,
+        diagonal: Diagonal,
+        algorithm: SptrsvAlgorithm,
+    ) -> Result<Self> {
+        Self::plan(ctx, a, triangle, diagonal, algorithm, SptrsvOptions::default(), true)
+    }
+
+    /// [`TriangularSolve::transposed`] with options.
+    pub fn transposed_with_options(
+        ctx: &Context,
+        a: &GpuSparse<T>,
+        triangle: Triangle,
+        diagonal: Diagonal,
+        algorithm: SptrsvAlgorithm,
+        options: SptrsvOptions,
+    ) -> Result<Self> {
+        Self::plan(ctx, a, triangle, diagonal, algorithm, options, true)
+    }
+
+    fn plan(
+        ctx: &Context,
+        a: &GpuSparse<T>,
+        triangle: Triangle,
+        diagonal: Diagonal,
+        algorithm: SptrsvAlgorithm,
+        options: SptrsvOptions,
+        transposed: bool,
+    ) -> Result<Self> {
+        ctx.check_alive()?;
+        ctx.check_owner("sptrsv: the matrix", a.device_id())?;
+        ctx.check_element::<T>()?;
+        if T::KIND == ElementKind::F64 && !ctx.features().contains(wgpu::Features::SHADER_INT64) {
+            return Err(Error::Unsupported(format!(
+                "the f64 triangular solve needs SHADER_INT64, which {:?} lacks",
+                ctx.adapter_info().name
+            )));
+        }
+        if a.format() != Format::Csr {
+            return Err(Error::InvalidArgument(format!(
+                "sptrsv: the matrix must be stored as CSR, not {}",
+                a.format().name()
+            )));
+        }
+        check_len("sptrsv", "columns (the matrix must be square)", a.rows(), a.cols())?;
+        if options.rhs == 0 {
+            return Err(Error::InvalidArgument("sptrsv: at least one right-hand side".into()));
+        }
+        let n = a.rows();
+        let items = n.checked_mul(options.rhs).filter(|&i| n < MAX_ROWS && i < (u32::MAX / 2) as usize);
+        let Some(items) = items else {
+            return Err(Error::LimitExceeded {
+                what: format!("a triangular solve of {n} rows with {} right-hand sides", options.rhs),
+                limit: "u32 item indices",
+                requested: (n as u64).saturating_mul(options.rhs as u64),
+                max: (u32::MAX / 2) as u64,
+            });
+        };
+        if a.panel_count() > 1 {
+            return Err(Error::LimitExceeded {
+                what: format!("a triangular solve on a matrix in {} row panels", a.panel_count()),
+                limit: "max_storage_buffer_binding_size",
+                requested: a.device_bytes(),
+                max: ctx.limits().max_storage_buffer_binding_size,
+            });
+        }
+        let transpose = if transposed { Some(Transpose::of(ctx, a)?) } else { None };
+        let triangle = if transposed { triangle.flipped() } else { triangle };
+        let what = format!("{}{}", triangle.name(), if transposed { ", of the transpose" } else { "" });
+        Ok(TriangularSolve {
+            ctx: ctx.clone(),
+            matrix: a.clone(),
+            transpose,
+            triangle,
+            diagonal,
+            algorithm,
+            options,
+            solve: ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size: WORKGROUP })?,
+            steps: ctx.plain_kernel::<steps::Shader>(Default::default(), Default::default())?,
+            aux: ctx.zeros(items.max(1))?,
+            status: ctx.zeros(STATUS_WORDS)?,
+            args: IndirectArgs::new(ctx, 1)?,
+            unused: Unused { keys: ctx.zeros(1)?, rows: ctx.zeros(1)?, order: ctx.zeros(1)?, perm: ctx.zeros(1)? },
+            level_sets_name: LevelSets::name(&what),
+        })
+    }
+
+    /// The algorithm asked for (`Auto` is [`SptrsvAlgorithm::LevelOrder`]).
+    pub fn algorithm(&self) -> SptrsvAlgorithm {
+        match self.algorithm {
+            SptrsvAlgorithm::Auto => SptrsvAlgorithm::LevelOrder,
+            a => a,
+        }
+    }
+
+    /// The triangle solved with (for a transposed plan, the transpose's).
+    pub fn triangle(&self) -> Triangle {
+        self.triangle
+    }
+
+    /// The number of levels, once a solve of the pattern captured them.
+    pub fn levels(&self) -> Option<usize> {
+        self.level_sets().map(|s| s.levels)
+    }
+
+    /// Device bytes this plan allocated beyond the matrix, b and x: a word per item and the
+    /// status. Level sets and a transpose are kept with the matrix ([`GpuSparse::analyses`]).
+    pub fn extra_bytes(&self) -> u64 {
+        let unused = &self.unused;
+        self.aux.byte_len()
+            + self.status.byte_len()
+            + self.args.slots().byte_len()
+            + [&unused.keys, &unused.rows, &unused.order, &unused.perm].iter().map(|v| v.byte_len()).sum::<u64>()
+    }
+
+    /// Device bytes of the level sets the plan's solves use (kept with the matrix), 0 before
+    /// they are captured.
+    pub fn level_sets_bytes(&self) -> u64 {
+        self.level_sets().map_or(0, |s| crate::matrix::Analysis::device_bytes(&*s))
+    }
+
+    fn level_sets(&self) -> Option<Arc<LevelSets>> {
+        match self.algorithm() {
+            SptrsvAlgorithm::RowOrder => None,
+            _ => self.matrix.structure().get::<LevelSets>(&self.level_sets_name),
+        }
+    }
+
+    /// Records the solve of `T·x = b` (one right-hand side): a launch and
+    /// [`SptrsvOptions::relaunch_rounds`] relaunches. Recording never captures levels (that
+    /// needs their count on the host: [`TriangularSolve::solve`] does it). After the batch
+    /// has run, [`TriangularSolve::check`] reports unsolvable rows and rows a bound left.
+    pub fn record(&self, rec: &mut Recorder<'_, '_>, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<()> {
+        let (b, x) = self.vector_operands(rec.context(), b, x)?;
+        self.record_launches(rec, b, x, Launch::First, false, self.level_sets().as_deref())
+    }
+
+    /// [`TriangularSolve::record`] for k right-hand sides: b and x n × k, row-major, one panel.
+    pub fn record_dense(&self, rec: &mut Recorder<'_, '_>, b: &GpuDense<T>, x: &mut GpuDense<T>) -> Result<()> {
+        let (b, x) = self.dense_operands(rec.context(), b, x)?;
+        self.record_launches(rec, b, x, Launch::First, false, self.level_sets().as_deref())
+    }
+
+    /// Solves `T·x = b` and waits for it: relaunches until every row is solved, captures the
+    /// pattern's levels on the first solve (kept with the matrix), and reports errors.
+    pub fn solve(&self, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<SolveReport> {
+        let (b, x) = self.vector_operands(&self.ctx, b, x)?;
+        self.solve_blocking(b, x)
+    }
+
+    /// [`TriangularSolve::solve`] for k right-hand sides.
+    pub fn solve_dense(&self, b: &GpuDense<T>, x: &mut GpuDense<T>) -> Result<SolveReport> {
+        let (b, x) = self.dense_operands(&self.ctx, b, x)?;
+        self.solve_blocking(b, x)
+    }
+
+    /// The outcome of the latest run recorded with this plan, once its batch has been
+    /// submitted (waits for it): [`Error::NotSolvable`] for a row that cannot be solved,
+    /// [`Error::Timeout`] when rows were left unsolved (NaN) after the recorded relaunches.
+    pub fn check(&self) -> Result<SolveReport> {
+        let status = self.status.read_blocking()?;
+        self.outcome(&status, false)
+    }
+
+    fn vector_operands<'a>(
+        &self,
+        ctx: &Context,
+        b: &'a GpuVec<T>,
+        x: &'a GpuVec<T>,
+    ) -> Result<(Bind<'a, T>, Bind<'a, u32>)> {
+        Operands::new(ctx, "sptrsv")?.owned("the plan", self.ctx.id())?.input("b", b)?.output("x", x)?;
+        check_len("sptrsv", "right-hand sides (vector operands)", 1, self.options.rhs)?;
+        check_len("sptrsv", "b length", self.matrix.rows(), b.len())?;
+        check_len("sptrsv", "x length", self.matrix.rows(), x.len())?;
+        Ok((b.bind(), x.bind().reinterpret(x.byte_len())))
+    }
+
+    fn dense_operands<'a>(
+        &'a self,
+        ctx: &Context,
+        b: &'a GpuDense<T>,
+        x: &'a GpuDense<T>,
+    ) -> Result<(Bind<'a, T>, Bind<'a, u32>)> {
+        Operands::new(ctx, "sptrsv")?.owned("the plan", self.ctx.id())?.dense_input("B", b)?.dense_output("X", x)?;
+        for (name, m) in [("B", b), ("X", x)] {
+            check_row_major("sptrsv", name, m)?;
+            check_len("sptrsv", "rows of B and X", self.matrix.rows(), m.rows())?;
+            check_len("sptrsv", "columns of B and X (right-hand sides)", self.options.rhs, m.cols())?;
+            if m.panels().len() > 1 {
+                return Err(Error::LimitExceeded {
+                    what: format!("sptrsv: {name} in {} row panels", m.panels().len()),
+                    limit: "max_storage_buffer_binding_size",
+                    requested: m.byte_len(),
+                    max: ctx.limits().max_storage_buffer_binding_size,
+                });
+            }
+        }
+        let empty = |m: &'a GpuDense<T>| m.panels().first().map(|p| p.bind());
+        match (empty(b), x.panels().first()) {
+            (Some(b), Some(x)) => Ok((b, x.bind().reinterpret(x.byte_len()))),
+            // No rows: bind stand-ins, nothing is dispatched.
+            _ => Ok((self.ctx.unused::<T>()?.bind(), self.unused.keys.bind())),
+        }
+    }
+
+    fn solve_blocking(&self, b: Bind<'_, T>, x: Bind<'_, u32>) -> Result<SolveReport> {
+        let level_sets = self.level_sets();
+        let capture = level_sets.is_none() && self.algorithm() == SptrsvAlgorithm::LevelOrder;
+        let mut launch = Launch::First;
+        // Each round of launches solves at least one row: at most n rounds.
+        for _ in 0..=self.matrix.rows() {
+            let mut batch = self.ctx.batch();
+            self.record_launches(&mut batch.recorder(), b, x, launch, capture, level_sets.as_deref())?;
+            let status = batch.read_back(&self.status)?;
+            batch.submit()?;
+            let status = status.wait()?;
+            if status[STATUS_LOWEST_UNSOLVED] != NONE && status[STATUS_PROBLEM] == NONE {
+                launch = Launch::Continue;
+                continue;
+            }
+            let mut report = self.outcome(&status, level_sets.is_some())?;
+            if capture {
+                let levels = status[STATUS_MAX_LEVEL] as usize;
+                let captured = CapturedLevels {
+                    aux: &self.aux,
+                    rows: self.matrix.rows(),
+                    k: self.options.rhs,
+                    f64_values: T::KIND == ElementKind::F64,
+                    levels,
+                };
+                self.matrix
+                    .structure()
+                    .get_or_build(&self.level_sets_name, || LevelSets::build(&self.ctx, captured))?;
+                report.levels = Some(levels);
+            }
+            return Ok(report);
+        }
+        Err(Error::Validation("sptrsv: a launch solved no row".into()))
+    }
+
+    /// The report of a solve from its status words, or its error.
+    fn outcome(&self, status: &[u32], level_order: bool) -> Result<SolveReport> {
+        let problem = status[STATUS_PROBLEM];
+        if problem != NONE {
+            let problem_kind = match problem % 4 {
+                1 => SolveProblem::OutsideTriangle,
+                2 => SolveProblem::MissingDiagonal,
+                _ => SolveProblem::ZeroPivot,
+            };
+            return Err(Error::NotSolvable { op: "sptrsv", row: (problem / 4) as usize, problem: problem_kind });
+        }
+        let relaunches = status[STATUS_RELAUNCHES];
+        if status[STATUS_LOWEST_UNSOLVED] != NONE {
+            return Err(Error::Timeout(format!(
+                "sptrsv: rows were left unsolved (NaN) after {relaunches} relaunches; record more \
+                 (SptrsvOptions::relaunch_rounds) or use solve, which relaunches until none remain"
+            )));
+        }
+        Ok(SolveReport { relaunches, levels: self.levels(), level_order })
+    }
+
+    /// Records a launch (after resetting x and the status, for `Launch::First`), the
+    /// relaunch rounds, and in f64 the decoding of x.
+    fn record_launches(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        b: Bind<'_, T>,
+        x: Bind<'_, u32>,
+        launch: Launch,
+        capture: bool,
+        level_sets: Option<&LevelSets>,
+    ) -> Result<()> {
+        let n = self.matrix.rows();
+        if n == 0 {
+            return Ok(());
+        }
+        let f64_values = T::KIND == ElementKind::F64;
+        let items = n * self.options.rhs;
+        let x_words = if f64_values { 2 * items } else { items };
+        let aux_words = if f64_values || capture { items } else { 0 };
+        let step = |step: SolveStep| steps::Params {
+            step: step as u32,
+            items: items as u32,
+            x_words: x_words as u32,
+            aux_words: aux_words as u32,
+            rows: n as u32,
+            k: self.options.rhs as u32,
+            f64_values: f64_values as u32,
+            solve_workgroup: WORKGROUP,
+            max_workgroups_per_dimension: self.ctx.limits().max_compute_workgroups_per_dimension,
+        };
+        let step_bindings = steps::Bindings {
+            x,
+            aux: self.aux.bind(),
+            status: self.status.bind(),
+            args: self.args.slots().bind().reinterpret(16),
+            keys: self.unused.keys.bind(),
+            rows_out: self.unused.rows.bind(),
+        };
+        let PanelStorage::Csr(csr) = self.matrix.panels()[0].storage() else {
+            return Err(Error::Validation("sptrsv: a panel that is not CSR".into()));
+        };
+        let (row_offsets, col_indices, perm) = match &self.transpose {
+            Some(t) => (&t.row_offsets, &t.col_indices, &t.perm),
+            None => (csr.row_offsets(), csr.col_indices(), &self.unused.perm),
+        };
+        let params = kernel::Params {
+            rows: n as u32,
+            k: self.options.rhs as u32,
+            items: items as u32,
+            spin_limit: self.options.spin_limit,
+            upper: (self.triangle == Triangle::Upper) as u32,
+            unit_diagonal: (self.diagonal == Diagonal::Unit) as u32,
+            permuted: self.transpose.is_some() as u32,
+            level_order: level_sets.is_some() as u32,
+            capture: capture as u32,
+            backoff: self.options.backoff,
+        };
+        let bindings = kernel::Bindings {
+            row_offsets: row_offsets.bind(),
+            col_indices: col_indices.bind(),
+            values: csr.values().bind(),
+            perm: perm.bind(),
+            order: level_sets.map_or(self.unused.order.bind(), |s| s.order.bind()),
+            b,
+            x,
+            aux: self.aux.bind(),
+            status: self.status.bind(),
+        };
+        if launch == Launch::First {
+            rec.dispatch_items(&self.steps, step(SolveStep::Init), step_bindings, x_words.max(aux_words) as u64)?;
+            rec.dispatch(&self.solve, params, bindings, items.div_ceil(WORKGROUP as usize) as u64)?;
+        }
+        for _ in 0..self.options.relaunch_rounds.max((launch == Launch::Continue) as u32) {
+            rec.dispatch_items(&self.steps, step(SolveStep::Relaunch), step_bindings, 1)?;
+            rec.dispatch_indirect(&self.solve, params, bindings, &self.args, 0)?;
+        }
+        if f64_values {
+            rec.dispatch_items(&self.steps, step(SolveStep::Finish), step_bindings, items as u64)?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether a recording starts a solve or goes on with one whose rows remain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Launch {
+    First,
+    Continue,
+}
