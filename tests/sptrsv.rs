@@ -1,69 +1,321 @@
-//! Sync-free triangular solve against the f64 substitution twin: lower and upper, unit and
-//! non-unit, one and several right-hand sides, row and level order, f32 and f64, with and
-//! without subgroups; x poisoned with NaN before every solve.
+//! Sync-free triangular solve against the f64 substitution twin: lower and upper (and Aᵀ),
+//! unit and non-unit, 1, 4 and 33 right-hand sides, row order and level order (the first
+//! solve captures the levels, the second uses them), f32 and f64, with and without
+//! subgroups, x poisoned with NaN before every solve; chains, long rows, empty rows, 1×1 and
+//! 0×0; the relaunch path under a tiny spin bound; unsolvable input as typed errors.
 
 mod common;
 
 use wgsparse::generate::{self, Rng};
 use wgsparse::ops::{Diagonal, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
 use wgsparse::reference::{relative_error, triangular_solve};
-use wgsparse::{Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, GpuDense, GpuSparse, Scalar};
+use wgsparse::{
+    Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, Error, GpuDense, GpuSparse, Scalar, SolveProblem,
+};
 
-/// Solves with `plan` (K right-hand sides through GpuDense, 1 through GpuVec) and returns
-/// the relative error against the twin.
-fn solve_error<T: Scalar>(
-    ctx: &Context,
-    plan: &TriangularSolve<T>,
-    twin_matrix: &CsrMatrix<T>,
-    upper: bool,
-    unit: bool,
-    k: usize,
-    rng: &mut Rng,
-) -> f64 {
-    let n = twin_matrix.rows();
-    let b: Vec<T> = (0..n * k).map(|_| T::from_f64(rng.next_f64() * 2.0 - 1.0)).collect();
-    let b64: Vec<f64> = b.iter().map(|v| v.to_f64()).collect();
-    let want = triangular_solve(twin_matrix, upper, unit, &b64, k).expect("the twin solves it");
-    let got: Vec<T> = if k == 1 {
-        let b_gpu = ctx.upload(&b).unwrap();
+/// b with values in [-1, 1].
+fn rhs<T: Scalar>(len: usize, rng: &mut Rng) -> Vec<T> {
+    (0..len).map(|_| T::from_f64(rng.next_f64() * 2.0 - 1.0)).collect()
+}
+
+/// Solves `plan` once (k = 1 through vectors, else through dense matrices) over NaN-poisoned
+/// x; returns x.
+fn solve<T: Scalar>(ctx: &Context, plan: &TriangularSolve<T>, b: &[T], k: usize) -> Vec<T> {
+    let n = b.len() / k;
+    if k == 1 {
+        let b_gpu = ctx.upload(b).unwrap();
         let mut x = ctx.upload(&vec![T::from_f64(f64::NAN); n]).unwrap();
         plan.solve(&b_gpu, &mut x).unwrap();
         x.read_blocking().unwrap()
     } else {
-        let b_gpu = GpuDense::upload(ctx, &DenseMatrix::try_new(n, k, b).unwrap(), DenseLayout::RowMajor).unwrap();
-        let poison = DenseMatrix::try_new(n, k, vec![T::from_f64(f64::NAN); n * k]).unwrap();
-        let mut x = GpuDense::upload(ctx, &poison, DenseLayout::RowMajor).unwrap();
+        let dense = |data: Vec<T>| DenseMatrix::try_new(n, k, data).unwrap();
+        let b_gpu = GpuDense::upload(ctx, &dense(b.to_vec()), DenseLayout::RowMajor).unwrap();
+        let mut x = GpuDense::upload(ctx, &dense(vec![T::from_f64(f64::NAN); n * k]), DenseLayout::RowMajor).unwrap();
         plan.solve_dense(&b_gpu, &mut x).unwrap();
         x.read_blocking().unwrap().data().to_vec()
-    };
-    relative_error(&got, &want)
+    }
 }
 
-#[test]
-fn smoke() {
-    let seed = common::seed("smoke");
+/// The triangles every grid runs: stencils, a power-law graph, long rows (the team's blocks),
+/// a chain where every row needs the one before (consecutive rows in one subgroup), rows
+/// with no off-diagonal entry, a real matrix, 1×1.
+fn triangles(seed: u64) -> Vec<(String, CsrMatrix<f32>)> {
+    let chain = {
+        // The 3,000-row bidiagonal: x_i depends on x_{i-1}.
+        let n = 3000;
+        let mut offsets = vec![0u32];
+        let (mut cols, mut vals) = (Vec::new(), Vec::new());
+        for i in 0..n as u32 {
+            if i > 0 {
+                cols.push(i - 1);
+                vals.push(-0.9f32);
+            }
+            cols.push(i);
+            vals.push(1.0);
+            offsets.push(cols.len() as u32);
+        }
+        CsrMatrix::try_from_csr_data(n, n, offsets, cols, vals).unwrap()
+    };
+    let sparse_rows = generate::random(500, 500, 0.002, seed);
+    let real = common::real_matrices::<f32>().into_iter().find(|(name, _)| name == "west0479.mtx").unwrap().1;
+    vec![
+        ("lap2d_12".into(), generate::laplacian_2d(12)),
+        ("rmat_s8".into(), generate::rmat(8, 8, 0.57, 0.19, 0.19, seed)),
+        ("dense_row".into(), generate::dense_row_mix(700, 600, seed)),
+        ("chain_3000".into(), chain),
+        ("mostly_empty_rows".into(), sparse_rows),
+        ("west0479".into(), real),
+        ("one".into(), generate::laplacian_2d(1)),
+    ]
+}
+
+/// Every triangle × lower/upper × unit/non-unit × algorithm, two solves each (the first
+/// captures levels, the second may run in level order), against the twin.
+fn check_grid<T: Scalar>(test: &str, ks: &[usize]) {
+    let seed = common::seed(test);
     let mut rng = Rng::new(seed);
-    for (mode, ctx) in common::contexts_for::<f32>() {
-        for (name, a) in [
-            ("lap2d", generate::laplacian_2d(20)),
-            ("rmat", generate::rmat(9, 8, 0.57, 0.19, 0.19, seed)),
-            ("dense_row", generate::dense_row_mix(3000, 2500, seed)),
-            ("dense", generate::random(300, 300, 0.9, seed)),
-        ] {
-            for upper in [false, true] {
-                let t = generate::solvable_triangle(&a, upper);
-                let m = GpuSparse::from_csr(ctx, &t, Conversion::Csr).unwrap();
-                let tri = if upper { Triangle::Upper } else { Triangle::Lower };
-                for alg in [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder] {
-                    let plan = TriangularSolve::new(ctx, &m, tri, Diagonal::NonUnit, alg).unwrap();
-                    for round in 0..2 {
-                        let e = solve_error(ctx, &plan, &t, upper, false, 1, &mut rng);
-                        eprintln!("{mode} {name} upper={upper} {} round {round}: {e:e} levels {:?}", alg.name(), plan.levels());
-                        assert!(e < 1e-5);
+    let mut failures = Vec::new();
+    for (mode, ctx) in common::contexts_for::<T>() {
+        for (name, a) in triangles(seed) {
+            for &k in ks {
+                // Several right-hand sides on the smaller shapes only (time on lavapipe).
+                if k > 1 && a.rows() > 700 {
+                    continue;
+                }
+                for upper in [false, true] {
+                    let triangle: CsrMatrix<T> =
+                        generate::solvable_triangle(&a, upper).map_values(|v| T::from_f64(v as f64));
+                    let matrix = GpuSparse::from_csr(ctx, &triangle, Conversion::Csr).unwrap();
+                    let side = if upper { Triangle::Upper } else { Triangle::Lower };
+                    for diagonal in [Diagonal::NonUnit, Diagonal::Unit] {
+                        let unit = diagonal == Diagonal::Unit;
+                        for algorithm in [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder, SptrsvAlgorithm::Auto]
+                        {
+                            let options = SptrsvOptions { rhs: k, ..Default::default() };
+                            let plan = TriangularSolve::with_options(ctx, &matrix, side, diagonal, algorithm, options)
+                                .unwrap();
+                            for round in 0..2 {
+                                let b = rhs::<T>(a.rows() * k, &mut rng);
+                                let b64: Vec<f64> = b.iter().map(|v| v.to_f64()).collect();
+                                let want = triangular_solve(&triangle, upper, unit, &b64, k).unwrap();
+                                let got = solve(ctx, &plan, &b, k);
+                                let err = relative_error(&got, &want);
+                                if !(err <= common::tolerance::<T>()) {
+                                    failures.push(format!(
+                                        "{mode} {name} k={k} upper={upper} unit={unit} {} round {round}: {err:e}",
+                                        algorithm.name()
+                                    ));
+                                }
+                            }
+                            if algorithm != SptrsvAlgorithm::RowOrder && a.rows() > 1 {
+                                assert!(plan.levels().is_some(), "{name}: the first solve captures levels");
+                            }
+                        }
                     }
                 }
             }
         }
     }
-    let _ = SptrsvOptions::default();
+    assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn solves_match_twin_f32() {
+    check_grid::<f32>("solves_match_twin_f32", &[1, 4, 33]);
+}
+
+#[test]
+fn solves_match_twin_f64() {
+    check_grid::<f64>("solves_match_twin_f64", &[1, 33]);
+}
+
+/// `Aᵀ·x = b` on the GPU transpose: L lower gives an upper solve, against the twin on the
+/// host transpose; A's values changed afterwards reach the solve (the transpose holds a
+/// permutation, not values).
+#[test]
+fn transposed_solve_matches_twin() {
+    let seed = common::seed("transposed_solve_matches_twin");
+    let mut rng = Rng::new(seed);
+    for (mode, ctx) in common::contexts_for::<f32>() {
+        let lower = generate::solvable_triangle(&generate::rmat(8, 6, 0.57, 0.19, 0.19, seed), false);
+        let mut matrix = GpuSparse::from_csr(ctx, &lower, Conversion::Csr).unwrap();
+        for algorithm in [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::Auto] {
+            let plan =
+                TriangularSolve::transposed(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, algorithm).unwrap();
+            assert_eq!(plan.triangle(), Triangle::Upper);
+            let b = rhs::<f32>(lower.rows(), &mut rng);
+            let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
+            let want = triangular_solve(&lower.transpose(), true, false, &b64, 1).unwrap();
+            let err = relative_error(&solve(ctx, &plan, &b, 1), &want);
+            assert!(err < 1e-5, "{mode} {}: {err:e}", algorithm.name());
+        }
+        // New values, same pattern: the kept transpose and levels serve them.
+        let mut scaled = lower.clone();
+        scaled.values_mut().iter_mut().for_each(|v| *v *= 2.0);
+        matrix.update_values(&scaled).unwrap();
+        let plan = TriangularSolve::transposed(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto)
+            .unwrap();
+        let b = rhs::<f32>(lower.rows(), &mut rng);
+        let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
+        let want = triangular_solve(&scaled.transpose(), true, false, &b64, 1).unwrap();
+        assert!(plan.levels().is_some(), "{mode}: the levels survive new values");
+        let err = relative_error(&solve(ctx, &plan, &b, 1), &want);
+        assert!(err < 1e-5, "{mode} after update_values: {err:e}");
+    }
+}
+
+/// With a spin bound of 0 a team gives up at its first round without progress: on lavapipe
+/// (workgroups on two CPU threads) the later workgroups of a chain find their predecessor
+/// unsolved and leave their rows to relaunches, many times, and the answer is still exact.
+#[test]
+fn tiny_spin_bound_relaunches_and_still_solves() {
+    let seed = common::seed("tiny_spin_bound_relaunches_and_still_solves");
+    let mut rng = Rng::new(seed);
+    let (_, chain) = triangles(seed).into_iter().find(|(n, _)| n == "chain_3000").unwrap();
+    let mut relaunched = 0;
+    for (mode, ctx) in common::contexts_for::<f32>() {
+        let matrix = GpuSparse::from_csr(ctx, &chain, Conversion::Csr).unwrap();
+        let options = SptrsvOptions { spin_limit: 0, relaunch_rounds: 1, ..Default::default() };
+        let plan = TriangularSolve::with_options(
+            ctx,
+            &matrix,
+            Triangle::Lower,
+            Diagonal::NonUnit,
+            SptrsvAlgorithm::RowOrder,
+            options,
+        )
+        .unwrap();
+        let b = rhs::<f32>(chain.rows(), &mut rng);
+        let b_gpu = ctx.upload(&b).unwrap();
+        let mut x = ctx.upload(&vec![f32::NAN; chain.rows()]).unwrap();
+        let report = plan.solve(&b_gpu, &mut x).unwrap();
+        relaunched += report.relaunches;
+        let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
+        let want = triangular_solve(&chain, false, false, &b64, 1).unwrap();
+        let err = relative_error(&x.read_blocking().unwrap(), &want);
+        eprintln!("{mode}: {} relaunches, error {err:e}", report.relaunches);
+        assert!(err < 1e-5, "{mode}: {err:e}");
+    }
+    assert!(relaunched > 0, "a spin bound of 0 on a 3,000-row chain should need relaunches");
+}
+
+/// Repeated solves give the same bits: each row's sum runs in its entries' order whatever
+/// the scheduling (and a long row's blocks are grouped by position, not by timing).
+#[test]
+fn solves_are_deterministic() {
+    let seed = common::seed("solves_are_deterministic");
+    let mut rng = Rng::new(seed);
+    let ctx = common::context();
+    let triangle = generate::solvable_triangle(&generate::dense_row_mix(2000, 1500, seed), false);
+    let matrix = GpuSparse::from_csr(ctx, &triangle, Conversion::Csr).unwrap();
+    let plan = TriangularSolve::new(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto).unwrap();
+    let b = rhs::<f32>(triangle.rows(), &mut rng);
+    let first = solve(ctx, &plan, &b, 1);
+    for _ in 0..3 {
+        let again = solve(ctx, &plan, &b, 1);
+        assert!(first.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+}
+
+/// A recorded solve in a batch with other work; `check` reports its outcome.
+#[test]
+fn recorded_solve_and_check() {
+    let seed = common::seed("recorded_solve_and_check");
+    let mut rng = Rng::new(seed);
+    let ctx = common::context();
+    let triangle = generate::solvable_triangle(&generate::laplacian_2d(30), true);
+    let matrix = GpuSparse::from_csr(ctx, &triangle, Conversion::Csr).unwrap();
+    let plan = TriangularSolve::new(ctx, &matrix, Triangle::Upper, Diagonal::NonUnit, SptrsvAlgorithm::Auto).unwrap();
+    let b = rhs::<f32>(triangle.rows(), &mut rng);
+    let b_gpu = ctx.upload(&b).unwrap();
+    let mut x = ctx.upload(&vec![f32::NAN; b.len()]).unwrap();
+    let mut batch = ctx.batch();
+    wgsparse::ops::blas1::fill(&mut batch.recorder(), 3.0f32, &mut x).unwrap();
+    plan.record(&mut batch.recorder(), &b_gpu, &mut x).unwrap();
+    batch.submit().unwrap();
+    let report = plan.check().unwrap();
+    assert!(!report.level_order, "no levels before a blocking solve");
+    let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
+    let want = triangular_solve(&triangle, true, false, &b64, 1).unwrap();
+    assert!(relative_error(&x.read_blocking().unwrap(), &want) < 1e-5);
+}
+
+/// Input that cannot be solved is a typed error naming the first offending row, and b is
+/// untouched; misuse is refused before anything runs.
+#[test]
+fn unsolvable_input_and_misuse_are_typed_errors() {
+    let ctx = common::context();
+    let matrix_of = |rows: Vec<Vec<(u32, f32)>>| {
+        let n = rows.len();
+        let mut offsets = vec![0u32];
+        let (mut cols, mut vals) = (Vec::new(), Vec::new());
+        for row in rows {
+            for (j, v) in row {
+                cols.push(j);
+                vals.push(v);
+            }
+            offsets.push(cols.len() as u32);
+        }
+        let csr = CsrMatrix::try_from_csr_data(n, n, offsets, cols, vals).unwrap();
+        GpuSparse::from_csr(ctx, &csr, Conversion::Csr).unwrap()
+    };
+    let good = || vec![(0, 2.0)];
+    let cases: Vec<(&str, Vec<Vec<(u32, f32)>>, usize, SolveProblem)> = vec![
+        (
+            "entry above the diagonal",
+            vec![good(), vec![(1, 1.0), (3, 1.0)], vec![(2, 1.0)], vec![(3, 1.0)]],
+            1,
+            SolveProblem::OutsideTriangle,
+        ),
+        (
+            "missing diagonal",
+            vec![good(), vec![(1, 1.0)], vec![(0, 1.0)], vec![(0, 1.0)]],
+            2,
+            SolveProblem::MissingDiagonal,
+        ),
+        (
+            "zero pivot",
+            vec![good(), vec![(0, 1.0), (1, 0.0)], vec![(2, 0.0)], vec![(3, 1.0)]],
+            1,
+            SolveProblem::ZeroPivot,
+        ),
+    ];
+    let b = vec![1.0f32, 2.0, 3.0, 4.0];
+    for (what, rows, row, problem) in cases {
+        let matrix = matrix_of(rows);
+        let plan =
+            TriangularSolve::new(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto).unwrap();
+        let b_gpu = ctx.upload(&b).unwrap();
+        let mut x = ctx.zeros::<f32>(4).unwrap();
+        let err = plan.solve(&b_gpu, &mut x).unwrap_err();
+        assert_eq!(err, Error::NotSolvable { op: "sptrsv", row, problem }, "{what}");
+        assert_eq!(b_gpu.read_blocking().unwrap(), b, "{what}: b untouched");
+        assert!(plan.levels().is_none(), "{what}: no levels kept from a failed solve");
+    }
+    // Misuse.
+    let matrix = matrix_of(vec![good(), vec![(0, 1.0), (1, 1.0)]]);
+    let plan = TriangularSolve::new(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto).unwrap();
+    let b2 = ctx.upload(&[1.0f32, 1.0]).unwrap();
+    let mut x3 = ctx.zeros::<f32>(3).unwrap();
+    assert!(matches!(plan.solve(&b2, &mut x3), Err(Error::DimensionMismatch { .. })));
+    let rect = GpuSparse::from_csr(ctx, &generate::random(3, 4, 0.5, 1), Conversion::Csr).unwrap();
+    let refused = TriangularSolve::new(ctx, &rect, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto);
+    assert!(matches!(refused, Err(Error::DimensionMismatch { .. })));
+    let ell = GpuSparse::from_csr(ctx, &generate::laplacian_2d(3), Conversion::Ell(Default::default())).unwrap();
+    let refused = TriangularSolve::new(ctx, &ell, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto);
+    assert!(matches!(refused, Err(Error::InvalidArgument(_))));
+    let options = SptrsvOptions { rhs: 0, ..Default::default() };
+    let refused =
+        TriangularSolve::with_options(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto, options);
+    assert!(matches!(refused, Err(Error::InvalidArgument(_))));
+    if let Some((_, other)) = common::contexts().get(1) {
+        let foreign = other.upload(&[1.0f32, 1.0]).unwrap();
+        let mut x = ctx.zeros::<f32>(2).unwrap();
+        assert!(matches!(plan.solve(&foreign, &mut x), Err(Error::ContextMismatch(_))));
+    }
+    // 0 × 0: nothing to do.
+    let empty = GpuSparse::from_csr(ctx, &CsrMatrix::<f32>::zeros(0, 0).unwrap(), Conversion::Csr).unwrap();
+    let plan = TriangularSolve::new(ctx, &empty, Triangle::Upper, Diagonal::Unit, SptrsvAlgorithm::Auto).unwrap();
+    let (b0, mut x0) = (ctx.zeros::<f32>(0).unwrap(), ctx.zeros::<f32>(0).unwrap());
+    assert_eq!(plan.solve(&b0, &mut x0).unwrap().relaunches, 0);
 }

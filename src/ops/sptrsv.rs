@@ -13,8 +13,9 @@
 //!
 //! The first [`TriangularSolve::solve`] of a pattern captures each row's level (1 + the
 //! largest level of its predecessors); the rows sorted by level are kept with the matrix's
-//! analyses, and later solves ([`SptrsvAlgorithm::LevelOrder`], `Auto`) hand out rows level
-//! by level, which keeps the rows of a team independent. New values keep the levels.
+//! analyses, and later solves ([`SptrsvAlgorithm::LevelOrder`], `Auto` on deep matrices)
+//! hand out rows level by level, which keeps the rows of a team independent. New values keep
+//! the levels.
 //!
 //! Each row's sum runs in the order of its entries whatever the scheduling: results are
 //! deterministic. A row that cannot be solved (an entry outside the triangle, a missing or
@@ -75,7 +76,9 @@ pub enum Diagonal {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SptrsvAlgorithm {
-    /// [`SptrsvAlgorithm::LevelOrder`].
+    /// [`SptrsvAlgorithm::LevelOrder`] once the levels are known, unless they are wide
+    /// (more than [`WIDE_LEVELS`] rows per level on average: shallow matrices, whose rows
+    /// wait little in row order and keep their locality there); row order before.
     Auto,
     /// Rows in order (reversed for an upper triangle); never captures levels.
     RowOrder,
@@ -119,13 +122,15 @@ pub struct SptrsvOptions {
     pub relaunch_rounds: u32,
     /// Multiply-adds a waiting team spins for after a round in which none of its lanes got
     /// further, doubled each such round (at most 32×): fewer polls, so that waiting teams do
-    /// not slow the ones they wait on. 0 polls back to back.
-    pub backoff: u32,
+    /// not slow the ones they wait on. 0 polls back to back. `None`: 64 in level order
+    /// (teams wait on other teams: on the H100 it halves the solve of the suite's stencils and
+    /// R-MAT), 0 in row order (chains within a team, where a pause delays the next link).
+    pub backoff: Option<u32>,
 }
 
 impl Default for SptrsvOptions {
     fn default() -> Self {
-        SptrsvOptions { rhs: 1, spin_limit: 1 << 16, relaunch_rounds: 2, backoff: 8 }
+        SptrsvOptions { rhs: 1, spin_limit: 1 << 16, relaunch_rounds: 2, backoff: None }
     }
 }
 
@@ -139,6 +144,11 @@ pub struct SolveReport {
     /// Whether rows were handed out by level.
     pub level_order: bool,
 }
+
+/// `Auto` keeps row order for levels wider than this many rows on average.
+pub const WIDE_LEVELS: usize = 16 << 10;
+/// The default back-off in level order ([`SptrsvOptions::backoff`]).
+const LEVEL_ORDER_BACKOFF: u32 = 64;
 
 /// Workgroup size of the solve (a multiple of every subgroup size).
 const WORKGROUP: u32 = 64;
@@ -293,18 +303,24 @@ impl<T: Scalar> TriangularSolve<T> {
             solve: ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size: WORKGROUP })?,
             steps: ctx.plain_kernel::<steps::Shader>(Default::default(), Default::default())?,
             aux: ctx.zeros(items.max(1))?,
-            status: ctx.zeros(STATUS_WORDS)?,
+            // As INIT leaves it: nothing unsolved, no problem (what `check` reads before a run).
+            status: ctx.upload(&[0, NONE, 0, 0, NONE, 0, 0, 0][..STATUS_WORDS])?,
             args: IndirectArgs::new(ctx, 1)?,
             unused: Unused { keys: ctx.zeros(1)?, rows: ctx.zeros(1)?, order: ctx.zeros(1)?, perm: ctx.zeros(1)? },
             level_sets_name: LevelSets::name(&what),
         })
     }
 
-    /// The algorithm asked for (`Auto` is [`SptrsvAlgorithm::LevelOrder`]).
+    /// The algorithm asked for.
     pub fn algorithm(&self) -> SptrsvAlgorithm {
-        match self.algorithm {
-            SptrsvAlgorithm::Auto => SptrsvAlgorithm::LevelOrder,
-            a => a,
+        self.algorithm
+    }
+
+    /// The order a run recorded now would use: `Auto` resolved by the levels known.
+    pub fn order_in_use(&self) -> SptrsvAlgorithm {
+        match self.level_sets() {
+            Some(_) => SptrsvAlgorithm::LevelOrder,
+            None => SptrsvAlgorithm::RowOrder,
         }
     }
 
@@ -313,9 +329,10 @@ impl<T: Scalar> TriangularSolve<T> {
         self.triangle
     }
 
-    /// The number of levels, once a solve of the pattern captured them.
+    /// The number of levels, once a solve of the pattern captured them (for a plan that
+    /// captures: not [`SptrsvAlgorithm::RowOrder`]).
     pub fn levels(&self) -> Option<usize> {
-        self.level_sets().map(|s| s.levels)
+        self.captured_levels().map(|s| s.levels)
     }
 
     /// Device bytes this plan allocated beyond the matrix, b and x: a word per item and the
@@ -331,14 +348,22 @@ impl<T: Scalar> TriangularSolve<T> {
     /// Device bytes of the level sets the plan's solves use (kept with the matrix), 0 before
     /// they are captured.
     pub fn level_sets_bytes(&self) -> u64 {
-        self.level_sets().map_or(0, |s| crate::matrix::Analysis::device_bytes(&*s))
+        self.captured_levels().map_or(0, |s| crate::matrix::Analysis::device_bytes(&*s))
     }
 
-    fn level_sets(&self) -> Option<Arc<LevelSets>> {
-        match self.algorithm() {
+    /// The pattern's level sets, if this plan captures them and they are known.
+    fn captured_levels(&self) -> Option<Arc<LevelSets>> {
+        match self.algorithm {
             SptrsvAlgorithm::RowOrder => None,
             _ => self.matrix.structure().get::<LevelSets>(&self.level_sets_name),
         }
+    }
+
+    /// The level sets a run uses: `None` runs in row order.
+    fn level_sets(&self) -> Option<Arc<LevelSets>> {
+        let sets = self.captured_levels()?;
+        let wide = self.matrix.rows() > WIDE_LEVELS * sets.levels.max(1);
+        (self.algorithm == SptrsvAlgorithm::LevelOrder || !wide).then_some(sets)
     }
 
     /// Records the solve of `T·x = b` (one right-hand side): a launch and
@@ -420,7 +445,10 @@ impl<T: Scalar> TriangularSolve<T> {
 
     fn solve_blocking(&self, b: Bind<'_, T>, x: Bind<'_, u32>) -> Result<SolveReport> {
         let level_sets = self.level_sets();
-        let capture = level_sets.is_none() && self.algorithm() == SptrsvAlgorithm::LevelOrder;
+        if self.matrix.rows() == 0 {
+            return Ok(SolveReport { relaunches: 0, levels: None, level_order: false });
+        }
+        let capture = self.algorithm != SptrsvAlgorithm::RowOrder && self.captured_levels().is_none();
         let mut launch = Launch::First;
         // Each round of launches solves at least one row: at most n rounds.
         for _ in 0..=self.matrix.rows() {
@@ -529,7 +557,7 @@ impl<T: Scalar> TriangularSolve<T> {
             permuted: self.transpose.is_some() as u32,
             level_order: level_sets.is_some() as u32,
             capture: capture as u32,
-            backoff: self.options.backoff,
+            backoff: self.options.backoff.unwrap_or(if level_sets.is_some() { LEVEL_ORDER_BACKOFF } else { 0 }),
         };
         let bindings = kernel::Bindings {
             row_offsets: row_offsets.bind(),

@@ -54,7 +54,7 @@ fn parse_variant(name: &str) -> Option<(SptrsvAlgorithm, SptrsvOptions)> {
     let mut options = SptrsvOptions::default();
     for knob in knobs.split(',').filter(|k| !k.is_empty()) {
         match knob.split_once('=')? {
-            ("backoff", v) => options.backoff = v.parse().ok()?,
+            ("backoff", v) => options.backoff = Some(v.parse().ok()?),
             _ => return None,
         }
     }
@@ -133,8 +133,15 @@ impl<T: Scalar> Inputs for SptrsvInputs<T> {
         let (algorithm, options) =
             parse_variant(name).ok_or_else(|| OpError::failed(format!("unknown sptrsv algorithm {name:?}")))?;
         let variant = name.contains(':').then(|| name.to_string());
-        let mut runs =
-            SptrsvRuns { ctx: ctx.clone(), inputs: self, algorithm, options, variant, copies: Vec::new(), output: Vec::new() };
+        let mut runs = SptrsvRuns {
+            ctx: ctx.clone(),
+            inputs: self,
+            algorithm,
+            options,
+            variant,
+            copies: Vec::new(),
+            output: Vec::new(),
+        };
         runs.add_copy()?;
         Ok(Box::new(runs))
     }
@@ -162,14 +169,20 @@ struct SptrsvRuns<'a, T: Scalar> {
 impl<T: Scalar> SptrsvRuns<'_, T> {
     fn plan(&self, matrix: &GpuSparse<T>) -> Result<TriangularSolve<T>, OpError> {
         let inputs = self.inputs;
-        Ok(TriangularSolve::with_options(&self.ctx, matrix, inputs.side, Diagonal::NonUnit, self.algorithm, self.options)?)
+        Ok(TriangularSolve::with_options(
+            &self.ctx,
+            matrix,
+            inputs.side,
+            Diagonal::NonUnit,
+            self.algorithm,
+            self.options,
+        )?)
     }
 }
 
 impl<T: Scalar> Prepared for SptrsvRuns<'_, T> {
     fn label(&self) -> String {
-        let plan = &self.copies[0].plan;
-        let used = if plan.levels().is_some() { "level-order" } else { "row-order" };
+        let used = self.copies[0].plan.order_in_use().name();
         match (&self.variant, self.algorithm) {
             (Some(variant), _) => variant.clone(),
             (None, SptrsvAlgorithm::Auto) => format!("auto ({used})"),
