@@ -38,7 +38,7 @@ pub fn triangular_solve<T: Scalar>(
         let pivot = match (unit_diagonal, pivot) {
             (true, _) => 1.0,
             (false, None) => return Err((i, SolveProblem::MissingDiagonal)),
-            (false, Some(p)) if p == 0.0 => return Err((i, SolveProblem::ZeroPivot)),
+            (false, Some(0.0)) => return Err((i, SolveProblem::ZeroPivot)),
             (false, Some(p)) => p,
         };
         for (c, s) in sums.iter().enumerate() {
