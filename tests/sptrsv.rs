@@ -36,26 +36,29 @@ fn solve<T: Scalar>(ctx: &Context, plan: &TriangularSolve<T>, b: &[T], k: usize)
     }
 }
 
+/// The n × n CSR matrix with the given rows of (column, value).
+fn square_from_rows(rows: Vec<Vec<(u32, f32)>>) -> CsrMatrix<f32> {
+    let n = rows.len();
+    let mut offsets = vec![0u32];
+    let (mut cols, mut vals) = (Vec::new(), Vec::new());
+    for row in rows {
+        for (j, v) in row {
+            cols.push(j);
+            vals.push(v);
+        }
+        offsets.push(cols.len() as u32);
+    }
+    CsrMatrix::try_from_csr_data(n, n, offsets, cols, vals).unwrap()
+}
+
 /// The triangles every grid runs: stencils, a power-law graph, long rows (the team's blocks),
 /// a chain where every row needs the one before (consecutive rows in one subgroup), rows
 /// with no off-diagonal entry, a real matrix, 1×1.
 fn triangles(seed: u64) -> Vec<(String, CsrMatrix<f32>)> {
-    let chain = {
-        // The 3,000-row bidiagonal: x_i depends on x_{i-1}.
-        let n = 3000;
-        let mut offsets = vec![0u32];
-        let (mut cols, mut vals) = (Vec::new(), Vec::new());
-        for i in 0..n as u32 {
-            if i > 0 {
-                cols.push(i - 1);
-                vals.push(-0.9f32);
-            }
-            cols.push(i);
-            vals.push(1.0);
-            offsets.push(cols.len() as u32);
-        }
-        CsrMatrix::try_from_csr_data(n, n, offsets, cols, vals).unwrap()
-    };
+    // The 3,000-row bidiagonal: x_i depends on x_{i-1}.
+    let chain = square_from_rows(
+        (0..3000u32).map(|i| if i == 0 { vec![(0, 1.0)] } else { vec![(i - 1, -0.9), (i, 1.0)] }).collect(),
+    );
     let sparse_rows = generate::random(500, 500, 0.002, seed);
     let real = common::real_matrices::<f32>().into_iter().find(|(name, _)| name == "west0479.mtx").unwrap().1;
     vec![
@@ -245,20 +248,8 @@ fn recorded_solve_and_check() {
 #[test]
 fn unsolvable_input_and_misuse_are_typed_errors() {
     let ctx = common::context();
-    let matrix_of = |rows: Vec<Vec<(u32, f32)>>| {
-        let n = rows.len();
-        let mut offsets = vec![0u32];
-        let (mut cols, mut vals) = (Vec::new(), Vec::new());
-        for row in rows {
-            for (j, v) in row {
-                cols.push(j);
-                vals.push(v);
-            }
-            offsets.push(cols.len() as u32);
-        }
-        let csr = CsrMatrix::try_from_csr_data(n, n, offsets, cols, vals).unwrap();
-        GpuSparse::from_csr(ctx, &csr, Conversion::Csr).unwrap()
-    };
+    let matrix_of =
+        |rows: Vec<Vec<(u32, f32)>>| GpuSparse::from_csr(ctx, &square_from_rows(rows), Conversion::Csr).unwrap();
     let good = || vec![(0, 2.0)];
     type Case = (&'static str, Vec<Vec<(u32, f32)>>, usize, SolveProblem);
     let cases: Vec<Case> = vec![

@@ -399,7 +399,7 @@ impl<T: Scalar> TriangularSolve<T> {
     /// [`Error::Timeout`] when rows were left unsolved (NaN) after the recorded relaunches.
     pub fn check(&self) -> Result<SolveReport> {
         let status = self.status.read_blocking()?;
-        self.outcome(&status, false)
+        self.outcome(&status, self.level_sets().is_some())
     }
 
     fn vector_operands<'a>(
@@ -435,9 +435,8 @@ impl<T: Scalar> TriangularSolve<T> {
                 });
             }
         }
-        let empty = |m: &'a GpuDense<T>| m.panels().first().map(|p| p.bind());
-        match (empty(b), x.panels().first()) {
-            (Some(b), Some(x)) => Ok((b, x.bind().reinterpret(x.byte_len()))),
+        match (b.panels().first(), x.panels().first()) {
+            (Some(b), Some(x)) => Ok((b.bind(), x.bind().reinterpret(x.byte_len()))),
             // No rows: bind stand-ins, nothing is dispatched.
             _ => Ok((self.ctx.unused::<T>()?.bind(), self.unused.keys.bind())),
         }
