@@ -13,6 +13,9 @@ the ops to run on it:
                    "row_offsets" (u32), "col_indices" (u32), "values" (f32), "x" (f32, cols),
                    "ops": [{"op": "spmv", "k": null, "copies": 8}, ...]}]}
 
+A dense case (GEMV's matrices, LU's batches) has "dense": {"batch", "rows", "cols"} and no
+arrays: the script draws operands of that shape itself.
+
 Each case is timed with CUDA events around every run, median of `runs` runs after `warmup`
 (at least one per copy), rotating among `copies` copies of its operands as the bench does, and
 checked against a float64 result computed on the GPU. The timed runs are queued behind a
@@ -371,13 +374,17 @@ def sptrsv_upper(a, x, case, copies):
     return sptrsv(a, x, case, copies, lower=False)
 
 
-def gemv(a, x, case, copies):
-    """y = M x with M dense rows x cols (cuBLAS SGEMV through CuPy matmul); `transpose`
-    computes M^T x' instead."""
+def gemv(a, x, case, copies, transpose=False):
+    """y = M x with M dense rows x cols, row-major (cuBLAS GEMV through CuPy matmul); with
+    `transpose` y = M^T x. M is random for a dense shape, the densified matrix for a file."""
     rows, cols = a.shape
-    transpose = case.get("transpose", False)
-    mats = [random_dense((rows, cols), 13 + i) for i in range(copies)]
-    vectors = [random_dense(rows if transpose else cols, 17 + i) for i in range(copies)]
+    dtype = x.dtype
+    if isinstance(a, DenseShape):
+        mats = [random_dense((rows, cols), 13 + i, dtype) for i in range(copies)]
+    else:
+        mats = [a.toarray()] + [None] * (copies - 1)
+        mats[1:] = [mats[0].copy() for _ in range(copies - 1)]
+    vectors = [random_dense(rows if transpose else cols, 17 + i, dtype) for i in range(copies)]
 
     def run(i):
         return (mats[i].T if transpose else mats[i]) @ vectors[i]
@@ -386,7 +393,12 @@ def gemv(a, x, case, copies):
         m = mats[0].astype(cp.float64)
         return relative_error(run(0), (m.T if transpose else m) @ vectors[0].astype(cp.float64))
 
-    return run, check, None, None
+    return run, check, None, (lambda i: run(i).get())
+
+
+def gemv_t(a, x, case, copies):
+    """y = M^T x (see gemv)."""
+    return gemv(a, x, case, copies, transpose=True)
 
 
 OPS = {
@@ -397,11 +409,23 @@ OPS = {
     "sptrsv": sptrsv,
     "sptrsv-upper": sptrsv_upper,
     "gemv": gemv,
+    "gemv-t": gemv_t,
 }
 
 
+class DenseShape:
+    """A dense case's shape (the manifest's "dense": batch, rows, cols): the ops draw their
+    own operands of it, since dense times do not depend on the values."""
+
+    def __init__(self, dense):
+        self.batch, self.shape = dense["batch"], (dense["rows"], dense["cols"])
+
+
 def load(entry, dtype):
-    """The matrix (int32 indices, as CuPy wants) and x of a manifest entry, values of dtype."""
+    """The matrix (int32 indices, as CuPy wants) and x of a manifest entry, values of dtype;
+    for a dense case its DenseShape and an empty x of dtype."""
+    if entry.get("dense"):
+        return DenseShape(entry["dense"]), cp.empty(0, dtype=dtype)
 
     def array(key, stored):
         return cp.asarray(np.fromfile(entry[key], dtype=stored))

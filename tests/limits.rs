@@ -7,8 +7,8 @@ mod common;
 
 use wgsparse::generate::{self, Rng};
 use wgsparse::matrix::PanelStorage;
-use wgsparse::ops::{Sddmm, SddmmAlgorithm, Spmm, SpmmAlgorithm, Spmv, SpmvAlgorithm, SpmvOptions};
-use wgsparse::reference::{relative_error, sddmm_csr, spmm_csr, spmv_csr};
+use wgsparse::ops::{Gemv, Sddmm, SddmmAlgorithm, Spmm, SpmmAlgorithm, Spmv, SpmvAlgorithm, SpmvOptions, Transpose};
+use wgsparse::reference::{gemv_dense, gemv_dense_t, relative_error, sddmm_csr, spmm_csr, spmv_csr};
 use wgsparse::{Context, ContextOptions, Conversion, CsrMatrix, DenseLayout, Error, Format, GpuDense, GpuSparse};
 
 const BINDING: u64 = 16 * 1024;
@@ -203,5 +203,37 @@ fn dense_operands_past_the_binding_limit_are_kept_in_row_panels() {
         let err = plan.run(1.0, &big_b, 0.0, &mut c).unwrap_err();
         assert!(matches!(err, Error::LimitExceeded { .. }), "{err}");
         assert_eq!(c.read_blocking().unwrap(), common::dense::<f32>(100, k, 3));
+    }
+}
+
+#[test]
+fn gemv_runs_on_every_panel_of_a_paneled_matrix_in_both_layouts() {
+    let seed = common::seed("gemv panels");
+    let mut rng = Rng::new(seed);
+    for subgroups in [true, false] {
+        let ctx = small_context(subgroups);
+        // Row panels of 64 rows under 4,096-word bindings (the last one short), ragged row
+        // lengths included; the column-major copies keep the same row panels.
+        for (rows, cols) in [(300, 40), (150, 60), (1000, 7)] {
+            let a = common::dense::<f32>(rows, cols, rng.next_u64());
+            for layout in [DenseLayout::RowMajor, DenseLayout::ColMajor] {
+                let a_gpu = GpuDense::upload(&ctx, &a, layout).unwrap();
+                assert!(a_gpu.panels().len() > 1, "{rows}x{cols}: one panel");
+                for t in [Transpose::No, Transpose::Yes] {
+                    let (out_len, in_len) = if t == Transpose::No { (rows, cols) } else { (cols, rows) };
+                    let x = generate::random_vector(in_len, rng.next_u64());
+                    let y0 = generate::random_vector(out_len, rng.next_u64());
+                    let mut y = ctx.upload(&y0).unwrap();
+                    let plan = Gemv::new(&ctx, &a_gpu, t).unwrap();
+                    plan.run(1.25, &a_gpu, &ctx.upload(&x).unwrap(), -0.5, &mut y).unwrap();
+                    let want = match t {
+                        Transpose::No => gemv_dense(1.25, &a, &x, -0.5, &y0),
+                        Transpose::Yes => gemv_dense_t(1.25, &a, &x, -0.5, &y0),
+                    };
+                    let error = relative_error(&y.read_blocking().unwrap(), &want);
+                    assert!(error <= 1e-5, "{rows}x{cols} {layout:?} {t:?}: error {error:e} (seed {seed})");
+                }
+            }
+        }
     }
 }

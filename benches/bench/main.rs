@@ -65,7 +65,10 @@ fn run() -> Result<ExitCode, String> {
     }
     let progress = Progress::new(options.verbose);
     let only = options.matrices.as_deref();
-    let suite = suite::load(options.suite.then_some(scale), &options.mtx, only, options.seed, &progress);
+    let mut suite = suite::load(options.suite.then_some(scale), &options.mtx, only, options.seed, &progress);
+    if options.suite {
+        suite.add_dense_shapes(ops.iter().flat_map(|op| op.dense_shapes(scale)), only);
+    }
     let plan = plan_cases(&suite, &ops, &options, scale);
 
     let mut peer_notes = Vec::new();
@@ -191,7 +194,17 @@ fn plan_cases(suite: &Suite, ops: &[Box<dyn Op>], options: &Options, scale: Scal
             if algorithms.is_empty() {
                 continue;
             }
-            let mut widths = op.cases(&m.csr, scale);
+            // Dense shapes belong to the ops that list them; generated sparse matrices to the
+            // sparse ops (dense ops take Matrix Market files that fit).
+            let dense_op = !op.dense_shapes(scale).is_empty();
+            let takes = match m.dense {
+                Some(shape) => op.dense_shapes(scale).contains(&shape),
+                None => !dense_op || !m.generated,
+            };
+            if !takes {
+                continue;
+            }
+            let mut widths = op.cases(m, scale);
             if let Some(only) = &options.widths {
                 // Ops with a width run the widths asked for; the others their one case.
                 if widths.iter().any(Option::is_some) {
@@ -214,7 +227,7 @@ fn peer_requests<'a>(suite: &'a Suite, ops: &[Box<dyn Op>], plan: &[Case]) -> Ve
         let Some(peer_op) = op.peer_op() else { continue };
         let matrix = &suite.matrices[case.matrix];
         // The peer's copies follow our rule on the op's compulsory bytes.
-        let bytes = op.cost(&matrix.csr, case.k).bytes.unwrap_or(0);
+        let bytes = op.cost(matrix, case.k).bytes.unwrap_or(0);
         let peer_case = PeerCase { op: peer_op, k: case.k, copies: timing::rotation_copies(bytes) };
         match requests.iter_mut().find(|r| std::ptr::eq(r.matrix, matrix)) {
             Some(request) => request.cases.push(peer_case),
@@ -274,7 +287,7 @@ impl Runner<'_> {
                     repeated_us: result.repeated_time_us,
                 })
             });
-            let inputs = op.inputs(&m.csr, case.k, self.seed);
+            let inputs = op.inputs(m, case.k, self.seed);
             for &algorithm in &case.algorithms {
                 self.progress.step(&format!("{} {} {algorithm}", m.name, op.name()));
                 let start = std::time::Instant::now();
@@ -283,14 +296,14 @@ impl Runner<'_> {
                     matrix: m.name.clone(),
                     rows: m.csr.rows(),
                     cols: m.csr.cols(),
-                    nnz: m.csr.nnz(),
+                    nnz: m.entries(),
                     op: op.name(),
                     dtype: op.dtype(),
                     k: case.k,
                     algorithm,
                     label,
                     format: op.format(algorithm),
-                    cost: op.cost(&m.csr, case.k),
+                    cost: op.cost(m, case.k),
                     outcome,
                     peer: peer_time.clone(),
                 };
@@ -320,8 +333,9 @@ impl Runner<'_> {
             Err(e) => return (algorithm.to_string(), e.into()),
         };
         let (extra_bytes, transpose_bytes) = (prepared.extra_bytes(), prepared.transpose_bytes());
+        let transfer_us = prepared.transfer().map(|t| t.as_secs_f64() * 1e6);
         let outcome = match timing::measure(ctx, clock, &self.settings, prepared.as_mut()) {
-            Ok(measurement) => Outcome::Measured { measurement, extra_bytes, transpose_bytes },
+            Ok(measurement) => Outcome::Measured { measurement, extra_bytes, transpose_bytes, transfer_us },
             Err(e) => e.into(),
         };
         (prepared.label(), outcome)

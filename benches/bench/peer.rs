@@ -113,11 +113,20 @@ struct ManifestMatrix<'a> {
     rows: usize,
     cols: usize,
     nnz: usize,
-    row_offsets: String,
-    col_indices: String,
-    values: String,
-    x: String,
+    row_offsets: Option<String>,
+    col_indices: Option<String>,
+    values: Option<String>,
+    x: Option<String>,
+    /// A dense op's case: its shape, no arrays (the script draws the operands).
+    dense: Option<ManifestDense>,
     ops: Vec<ManifestOp>,
+}
+
+#[derive(Serialize)]
+struct ManifestDense {
+    batch: usize,
+    rows: usize,
+    cols: usize,
 }
 
 #[derive(Serialize)]
@@ -237,6 +246,14 @@ fn write_inputs(
     let mut matrices = Vec::with_capacity(requests.len());
     for (i, request) in requests.iter().enumerate() {
         let a = &request.matrix.csr;
+        let ops = request.cases.iter().map(|c| ManifestOp { op: c.op, k: c.k, copies: c.copies }).collect();
+        let (name, rows, cols, nnz) = (&request.matrix.name, a.rows(), a.cols(), request.matrix.entries());
+        if let Some(d) = request.matrix.dense {
+            let dense = Some(ManifestDense { batch: d.batch, rows: d.rows, cols: d.cols });
+            let (row_offsets, col_indices, values, x) = (None, None, None, None);
+            matrices.push(ManifestMatrix { name, rows, cols, nnz, row_offsets, col_indices, values, x, dense, ops });
+            continue;
+        }
         let file = |array: &str| dir.join(format!("m{i}_{array}.bin"));
         let (row_offsets, col_indices, values, x) =
             (file("row_offsets"), file("col_indices"), file("values"), file("x"));
@@ -244,17 +261,18 @@ fn write_inputs(
         write_le(&col_indices, a.col_indices().iter().map(|v| v.to_le_bytes()))?;
         write_le(&values, a.values().iter().map(|v| v.to_le_bytes()))?;
         write_le(&x, dense_operand(a.cols(), seed).iter().map(|v| v.to_le_bytes()))?;
-        let path = |p: PathBuf| p.to_string_lossy().into_owned();
+        let path = |p: PathBuf| Some(p.to_string_lossy().into_owned());
         matrices.push(ManifestMatrix {
-            name: &request.matrix.name,
-            rows: a.rows(),
-            cols: a.cols(),
-            nnz: a.nnz(),
+            name,
+            rows,
+            cols,
+            nnz,
             row_offsets: path(row_offsets),
             col_indices: path(col_indices),
             values: path(values),
             x: path(x),
-            ops: request.cases.iter().map(|c| ManifestOp { op: c.op, k: c.k, copies: c.copies }).collect(),
+            dense: None,
+            ops,
         });
     }
     let manifest = dir.join("manifest.json");

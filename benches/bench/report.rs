@@ -67,6 +67,8 @@ pub enum Outcome {
         extra_bytes: u64,
         /// Device bytes of the transpose the plan runs on, where it has one.
         transpose_bytes: Option<u64>,
+        /// Host → device upload of the inputs, µs, where the op reports it.
+        transfer_us: Option<f64>,
     },
     /// The library declined the case (format conversion, limits, memory).
     Refused(String),
@@ -664,6 +666,10 @@ struct JsonRecord<'a> {
     extra_bytes: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     transpose_bytes: Option<u64>,
+    /// Dense ops: the inputs' upload to the device, µs (the result's download is in
+    /// e2e_time_us).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transfer_us: Option<f64>,
     /// Ops with a one-shot form (the triangular solve): its wall clock, and the repeated
     /// form's GPU time (= gpu_time_us).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -694,7 +700,9 @@ struct JsonPeer<'a> {
 impl<'a> JsonRecord<'a> {
     /// The record of a measured row; refused and broken rows have no times to report.
     fn of(r: &'a Row) -> Option<Self> {
-        let Outcome::Measured { measurement: m, extra_bytes, transpose_bytes } = &r.outcome else { return None };
+        let Outcome::Measured { measurement: m, extra_bytes, transpose_bytes, transfer_us } = &r.outcome else {
+            return None;
+        };
         Some(JsonRecord {
             matrix: &r.matrix,
             rows: r.rows,
@@ -714,6 +722,7 @@ impl<'a> JsonRecord<'a> {
             gflops: r.gflops(),
             extra_bytes: *extra_bytes,
             transpose_bytes: *transpose_bytes,
+            transfer_us: *transfer_us,
             one_shot_time_us: m.one_shot.map(|(us, _)| us),
             repeated_time_us: m.one_shot.map(|_| m.gpu.median),
             levels: m.one_shot.and_then(|(_, s)| s.levels),

@@ -4,12 +4,14 @@
 
 pub mod blas1;
 pub(crate) mod common;
+pub mod gemv;
 pub mod sddmm;
 pub mod spmm;
 pub mod spmv;
 pub mod sptrsv;
 mod tile_options;
 
+pub use gemv::{Gemv, GemvOptions, Transpose};
 pub use sddmm::{Sddmm, SddmmAlgorithm, SddmmOptions};
 pub use spmm::{Spmm, SpmmAlgorithm, SpmmOptions};
 pub use spmv::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions};

@@ -15,5 +15,5 @@ mod sptrsv;
 
 pub use compare::{max_relative_error, relative_error};
 pub use spmm::{sddmm_csr, spmm_csr};
-pub use spmv::{gemv_dense, spmv_coo, spmv_csr, spmv_ell, spmv_hyb};
+pub use spmv::{gemv_dense, gemv_dense_t, spmv_coo, spmv_csr, spmv_ell, spmv_hyb};
 pub use sptrsv::triangular_solve;

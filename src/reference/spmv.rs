@@ -38,6 +38,18 @@ pub fn gemv_dense<T: Scalar>(alpha: f64, a: &DenseMatrix<T>, x: &[T], beta: f64,
     })
 }
 
+/// `alpha·Aᵀ·x + beta·y` for a dense row-major matrix (x has A's rows, y its columns),
+/// accumulated down A's columns.
+pub fn gemv_dense_t<T: Scalar>(alpha: f64, a: &DenseMatrix<T>, x: &[T], beta: f64, y: &[T]) -> Vec<f64> {
+    axpby("gemv_dense_t", (a.cols(), a.rows()), alpha, x, beta, y, |acc| {
+        for (i, xi) in x.iter().enumerate() {
+            for (sum, v) in acc.iter_mut().zip(a.row(i)) {
+                *sum += v.to_f64() * xi.to_f64();
+            }
+        }
+    })
+}
+
 /// Checks shapes, then combines `alpha · (A·x, accumulated into zeros by `product`)` with
 /// `beta · y` under the BLAS conventions of this module.
 fn axpby<T: Scalar>(

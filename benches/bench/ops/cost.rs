@@ -84,3 +84,13 @@ pub const SPTRSV: Model =
 pub fn sptrsv(t: Shape, v: u64) -> Cost {
     Cost { bytes: Some(t.nnz * (4 + v) + (t.rows + 1) * 4 + 2 * t.rows * v), flops: Some(2 * t.nnz) }
 }
+
+/// GEMV `y = op(A)·x` (A dense rows × cols): A once, x read and y written once; a multiply
+/// and an add per entry of A.
+pub const GEMV: Model =
+    Model { bytes: "(rows·cols + rows + cols)·v, v = 4 (f32) or 8 (f64)", flops: "2·rows·cols" };
+
+/// See [`GEMV`]; `v` bytes per value.
+pub fn gemv(rows: u64, cols: u64, v: u64) -> Cost {
+    Cost { bytes: Some((rows * cols + rows + cols) * v), flops: Some(2 * rows * cols) }
+}

@@ -3,6 +3,7 @@
 //! module implementing [`Op`], its cost model in [`cost`], and one line in [`all`].
 
 pub mod cost;
+mod gemv;
 mod sddmm;
 mod spmm;
 mod spmv;
@@ -10,9 +11,9 @@ mod sptrsv;
 mod tiles;
 
 use wgsparse::record::Recorder;
-use wgsparse::{Context, CsrMatrix, ElementKind};
+use wgsparse::{Context, ElementKind};
 
-use crate::suite::Scale;
+use crate::suite::{BenchMatrix, DenseShape, Scale};
 pub use cost::{Cost, Model};
 
 /// The dense width of a case (K of SpMM and SDDMM); `None` for ops without one.
@@ -28,6 +29,8 @@ pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
             Box::new(sddmm::SddmmOp::<f32>::default()),
             Box::new(sptrsv::SptrsvOp::<f32>::lower()),
             Box::new(sptrsv::SptrsvOp::<f32>::upper()),
+            Box::new(gemv::GemvOp::<f32>::plain()),
+            Box::new(gemv::GemvOp::<f32>::transposed()),
         ],
         ElementKind::F64 => vec![
             Box::new(spmv::SpmvOp::<f64>::default()),
@@ -36,6 +39,8 @@ pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
             Box::new(sddmm::SddmmOp::<f64>::default()),
             Box::new(sptrsv::SptrsvOp::<f64>::lower()),
             Box::new(sptrsv::SptrsvOp::<f64>::upper()),
+            Box::new(gemv::GemvOp::<f64>::plain()),
+            Box::new(gemv::GemvOp::<f64>::transposed()),
         ],
     }
 }
@@ -52,18 +57,24 @@ pub trait Op {
     }
     /// The device format `algorithm` reads (`auto` reads CSR uploads).
     fn format(&self, algorithm: &str) -> &'static str;
-    /// The cases to run on `a`: `[None]`, or the dense widths K.
-    fn cases(&self, a: &CsrMatrix<f32>, scale: Scale) -> Vec<K>;
+    /// The cases to run on `m`: `[None]`, or the dense widths K; none where the op does not
+    /// take the matrix.
+    fn cases(&self, m: &BenchMatrix, scale: Scale) -> Vec<K>;
+    /// Ops on dense operands run shapes of their own besides Matrix Market files: those of
+    /// `scale`. Sparse ops have none.
+    fn dense_shapes(&self, _scale: Scale) -> Vec<DenseShape> {
+        Vec::new()
+    }
     /// How bytes and flops are counted.
     fn model(&self) -> Model;
     /// The element type of the op's values.
     fn dtype(&self) -> ElementKind;
-    /// Bytes and flops of one run on `a`.
-    fn cost(&self, a: &CsrMatrix<f32>, k: K) -> Cost;
+    /// Bytes and flops of one run on `m`.
+    fn cost(&self, m: &BenchMatrix, k: K) -> Cost;
     /// The same op's name in the peer script, `None` when the peer lacks it.
     fn peer_op(&self) -> Option<&'static str>;
     /// Host operands and the CPU twin's result for one case, shared by all algorithms.
-    fn inputs<'a>(&self, a: &'a CsrMatrix<f32>, k: K, seed: u64) -> Box<dyn Inputs + 'a>;
+    fn inputs<'a>(&self, m: &'a BenchMatrix, k: K, seed: u64) -> Box<dyn Inputs + 'a>;
 }
 
 /// One case of an op on one matrix, ready to plan any algorithm.
@@ -101,6 +112,11 @@ pub trait Prepared {
     fn run_and_read(&mut self, copy: usize) -> Result<std::time::Duration, OpError>;
     /// The relative error of the output last read back against the CPU twin.
     fn check(&self) -> f64;
+    /// Host ↔ device transfer of the inputs, measured once while preparing (dense ops, whose
+    /// operands a user uploads for each product), reported apart from the kernel time.
+    fn transfer(&self) -> Option<std::time::Duration> {
+        None
+    }
     /// For ops whose first run on a matrix does more than later ones (the triangular solve
     /// captures levels): one such run from scratch, waited for. `None`: the op has none.
     fn one_shot(&mut self) -> Result<Option<OneShot>, OpError> {

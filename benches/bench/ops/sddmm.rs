@@ -12,7 +12,7 @@ use wgsparse::{Context, Conversion, CsrMatrix, DenseMatrix, ElementKind, GpuDens
 use super::cost::{self, Cost, Model, Shape};
 use super::tiles;
 use super::{Inputs, Op, OpError, Prepared, K};
-use crate::suite::Scale;
+use crate::suite::{BenchMatrix, Scale};
 
 /// The SDDMM op for values of type `T`.
 #[derive(Default)]
@@ -40,7 +40,7 @@ impl<T: Scalar> Op for SddmmOp<T> {
         "csr"
     }
 
-    fn cases(&self, _a: &CsrMatrix<f32>, scale: Scale) -> Vec<K> {
+    fn cases(&self, _m: &BenchMatrix, scale: Scale) -> Vec<K> {
         tiles::widths(scale).into_iter().map(Some).collect()
     }
 
@@ -52,7 +52,8 @@ impl<T: Scalar> Op for SddmmOp<T> {
         T::KIND
     }
 
-    fn cost(&self, a: &CsrMatrix<f32>, k: K) -> Cost {
+    fn cost(&self, m: &BenchMatrix, k: K) -> Cost {
+        let a = &m.csr;
         let shape = Shape { rows: a.rows() as u64, cols: a.cols() as u64, nnz: a.nnz() as u64 };
         cost::sddmm(shape, k.unwrap_or(1) as u64, T::KIND.size())
     }
@@ -61,7 +62,8 @@ impl<T: Scalar> Op for SddmmOp<T> {
         Some("sddmm")
     }
 
-    fn inputs<'a>(&self, a: &'a CsrMatrix<f32>, k: K, seed: u64) -> Box<dyn Inputs + 'a> {
+    fn inputs<'a>(&self, m: &'a BenchMatrix, k: K, seed: u64) -> Box<dyn Inputs + 'a> {
+        let a = &m.csr;
         let k = k.unwrap_or(1);
         let a: CsrMatrix<T> = tiles::values_as(a);
         let b1 = tiles::operand::<T>(a.rows(), k, seed);

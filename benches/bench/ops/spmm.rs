@@ -12,7 +12,7 @@ use wgsparse::{Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, Element
 use super::cost::{self, Cost, Model, Shape};
 use super::tiles;
 use super::{Inputs, Op, OpError, Prepared, K};
-use crate::suite::Scale;
+use crate::suite::{BenchMatrix, Scale};
 
 /// The SpMM op for values of type `T`, of A or of Aᵀ.
 pub struct SpmmOp<T> {
@@ -63,7 +63,7 @@ impl<T: Scalar> Op for SpmmOp<T> {
         "csr"
     }
 
-    fn cases(&self, _a: &CsrMatrix<f32>, scale: Scale) -> Vec<K> {
+    fn cases(&self, _m: &BenchMatrix, scale: Scale) -> Vec<K> {
         tiles::widths(scale).into_iter().map(Some).collect()
     }
 
@@ -79,7 +79,8 @@ impl<T: Scalar> Op for SpmmOp<T> {
         T::KIND
     }
 
-    fn cost(&self, a: &CsrMatrix<f32>, k: K) -> Cost {
+    fn cost(&self, m: &BenchMatrix, k: K) -> Cost {
+        let a = &m.csr;
         let shape = Shape { rows: a.rows() as u64, cols: a.cols() as u64, nnz: a.nnz() as u64 };
         let cost = if self.transposed { cost::spmm_t } else { cost::spmm };
         cost(shape, k.unwrap_or(1) as u64, T::KIND.size())
@@ -89,7 +90,8 @@ impl<T: Scalar> Op for SpmmOp<T> {
         Some(self.name())
     }
 
-    fn inputs<'a>(&self, a: &'a CsrMatrix<f32>, k: K, seed: u64) -> Box<dyn Inputs + 'a> {
+    fn inputs<'a>(&self, m: &'a BenchMatrix, k: K, seed: u64) -> Box<dyn Inputs + 'a> {
+        let a = &m.csr;
         let k = k.unwrap_or(1);
         let a: CsrMatrix<T> = tiles::values_as(a);
         let op_a = if self.transposed { a.transpose() } else { a.clone() };

@@ -11,7 +11,7 @@ use wgsparse::{Context, Conversion, CsrMatrix, ElementKind, Format, GpuSparse, G
 
 use super::cost::{self, Cost, Model, Shape};
 use super::{Inputs, Op, OpError, Prepared, K};
-use crate::suite::{dense_operand, Scale};
+use crate::suite::{dense_operand, BenchMatrix, Scale};
 
 /// The SpMV op for values of type `T`.
 #[derive(Default)]
@@ -39,7 +39,7 @@ impl<T: Scalar> Op for SpmvOp<T> {
         parse_variant(algorithm).and_then(|v| v.algorithm.format()).map_or("auto", Format::name)
     }
 
-    fn cases(&self, _a: &CsrMatrix<f32>, _scale: Scale) -> Vec<K> {
+    fn cases(&self, _m: &BenchMatrix, _scale: Scale) -> Vec<K> {
         vec![None]
     }
 
@@ -51,7 +51,8 @@ impl<T: Scalar> Op for SpmvOp<T> {
         T::KIND
     }
 
-    fn cost(&self, a: &CsrMatrix<f32>, _k: K) -> Cost {
+    fn cost(&self, m: &BenchMatrix, _k: K) -> Cost {
+        let a = &m.csr;
         cost::spmv(Shape { rows: a.rows() as u64, cols: a.cols() as u64, nnz: a.nnz() as u64 }, T::KIND.size())
     }
 
@@ -59,7 +60,8 @@ impl<T: Scalar> Op for SpmvOp<T> {
         Some("spmv")
     }
 
-    fn inputs<'a>(&self, a: &'a CsrMatrix<f32>, _k: K, seed: u64) -> Box<dyn Inputs + 'a> {
+    fn inputs<'a>(&self, m: &'a BenchMatrix, _k: K, seed: u64) -> Box<dyn Inputs + 'a> {
+        let a = &m.csr;
         let a: CsrMatrix<T> = a.map_values(|v| T::from_f64(v as f64));
         let x: Vec<T> = dense_operand(a.cols(), seed).into_iter().map(|v| T::from_f64(v as f64)).collect();
         let y_ref = reference::spmv_csr(1.0, &a, &x, 0.0, &[]);

@@ -20,7 +20,7 @@ use wgsparse::{Context, Conversion, CsrMatrix, ElementKind, GpuSparse, GpuVec, S
 use super::cost::{self, Cost, Model, Shape};
 use super::tiles;
 use super::{Inputs, OneShot, Op, OpError, Prepared, K};
-use crate::suite::Scale;
+use crate::suite::{BenchMatrix, Scale};
 
 /// The triangular solve for values of type `T`, of the lower or the upper triangle.
 pub struct SptrsvOp<T> {
@@ -82,7 +82,8 @@ impl<T: Scalar> Op for SptrsvOp<T> {
         "csr"
     }
 
-    fn cases(&self, a: &CsrMatrix<f32>, _scale: Scale) -> Vec<K> {
+    fn cases(&self, m: &BenchMatrix, _scale: Scale) -> Vec<K> {
+        let a = &m.csr;
         if a.rows() == a.cols() {
             vec![None]
         } else {
@@ -98,7 +99,8 @@ impl<T: Scalar> Op for SptrsvOp<T> {
         T::KIND
     }
 
-    fn cost(&self, a: &CsrMatrix<f32>, _k: K) -> Cost {
+    fn cost(&self, m: &BenchMatrix, _k: K) -> Cost {
+        let a = &m.csr;
         let off_diagonal = (0..a.rows())
             .map(|i| a.row(i).0.iter().filter(|&&j| if self.upper { j as usize > i } else { (j as usize) < i }).count())
             .sum::<usize>();
@@ -110,7 +112,8 @@ impl<T: Scalar> Op for SptrsvOp<T> {
         Some(self.name())
     }
 
-    fn inputs<'a>(&self, a: &'a CsrMatrix<f32>, _k: K, seed: u64) -> Box<dyn Inputs + 'a> {
+    fn inputs<'a>(&self, m: &'a BenchMatrix, _k: K, seed: u64) -> Box<dyn Inputs + 'a> {
+        let a = &m.csr;
         let triangle: CsrMatrix<T> = tiles::values_as(&generate::solvable_triangle(a, self.upper));
         let b: Vec<T> = generate::random_vector(a.rows(), seed).into_iter().map(|v| T::from_f64(v as f64)).collect();
         let b64: Vec<f64> = b.iter().map(|v| v.to_f64()).collect();

@@ -1,0 +1,506 @@
+//! Dense matrix × vector: `y ← α·op(A)·x + β·y` with A a [`GpuDense`] (row- or column-major,
+//! in row panels past one binding) and `op(A) = A` or `Aᵀ` (no transpose is stored); f32 or
+//! f64, any shape.
+//!
+//! Every panel is a row-major block S as memory holds it (A's rows, or for a column-major
+//! panel Aᵀ's), so each product is one of two kernels:
+//! - `S·v`, the **rows** kernel (`shaders/shared/gemv_rows_body.wgsl`): a slot of lanes per
+//!   row, coalesced vec4 loads along it, a subgroup (or workgroup) sum; short-wide blocks
+//!   cut their rows into segments taken by separate workgroups;
+//! - `Sᵀ·v`, the **columns** kernel (`shaders/shared/gemv_columns_body.wgsl`): seed 001's
+//!   one output per invocation, turned to row-major data: a lane walks down a unit of
+//!   columns; tall blocks cut their rows into strips taken by separate workgroups.
+//!
+//! Segments and strips leave unscaled partial sums that the columns kernel adds up in a fixed
+//! order (its `SUM` variant), so results are deterministic. How to cut is chosen from the
+//! shape ([`GemvOptions`] overrides it): enough lanes for a large GPU, enough work per lane.
+//!
+//! BLAS conventions: with β = 0, y is not read (NaN there does not survive); with α = 0 the
+//! product is not computed (y ← β·y); with no columns the product is zero.
+
+use super::blas1;
+use super::common::{check_len, Operands, ScalarBinds};
+use crate::context::Context;
+use crate::element::Scalar;
+use crate::gpu::{Bind, GpuVec, ScalarArg};
+use crate::kernel::shaders::{gemv_columns, gemv_columns_scalar, gemv_rows, gemv_rows_scalar};
+use crate::kernel::Kernel;
+use crate::matrix::{DenseLayout, GpuDense};
+use crate::record::Recorder;
+use crate::{Error, Result};
+
+/// Which product of A: `A·x` or `Aᵀ·x`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Transpose {
+    /// `y ← α·A·x + β·y`.
+    No,
+    /// `y ← α·Aᵀ·x + β·y`.
+    Yes,
+}
+
+/// Tuning knobs; each `None` is chosen from the shape.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GemvOptions {
+    /// Invocations per workgroup: a power of two (256 by default).
+    pub workgroup_size: Option<u32>,
+    /// Lanes per row of the rows kernel: a power of two up to the smallest subgroup size, or
+    /// the workgroup size.
+    pub lanes: Option<u32>,
+    /// Unit columns (of 4 elements where rows allow vec4 loads) per workgroup of the columns
+    /// kernel: a power of two up to the workgroup size.
+    pub columns: Option<u32>,
+    /// Segments per row (rows kernel) or strips of rows (columns kernel), 1 to 1024; more
+    /// than one adds a pass that sums the partial results.
+    pub splits: Option<u32>,
+}
+
+/// Lanes a product should keep busy: a large GPU's resident lanes (the H100 holds 270 K);
+/// a smaller one just runs the extra workgroups in turn.
+const TARGET_LANES: u64 = 1 << 18;
+/// Units each lane should take at least before a row or a column is cut further.
+const UNITS_PER_LANE: u64 = 16;
+/// The most segments or strips: bounds the partial sums to 1024 per output.
+const MAX_SPLITS: u32 = 1024;
+
+/// How the rows kernel covers a block.
+#[derive(Debug, Clone, Copy)]
+struct RowsShape {
+    lanes: u32,
+    splits: u32,
+    segment: u32,
+}
+
+/// How the columns kernel covers a block.
+#[derive(Debug, Clone, Copy)]
+struct ColumnsShape {
+    columns: u32,
+    col_blocks: u32,
+    strip: u32,
+    strips: u32,
+}
+
+/// The kernel of one panel's product, by the unit its rows are read in.
+enum Product<T: Scalar> {
+    Rows(RowsShape, RowsKernel<T>),
+    Columns(ColumnsShape, ColumnsKernel<T>),
+}
+
+enum RowsKernel<T: Scalar> {
+    Vec4(Kernel<gemv_rows::Shader, T>),
+    Scalar(Kernel<gemv_rows_scalar::Shader, T>),
+}
+
+enum ColumnsKernel<T: Scalar> {
+    Vec4(Kernel<gemv_columns::Shader, T>),
+    Scalar(Kernel<gemv_columns_scalar::Shader, T>),
+}
+
+/// One panel's part of the product.
+struct Pass<T: Scalar> {
+    panel: usize,
+    /// The stored block S: rows and columns of its row-major data.
+    block: (usize, usize),
+    product: Product<T>,
+    /// The elements of x and y it reads and writes.
+    x: std::ops::Range<usize>,
+    y: std::ops::Range<usize>,
+    /// Adds to y (β = 1): panels after the first of `Aᵀ·x` on row-major A.
+    accumulate: bool,
+    /// The adder of the partial sums, when the product is cut (its block: parts × outputs).
+    finish: Option<(ColumnsShape, Kernel<gemv_columns_scalar::Shader, T>, usize)>,
+}
+
+/// A planned GEMV for one shape, layout and [`Transpose`], recorded many times.
+pub struct Gemv<T: Scalar> {
+    ctx: Context,
+    rows: usize,
+    cols: usize,
+    layout: DenseLayout,
+    panel_rows: usize,
+    transpose: Transpose,
+    passes: Vec<Pass<T>>,
+    /// Partial sums of cut products (one element where none is cut).
+    partials: GpuVec<T>,
+    /// Bound as the adder's unused output: the partials it reads cannot be bound writable.
+    spare: GpuVec<T>,
+}
+
+impl<T: Scalar> std::fmt::Debug for Gemv<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gemv")
+            .field("rows", &self.rows)
+            .field("cols", &self.cols)
+            .field("layout", &self.layout)
+            .field("transpose", &self.transpose)
+            .field("kernel", &self.describe())
+            .finish()
+    }
+}
+
+impl<T: Scalar> Gemv<T> {
+    /// Plans `y ← α·op(A)·x + β·y` for matrices of `a`'s shape, layout and panels.
+    pub fn new(ctx: &Context, a: &GpuDense<T>, transpose: Transpose) -> Result<Self> {
+        Self::with_options(ctx, a, transpose, &GemvOptions::default())
+    }
+
+    /// [`Gemv::new`] with tuning knobs.
+    pub fn with_options(ctx: &Context, a: &GpuDense<T>, transpose: Transpose, options: &GemvOptions) -> Result<Self> {
+        Operands::new(ctx, "gemv")?.owned("A", a.device_id())?;
+        ctx.check_element::<T>()?;
+        let wg = check_options(ctx, options)?;
+        let (out_len, in_len) = match transpose {
+            Transpose::No => (a.rows(), a.cols()),
+            Transpose::Yes => (a.cols(), a.rows()),
+        };
+        let mut passes = Vec::new();
+        let mut partial_len = 1;
+        for panel in 0..a.panels().len() {
+            let rows = a.panel_range(panel);
+            // S as stored, and whether the panel's product is S·v (rows kernel) or Sᵀ·v.
+            let (block, rows_kernel) = match a.layout() {
+                DenseLayout::RowMajor => ((rows.len(), a.cols()), transpose == Transpose::No),
+                DenseLayout::ColMajor => ((a.cols(), rows.len()), transpose == Transpose::Yes),
+            };
+            let (x, y, accumulate) = match transpose {
+                Transpose::No => (0..in_len, rows.clone(), false),
+                Transpose::Yes => (rows.clone(), 0..out_len, panel > 0),
+            };
+            let vec4 = block.1 % 4 == 0 && block.1 > 0;
+            let unit_len = if vec4 { 4 } else { 1 };
+            let units = block.1 / unit_len;
+            let (product, parts) = if rows_kernel {
+                let shape = rows_shape(ctx, wg, block.0, units, options)?;
+                let (partial, lanes) = (shape.splits > 1, shape.lanes);
+                let kernel = if vec4 {
+                    RowsKernel::Vec4(ctx.kernel(
+                        gemv_rows::Flags { partial },
+                        gemv_rows::Overrides { wg_size: wg, lanes, ..Default::default() },
+                    )?)
+                } else {
+                    RowsKernel::Scalar(ctx.kernel(
+                        gemv_rows_scalar::Flags { partial },
+                        gemv_rows_scalar::Overrides { wg_size: wg, lanes, ..Default::default() },
+                    )?)
+                };
+                (Product::Rows(shape, kernel), shape.splits as usize)
+            } else {
+                let shape = columns_shape(wg, block.0, units, unit_len, options.columns, options.splits)?;
+                let partial = shape.strips > 1;
+                let kernel = if vec4 {
+                    ColumnsKernel::Vec4(ctx.kernel(
+                        gemv_columns::Flags { partial, sum: false },
+                        gemv_columns::Overrides { wg_size: wg, cols: shape.columns },
+                    )?)
+                } else {
+                    ColumnsKernel::Scalar(ctx.kernel(
+                        gemv_columns_scalar::Flags { partial, sum: false },
+                        gemv_columns_scalar::Overrides { wg_size: wg, cols: shape.columns },
+                    )?)
+                };
+                (Product::Columns(shape, kernel), shape.strips as usize)
+            };
+            let outputs = y.len();
+            let finish = if parts > 1 {
+                partial_len = partial_len.max(parts * outputs);
+                // Adds the parts × outputs partial sums down their columns, in part order.
+                let shape = columns_shape(wg, parts, outputs, 1, None, Some(1))?;
+                let kernel = ctx.kernel(
+                    gemv_columns_scalar::Flags { partial: false, sum: true },
+                    gemv_columns_scalar::Overrides { wg_size: wg, cols: shape.columns },
+                )?;
+                Some((shape, kernel, parts))
+            } else {
+                None
+            };
+            passes.push(Pass { panel, block, product, x, y, accumulate, finish });
+        }
+        Ok(Gemv {
+            ctx: ctx.clone(),
+            rows: a.rows(),
+            cols: a.cols(),
+            layout: a.layout(),
+            panel_rows: a.panel_rows(),
+            transpose,
+            passes,
+            partials: ctx.zeros(partial_len)?,
+            spare: ctx.zeros(1)?,
+        })
+    }
+
+    /// Device bytes this plan allocated (the partial sums).
+    pub fn extra_bytes(&self) -> u64 {
+        self.partials.byte_len() + self.spare.byte_len()
+    }
+
+    /// What the plan runs, for reports: `rows 32 lanes × 4 segments`, `columns 8 × 16 strips`
+    /// (of the first panel).
+    pub fn describe(&self) -> String {
+        let Some(pass) = self.passes.first() else { return String::new() };
+        let unit = |vec4: bool| if vec4 { "vec4" } else { "scalar" };
+        match &pass.product {
+            Product::Rows(s, k) => {
+                let cut = if s.splits > 1 { format!(" × {} segments", s.splits) } else { String::new() };
+                format!("rows {}, {} lanes{cut}", unit(matches!(k, RowsKernel::Vec4(_))), s.lanes)
+            }
+            Product::Columns(s, k) => {
+                let cut = if s.strips > 1 { format!(" × {} strips", s.strips) } else { String::new() };
+                format!("columns {}, {} wide{cut}", unit(matches!(k, ColumnsKernel::Vec4(_))), s.columns)
+            }
+        }
+    }
+
+    /// Records `y ← α·op(A)·x + β·y`. A must have the plan's shape, layout and panels; α
+    /// and β are host values or device scalars. Everything is checked before anything is
+    /// recorded.
+    pub fn record<'s>(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        alpha: impl Into<ScalarArg<'s, T>>,
+        a: &GpuDense<T>,
+        x: &GpuVec<T>,
+        beta: impl Into<ScalarArg<'s, T>>,
+        y: &mut GpuVec<T>,
+    ) -> Result<()> {
+        let (alpha, beta) = (alpha.into(), beta.into());
+        Operands::new(rec.context(), "gemv")?
+            .owned("the plan", self.ctx.id())?
+            .scalar("alpha", &alpha)?
+            .scalar("beta", &beta)?
+            .dense_input("A", a)?
+            .input("x", x)?
+            .output("y", y)?;
+        check_len("gemv", "A rows", self.rows, a.rows())?;
+        check_len("gemv", "A columns", self.cols, a.cols())?;
+        if a.layout() != self.layout || a.panel_rows() != self.panel_rows {
+            return Err(Error::InvalidArgument("gemv: A's layout or panels are not the plan's".into()));
+        }
+        let (out_len, in_len) = match self.transpose {
+            Transpose::No => (self.rows, self.cols),
+            Transpose::Yes => (self.cols, self.rows),
+        };
+        check_len("gemv", "x", in_len, x.len())?;
+        check_len("gemv", "y", out_len, y.len())?;
+        let ctx = rec.context().clone();
+        let scaling = ScalarBinds::new(&ctx, alpha, beta)?;
+        if out_len == 0 {
+            return Ok(());
+        }
+        if scaling.host_alpha() == Some(T::default()) {
+            return blas1::scale_range(rec, &scaling.beta_as_alpha(), y.bind(), out_len, false);
+        }
+        let adding = ScalarBinds::new(&ctx, alpha, ScalarArg::Host(T::from_f64(1.0)))?;
+        for pass in &self.passes {
+            let scaling = if pass.accumulate { &adding } else { &scaling };
+            self.record_pass(rec, pass, a, x, scaling, y)?;
+        }
+        Ok(())
+    }
+
+    fn record_pass(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        pass: &Pass<T>,
+        a: &GpuDense<T>,
+        x: &GpuVec<T>,
+        scaling: &ScalarBinds<'_, T>,
+        y: &GpuVec<T>,
+    ) -> Result<()> {
+        let panel = a.panels()[pass.panel].bind();
+        let (x, y) = (x.bind_range(pass.x.clone()), y.bind_range(pass.y.clone()));
+        let partials = self.partials.bind();
+        let (rows, cols) = pass.block;
+        match &pass.product {
+            Product::Rows(shape, kernel) => {
+                let unit_len = if matches!(kernel, RowsKernel::Vec4(_)) { 4 } else { 1 };
+                let slots = (kernel_wg(kernel) / shape.lanes) as u64;
+                let workgroups = (rows as u64).div_ceil(slots) * shape.splits as u64;
+                macro_rules! rows_dispatch {
+                    ($module:ident, $kernel:expr, $a:expr, $x:expr) => {
+                        rec.dispatch(
+                            $kernel,
+                            $module::Params {
+                                rows: rows as u32,
+                                units: (cols / unit_len) as u32,
+                                splits: shape.splits,
+                                segment: shape.segment,
+                                scaling: scaling.params,
+                            },
+                            $module::Bindings {
+                                a: $a,
+                                x: $x,
+                                alpha_dev: scaling.alpha_dev,
+                                beta_dev: scaling.beta_dev,
+                                y,
+                                partials,
+                            },
+                            workgroups,
+                        )?
+                    };
+                }
+                match kernel {
+                    RowsKernel::Vec4(k) => rows_dispatch!(gemv_rows, k, vec4(panel), vec4(x)),
+                    RowsKernel::Scalar(k) => rows_dispatch!(gemv_rows_scalar, k, panel, x),
+                }
+            }
+            Product::Columns(shape, kernel) => {
+                let unit_len = if matches!(kernel, ColumnsKernel::Vec4(_)) { 4 } else { 1 };
+                let workgroups = shape.col_blocks as u64 * shape.strips as u64;
+                macro_rules! columns_dispatch {
+                    ($module:ident, $kernel:expr, $a:expr) => {
+                        rec.dispatch(
+                            $kernel,
+                            $module::Params {
+                                rows: rows as u32,
+                                units: (cols / unit_len) as u32,
+                                col_blocks: shape.col_blocks,
+                                strip: shape.strip,
+                                strips: shape.strips,
+                                scaling: scaling.params,
+                            },
+                            $module::Bindings {
+                                a: $a,
+                                x,
+                                alpha_dev: scaling.alpha_dev,
+                                beta_dev: scaling.beta_dev,
+                                y,
+                                partials,
+                            },
+                            workgroups,
+                        )?
+                    };
+                }
+                match kernel {
+                    ColumnsKernel::Vec4(k) => columns_dispatch!(gemv_columns, k, vec4(panel)),
+                    ColumnsKernel::Scalar(k) => columns_dispatch!(gemv_columns_scalar, k, panel),
+                }
+            }
+        }
+        if let Some((shape, kernel, parts)) = &pass.finish {
+            let outputs = pass.y.len();
+            rec.dispatch(
+                kernel,
+                gemv_columns_scalar::Params {
+                    rows: *parts as u32,
+                    units: outputs as u32,
+                    col_blocks: shape.col_blocks,
+                    strip: shape.strip,
+                    strips: shape.strips,
+                    scaling: scaling.params,
+                },
+                gemv_columns_scalar::Bindings {
+                    a: self.partials.bind_range(0..parts * outputs),
+                    x: self.partials.bind(),
+                    alpha_dev: scaling.alpha_dev,
+                    beta_dev: scaling.beta_dev,
+                    y,
+                    partials: self.spare.bind(),
+                },
+                shape.col_blocks as u64,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Records and submits the product; returns without waiting for the GPU.
+    pub fn run<'s>(
+        &self,
+        alpha: impl Into<ScalarArg<'s, T>>,
+        a: &GpuDense<T>,
+        x: &GpuVec<T>,
+        beta: impl Into<ScalarArg<'s, T>>,
+        y: &mut GpuVec<T>,
+    ) -> Result<()> {
+        let mut batch = self.ctx.batch();
+        self.record(&mut batch.recorder(), alpha, a, x, beta, y)?;
+        batch.submit()
+    }
+}
+
+/// The same binding read as vec4s (its length is a multiple of 4).
+fn vec4<T: Scalar>(b: Bind<'_, T>) -> Bind<'_, [T; 4]> {
+    let size = b.size();
+    b.reinterpret(size)
+}
+
+fn kernel_wg<T: Scalar>(kernel: &RowsKernel<T>) -> u32 {
+    match kernel {
+        RowsKernel::Vec4(k) => k.workgroup_size(),
+        RowsKernel::Scalar(k) => k.workgroup_size(),
+    }
+}
+
+/// Checks the knobs that do not depend on the shape; returns the workgroup size.
+fn check_options(ctx: &Context, options: &GemvOptions) -> Result<u32> {
+    let bad = |what: String| Err(Error::InvalidArgument(format!("GemvOptions: {what}")));
+    let limits = ctx.limits();
+    let max_wg = limits.max_compute_invocations_per_workgroup.min(limits.max_compute_workgroup_size_x);
+    let wg = options.workgroup_size.unwrap_or(256.min(max_wg));
+    let min_wg = ctx.subgroup_size_range().map_or(1, |(_, max)| max);
+    if !wg.is_power_of_two() || wg > max_wg || wg < min_wg {
+        return bad(format!("workgroup_size {wg} is not a power of two from {min_wg} to {max_wg}"));
+    }
+    if let Some(lanes) = options.lanes {
+        let max_shuffle = ctx.subgroup_size_range().map_or(wg, |(min, _)| min);
+        if !lanes.is_power_of_two() || (lanes > max_shuffle && lanes != wg) {
+            return bad(format!("lanes {lanes} is not a power of two up to {max_shuffle}, nor the workgroup size"));
+        }
+    }
+    if let Some(columns) = options.columns {
+        if !columns.is_power_of_two() || columns > wg {
+            return bad(format!("columns {columns} is not a power of two up to the workgroup size {wg}"));
+        }
+    }
+    if let Some(splits) = options.splits {
+        if !(1..=MAX_SPLITS).contains(&splits) {
+            return bad(format!("splits {splits} is not from 1 to {MAX_SPLITS}"));
+        }
+    }
+    Ok(wg)
+}
+
+/// The rows kernel on `rows` rows of `units` units: lanes per row from the row length
+/// (a slot each lane of which takes ~16 units, at least 8 lanes wide, as wide as a subgroup
+/// allows, else the whole workgroup), then segments until the GPU is full.
+fn rows_shape(ctx: &Context, wg: u32, rows: usize, units: usize, options: &GemvOptions) -> Result<RowsShape> {
+    let max_shuffle = ctx.subgroup_size_range().map_or(wg, |(min, _)| min);
+    let wanted = (units as u64).div_ceil(UNITS_PER_LANE).max(1).next_power_of_two();
+    // At least 8 lanes (128 bytes of f32 vec4s per load) where the row has the units.
+    let least = (units as u64).clamp(1, 8).next_power_of_two().min(max_shuffle as u64);
+    let lanes = options.lanes.unwrap_or(match wanted.max(least) {
+        lanes if lanes <= max_shuffle as u64 => lanes as u32,
+        _ => wg,
+    });
+    let busy = (rows as u64 * lanes as u64).max(1);
+    let most = (units as u64).div_ceil(lanes as u64 * UNITS_PER_LANE).max(1);
+    let splits = options.splits.unwrap_or_else(|| TARGET_LANES.div_ceil(busy).min(most).min(MAX_SPLITS as u64) as u32);
+    let segment = (units as u64).div_ceil(splits as u64).max(1);
+    let splits = (units as u64).div_ceil(segment).max(1) as u32;
+    Ok(RowsShape { lanes, splits, segment: segment as u32 })
+}
+
+/// The columns kernel on `rows` rows of `units` units of `unit_len` elements: as many row
+/// lanes as leave ~16 rows each, but a workgroup at least 128 bytes wide (coalesced); then
+/// strips until the GPU is full (`splits` fixes their number).
+fn columns_shape(
+    wg: u32,
+    rows: usize,
+    units: usize,
+    unit_len: usize,
+    columns: Option<u32>,
+    splits: Option<u32>,
+) -> Result<ColumnsShape> {
+    let min_columns = (32 / unit_len as u32).min(wg);
+    let row_lanes = (rows as u64).div_ceil(UNITS_PER_LANE).max(1).next_power_of_two().min(wg as u64) as u32;
+    let fit = (units as u64).max(1).next_power_of_two().min(wg as u64) as u32;
+    let columns = columns.unwrap_or_else(|| fit.min((wg / row_lanes).max(min_columns)));
+    let col_blocks = (units as u64).div_ceil(columns as u64).max(1);
+    let row_lanes = (wg / columns) as u64;
+    let most = (rows as u64).div_ceil(row_lanes * UNITS_PER_LANE).max(1);
+    let strips = splits
+        .map(u64::from)
+        .unwrap_or_else(|| TARGET_LANES.div_ceil(col_blocks * wg as u64).min(most).min(MAX_SPLITS as u64));
+    let strip = (rows as u64).div_ceil(strips).max(1);
+    let strips = (rows as u64).div_ceil(strip).max(1);
+    let fits = |v: u64| u32::try_from(v).map_err(|_| Error::InvalidArgument(format!("gemv: {v} workgroups")));
+    Ok(ColumnsShape { columns, col_blocks: fits(col_blocks)?, strip: fits(strip)?, strips: fits(strips)? })
+}
