@@ -401,6 +401,40 @@ def gemv_t(a, x, case, copies):
     return gemv(a, x, case, copies, transpose=True)
 
 
+def lu(a, x, case, copies):
+    """P A = L U with partial pivoting of a batch of square matrices, out of place
+    (torch.linalg.lu_factor: cuSOLVER/cuBLAS getrf, batched). A dense shape draws its batch;
+    a file is factored densely. rel_err: the worst matrix's ||A - P L U||_F / (n ||A||_F) in
+    float64, the bench's measure."""
+    import torch
+
+    device = torch.device("cuda", cp.cuda.Device().id)
+    dtype = torch.float64 if x.dtype == cp.float64 else torch.float32
+    if isinstance(a, DenseShape):
+        batch, n = a.batch, a.shape[0]
+        generator = torch.Generator(device=device).manual_seed(19)
+        mats = [torch.rand((batch, n, n), generator=generator, device=device, dtype=dtype) * 2 - 1 for _ in range(copies)]
+    else:
+        n = a.shape[0]
+        if a.shape[1] != n:
+            raise ValueError("lu needs a square matrix")
+        dense = torch.from_dlpack(a.toarray()).to(dtype).reshape(1, n, n)
+        mats = [dense] + [dense.clone() for _ in range(copies - 1)]
+
+    def run(i):
+        return torch.linalg.lu_factor(mats[i])
+
+    def check():
+        factors, pivots = run(0)
+        p, lower, upper = torch.lu_unpack(factors.double(), pivots)
+        a64 = mats[0].double()
+        difference = torch.linalg.matrix_norm(a64 - p @ lower @ upper)
+        norm = torch.linalg.matrix_norm(a64)
+        return float((difference / norm).max()) / n
+
+    return [(f"PyTorch {torch.__version__} torch.linalg.lu_factor", (run, check, torch_stream(), None))]
+
+
 OPS = {
     "spmv": spmv,
     "spmm": spmm,
@@ -410,6 +444,7 @@ OPS = {
     "sptrsv-upper": sptrsv_upper,
     "gemv": gemv,
     "gemv-t": gemv_t,
+    "lu": lu,
 }
 
 

@@ -11,6 +11,7 @@
 //! [`report`] and [`plot`] render.
 
 mod cli;
+mod cpu_peer;
 mod ops;
 mod peer;
 mod plot;
@@ -288,6 +289,7 @@ impl Runner<'_> {
                 })
             });
             let inputs = op.inputs(m, case.k, self.seed);
+            let cpu_peers = inputs.cpu_peers();
             for &algorithm in &case.algorithms {
                 self.progress.step(&format!("{} {} {algorithm}", m.name, op.name()));
                 let start = std::time::Instant::now();
@@ -306,6 +308,7 @@ impl Runner<'_> {
                     cost: op.cost(m, case.k),
                     outcome,
                     peer: peer_time.clone(),
+                    cpu_peers: cpu_peers.clone(),
                 };
                 self.progress.detail(|| {
                     let gpu = row

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use wgsparse::{AdapterReport, ElementKind};
 
+use crate::cpu_peer::CpuPeerTime;
 use crate::ops::{Cost, Model, OpError, K};
 use crate::suite::SkippedFile;
 use crate::timing::{
@@ -55,6 +56,8 @@ pub struct Row {
     pub outcome: Outcome,
     /// The peer's time on the same case.
     pub peer: Option<PeerTime>,
+    /// CPU implementations timed on the same case (dense ops).
+    pub cpu_peers: Vec<CpuPeerTime>,
 }
 
 /// How a row ended.
@@ -417,9 +420,27 @@ impl Report {
                 groups.join("; ")
             ));
         }
+        for r in self.rows.iter().filter(|r| !r.cpu_peers.is_empty() && r.algorithm == "auto") {
+            let Some(gpu) = r.gpu_us() else { continue };
+            let times: Vec<String> = r
+                .cpu_peers
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} thread{} {:.1} µs ({:.2}× our GPU time)",
+                        c.threads,
+                        if c.threads == 1 { "" } else { "s" },
+                        c.time_us,
+                        c.time_us / gpu
+                    )
+                })
+                .collect();
+            lines.push(format!("cpu peer {} on {} {}: {}", r.cpu_peers[0].name, r.matrix, r.op, times.join(", ")));
+        }
         for (op, model) in &self.models {
+            let error = model.error.map_or(String::new(), |e| format!("; max rel err = {e}"));
             lines.push(format!(
-                "{op}: bytes = {}, flops = {}; % copy = GB/s / copy bandwidth",
+                "{op}: bytes = {}, flops = {}; % copy = GB/s / copy bandwidth{error}",
                 model.bytes, model.flops
             ));
         }
@@ -683,6 +704,17 @@ struct JsonRecord<'a> {
     max_rel_err: f64,
     verified: bool,
     peer: Option<JsonPeer<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    cpu_peers: Vec<JsonCpuPeer>,
+}
+
+#[derive(Serialize)]
+struct JsonCpuPeer {
+    name: &'static str,
+    threads: usize,
+    time_us: f64,
+    /// CPU time / our GPU time.
+    speedup: f64,
 }
 
 #[derive(Serialize)]
@@ -739,6 +771,16 @@ impl<'a> JsonRecord<'a> {
                 repeated_time_us: p.repeated_us,
                 repeated_speedup: r.repeated_speedup(),
             }),
+            cpu_peers: r
+                .cpu_peers
+                .iter()
+                .map(|c| JsonCpuPeer {
+                    name: c.name,
+                    threads: c.threads,
+                    time_us: c.time_us,
+                    speedup: c.time_us / m.gpu.median,
+                })
+                .collect(),
         })
     }
 }

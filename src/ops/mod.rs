@@ -5,6 +5,7 @@
 pub mod blas1;
 pub(crate) mod common;
 pub mod gemv;
+pub mod lu;
 pub mod sddmm;
 pub mod spmm;
 pub mod spmv;
@@ -12,6 +13,7 @@ pub mod sptrsv;
 mod tile_options;
 
 pub use gemv::{Gemv, GemvOptions, Transpose};
+pub use lu::{BatchedLu, LuOptions, Pivoting};
 pub use sddmm::{Sddmm, SddmmAlgorithm, SddmmOptions};
 pub use spmm::{Spmm, SpmmAlgorithm, SpmmOptions};
 pub use spmv::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions};

@@ -21,6 +21,8 @@ pub struct Model {
     pub bytes: &'static str,
     /// The flop formula.
     pub flops: &'static str,
+    /// What the error column measures, where it is not `‖y − y_ref‖₂ / ‖y_ref‖₂`.
+    pub error: Option<&'static str>,
 }
 
 /// Shape of a sparse operand.
@@ -37,7 +39,7 @@ pub struct Shape {
 /// SpMV `y = A·x`: each entry's value (v bytes) and column index once, the row offsets, `x`
 /// once and `y` written once; a multiply and an add per entry.
 pub const SPMV: Model =
-    Model { bytes: "nnz·(4+v) + (rows+1)·4 + (cols+rows)·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz" };
+    Model { bytes: "nnz·(4+v) + (rows+1)·4 + (cols+rows)·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz", error: None };
 
 /// See [`SPMV`]; `v` bytes per value.
 pub fn spmv(a: Shape, v: u64) -> Cost {
@@ -47,7 +49,9 @@ pub fn spmv(a: Shape, v: u64) -> Cost {
 /// SpMM `C = A·B` (B cols × k, C rows × k): A once as SpMV counts it, B read once, C written
 /// once; a multiply and an add per entry and column.
 pub const SPMM: Model =
-    Model { bytes: "nnz·(4+v) + (rows+1)·4 + (cols+rows)·k·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz·k" };
+    Model {
+        bytes: "nnz·(4+v) + (rows+1)·4 + (cols+rows)·k·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz·k", error: None
+    };
 
 /// See [`SPMM`]; `v` bytes per value.
 pub fn spmm(a: Shape, k: u64, v: u64) -> Cost {
@@ -57,7 +61,9 @@ pub fn spmm(a: Shape, k: u64, v: u64) -> Cost {
 /// SpMM with `Aᵀ` (`C = Aᵀ·B`, B rows × k, C cols × k) on the kept transpose: its offsets,
 /// its row indices and the permutation to A's values, A's values, B and C once.
 pub const SPMM_T: Model =
-    Model { bytes: "nnz·(8+v) + (cols+1)·4 + (rows+cols)·k·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz·k" };
+    Model {
+        bytes: "nnz·(8+v) + (cols+1)·4 + (rows+cols)·k·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz·k", error: None
+    };
 
 /// See [`SPMM_T`]; `v` bytes per value.
 pub fn spmm_t(a: Shape, k: u64, v: u64) -> Cost {
@@ -67,7 +73,9 @@ pub fn spmm_t(a: Shape, k: u64, v: u64) -> Cost {
 /// SDDMM `C = A ⊙ (B1·B2ᵀ)` (B1 rows × k, B2 cols × k): A once, B1 and B2 read once, C's
 /// values written once; a dot product of length k per entry.
 pub const SDDMM: Model =
-    Model { bytes: "nnz·(4+2v) + (rows+1)·4 + (rows+cols)·k·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz·k" };
+    Model {
+        bytes: "nnz·(4+2v) + (rows+1)·4 + (rows+cols)·k·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz·k", error: None
+    };
 
 /// See [`SDDMM`]; `v` bytes per value.
 pub fn sddmm(a: Shape, k: u64, v: u64) -> Cost {
@@ -78,7 +86,7 @@ pub fn sddmm(a: Shape, k: u64, v: u64) -> Cost {
 /// SpMV counts it, b read and x written once; a multiply and an add per off-diagonal entry
 /// and a division per row (counted as 2·nnz).
 pub const SPTRSV: Model =
-    Model { bytes: "nnz·(4+v) + (rows+1)·4 + 2·rows·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz" };
+    Model { bytes: "nnz·(4+v) + (rows+1)·4 + 2·rows·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz", error: None };
 
 /// See [`SPTRSV`]; `v` bytes per value.
 pub fn sptrsv(t: Shape, v: u64) -> Cost {
@@ -88,9 +96,26 @@ pub fn sptrsv(t: Shape, v: u64) -> Cost {
 /// GEMV `y = op(A)·x` (A dense rows × cols): A once, x read and y written once; a multiply
 /// and an add per entry of A.
 pub const GEMV: Model =
-    Model { bytes: "(rows·cols + rows + cols)·v, v = 4 (f32) or 8 (f64)", flops: "2·rows·cols" };
+    Model { bytes: "(rows·cols + rows + cols)·v, v = 4 (f32) or 8 (f64)", flops: "2·rows·cols", error: None };
 
 /// See [`GEMV`]; `v` bytes per value.
 pub fn gemv(rows: u64, cols: u64, v: u64) -> Cost {
     Cost { bytes: Some((rows * cols + rows + cols) * v), flops: Some(2 * rows * cols) }
+}
+
+/// Batched LU `P·A = L·U` of `batch` matrices n × n (out of place): A read and the factors
+/// written once, the pivots written; LAPACK's flop count per matrix, 2/3·n³ − 1/2·n² + 5/6·n
+/// (rounded to 2/3·n³ − n²/2 + n).
+pub const LU: Model = Model {
+    bytes: "batch·(2·n²·v + 4·n), v = 4 (f32) or 8 (f64)",
+    flops: "batch·(2/3·n³ − 1/2·n² + 5/6·n)",
+    error: Some(
+        "max over the batch of ‖P·A − L·U‖_F / (n·‖A‖_F); infinite if a pivot or a multiplier breaks partial pivoting",
+    ),
+};
+
+/// See [`LU`]; `v` bytes per value.
+pub fn lu(batch: u64, n: u64, v: u64) -> Cost {
+    let flops = (4 * n * n * n - 3 * n * n + 5 * n) / 6;
+    Cost { bytes: Some(batch * (2 * n * n * v + 4 * n)), flops: Some(batch * flops) }
 }

@@ -164,6 +164,10 @@ impl<T: Scalar> Inputs for GemvInputs<T> {
         runs.add_copy()?;
         Ok(Box::new(runs))
     }
+
+    fn cpu_peers(&self) -> Vec<crate::cpu_peer::CpuPeerTime> {
+        crate::cpu_peer::gemv(&self.a, &self.x, self.transpose == Transpose::Yes)
+    }
 }
 
 /// One copy of the device operands with its plan.

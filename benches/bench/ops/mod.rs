@@ -4,6 +4,7 @@
 
 pub mod cost;
 mod gemv;
+mod lu;
 mod sddmm;
 mod spmm;
 mod spmv;
@@ -31,6 +32,7 @@ pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
             Box::new(sptrsv::SptrsvOp::<f32>::upper()),
             Box::new(gemv::GemvOp::<f32>::plain()),
             Box::new(gemv::GemvOp::<f32>::transposed()),
+            Box::new(lu::LuOp::<f32>::default()),
         ],
         ElementKind::F64 => vec![
             Box::new(spmv::SpmvOp::<f64>::default()),
@@ -41,6 +43,7 @@ pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
             Box::new(sptrsv::SptrsvOp::<f64>::upper()),
             Box::new(gemv::GemvOp::<f64>::plain()),
             Box::new(gemv::GemvOp::<f64>::transposed()),
+            Box::new(lu::LuOp::<f64>::default()),
         ],
     }
 }
@@ -81,6 +84,10 @@ pub trait Op {
 pub trait Inputs {
     /// Uploads the operands to `ctx` in the algorithm's format and plans the op.
     fn prepare(&self, ctx: &Context, algorithm: &str) -> Result<Box<dyn Prepared + '_>, OpError>;
+    /// The case timed on the CPU peers (dense ops: faer, serial and on every core).
+    fn cpu_peers(&self) -> Vec<crate::cpu_peer::CpuPeerTime> {
+        Vec::new()
+    }
 }
 
 /// A planned op with its device operands: possibly several copies of them, which timed

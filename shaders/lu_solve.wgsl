@@ -1,0 +1,62 @@
+// Batched solve with LU factors (LAPACK getrs, no transpose): for each matrix, B ← A⁻¹·B
+// given P·A = L·U from lu_small (unit-lower L and U packed, pivots as it wrote them). One
+// workgroup per matrix; the factors are copied into workgroup memory, and each lane takes
+// columns of B (n rows of nrhs, row-major, the matrices' blocks stacked): the row swaps in
+// order, then forward substitution with L and backward with U. A zero U(k, k) (info ≠ 0)
+// gives non-finite values, as in LAPACK: callers check info first.
+#import entry
+#import real
+
+struct Params {
+    n: u32,
+    batch: u32,
+    nrhs: u32,
+}
+
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read> lu: array<Real>;
+@group(0) @binding(1) var<storage, read> pivots: array<u32>;
+@group(0) @binding(2) var<storage, read_write> b: array<Real>;
+
+override WG_SIZE: u32 = 256u;
+override TILE: u32 = 1024u;
+
+var<workgroup> tile: array<Real, TILE>;
+
+fn run(workgroup: u32, lane: Lane) {
+    if workgroup >= params.batch {
+        return;
+    }
+    let n = params.n;
+    let nrhs = params.nrhs;
+    for (var e = lane.index; e < n * n; e += WG_SIZE) {
+        tile[e] = lu[workgroup * n * n + e];
+    }
+    workgroupBarrier();
+    let rows = workgroup * n;
+    for (var c = lane.index; c < nrhs; c += WG_SIZE) {
+        for (var k = 0u; k < n; k++) {
+            let p = pivots[rows + k];
+            if p != k {
+                let t = b[(rows + k) * nrhs + c];
+                b[(rows + k) * nrhs + c] = b[(rows + p) * nrhs + c];
+                b[(rows + p) * nrhs + c] = t;
+            }
+        }
+        for (var i = 1u; i < n; i++) {
+            var sum = Acc(b[(rows + i) * nrhs + c]);
+            for (var j = 0u; j < i; j++) {
+                sum -= Acc(tile[i * n + j]) * Acc(b[(rows + j) * nrhs + c]);
+            }
+            b[(rows + i) * nrhs + c] = Real(sum);
+        }
+        for (var i = n; i > 0u; i--) {
+            let r = i - 1u;
+            var sum = Acc(b[(rows + r) * nrhs + c]);
+            for (var j = r + 1u; j < n; j++) {
+                sum -= Acc(tile[r * n + j]) * Acc(b[(rows + j) * nrhs + c]);
+            }
+            b[(rows + r) * nrhs + c] = Real(sum / Acc(tile[r * n + r]));
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! Batched LU factorization with partial pivoting, `P·A = L·U` (LAPACK `getrf` semantics),
+//! and the solve with its factors (`getrs`), for batches of small square matrices that fit
+//! in workgroup memory (seed 004's scheme: one workgroup per matrix, `shaders/lu_small.wgsl`).
+//!
+//! A batch is a [`GpuDense`] of `batch·n` rows and `n` columns, row-major: matrix `b` is rows
+//! `b·n .. (b+1)·n`. The factorization overwrites it with unit-lower L (below the diagonal)
+//! and U; `pivots[b·n + k]` is the row (0-based, within the matrix) swapped with row k at
+//! step k; `info[b]` is 0, or 1 + the first column whose pivot was exactly zero — that
+//! matrix is singular, its factorization went on without dividing by the zero (as LAPACK
+//! does), and a solve with it gives non-finite values: check `info` first
+//! ([`BatchedLu::factor`] returns it).
+//!
+//! Matrices larger than workgroup memory (a blocked factorization in global memory) are not
+//! done yet: [`BatchedLu::new`] refuses them with [`Error::LimitExceeded`].
+
+use super::common::{check_len, Operands};
+use crate::context::Context;
+use crate::element::Scalar;
+use crate::gpu::{Bind, GpuVec};
+use crate::kernel::shaders::{lu_small, lu_solve};
+use crate::kernel::Kernel;
+use crate::matrix::{DenseLayout, GpuDense};
+use crate::record::Recorder;
+use crate::{Error, Result};
+
+/// Whether rows are swapped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pivoting {
+    /// Partial pivoting (the largest magnitude in the column), LAPACK's `getrf`.
+    Partial,
+    /// None: pivots are the identity, and updates whose `l_ik` or `u_kj` is zero are skipped
+    /// (seed 004's LU of bitmap matrices, whose fill pattern it keeps). Fails (a zero pivot)
+    /// where pivoting would not.
+    None,
+}
+
+/// Tuning knobs of [`BatchedLu`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LuOptions {
+    /// Invocations per matrix: a power of two from the largest subgroup size (or 32) to 1024;
+    /// by default about one per four entries, 32 to 256.
+    pub workgroup_size: Option<u32>,
+}
+
+/// A planned batched LU for `batch` matrices of `n × n`, recorded many times.
+pub struct BatchedLu<T: Scalar> {
+    ctx: Context,
+    n: usize,
+    batch: usize,
+    in_place: Kernel<lu_small::Shader, T>,
+    out_of_place: Kernel<lu_small::Shader, T>,
+    solve: Kernel<lu_solve::Shader, T>,
+}
+
+impl<T: Scalar> std::fmt::Debug for BatchedLu<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchedLu").field("n", &self.n).field("batch", &self.batch).finish()
+    }
+}
+
+impl<T: Scalar> BatchedLu<T> {
+    /// Plans the factorization and the solve of `batch` matrices of `n × n`.
+    pub fn new(ctx: &Context, n: usize, batch: usize, pivoting: Pivoting) -> Result<Self> {
+        Self::with_options(ctx, n, batch, pivoting, &LuOptions::default())
+    }
+
+    /// [`BatchedLu::new`] with tuning knobs.
+    pub fn with_options(
+        ctx: &Context,
+        n: usize,
+        batch: usize,
+        pivoting: Pivoting,
+        options: &LuOptions,
+    ) -> Result<Self> {
+        ctx.check_element::<T>()?;
+        let tile = n.checked_mul(n).filter(|&t| t <= u32::MAX as usize).unwrap_or(usize::MAX);
+        let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
+        // The tile, plus the pivot word and what the compiler keeps there itself.
+        let bytes = (tile as u64).saturating_mul(T::KIND.size()).saturating_add(64);
+        if bytes > budget {
+            return Err(Error::LimitExceeded {
+                what: format!("an LU of a {n} x {n} matrix in workgroup memory (larger ones are not done yet)"),
+                limit: "max_compute_workgroup_storage_size",
+                requested: bytes,
+                max: budget,
+            });
+        }
+        batch.checked_mul(tile).filter(|&len| len <= u32::MAX as usize).ok_or_else(|| {
+            Error::InvalidArgument(format!("a batch of {batch} matrices of {n} x {n} passes 2^32 entries"))
+        })?;
+        // Lanes for the update of (n-1)² entries: a few each, a subgroup at least.
+        let least = ctx.subgroup_size_range().map_or(32, |(_, max)| max.max(32));
+        let most = ctx.limits().max_compute_invocations_per_workgroup.min(1024);
+        let wg_size = options.workgroup_size.unwrap_or(((n * n / 4).next_power_of_two() as u32).clamp(least, 256));
+        if !wg_size.is_power_of_two() || !(least..=most).contains(&wg_size) {
+            return Err(Error::InvalidArgument(format!(
+                "LuOptions: workgroup_size {wg_size} is not a power of two from {least} to {most}"
+            )));
+        }
+        let tile = tile.max(1) as u32;
+        let no_pivot = pivoting == Pivoting::None;
+        let factor = |out_of_place| {
+            ctx.kernel(lu_small::Flags { no_pivot, out_of_place }, lu_small::Overrides { wg_size, tile })
+        };
+        Ok(BatchedLu {
+            in_place: factor(false)?,
+            out_of_place: factor(true)?,
+            solve: ctx.kernel(Default::default(), lu_solve::Overrides { wg_size: 64.max(least), tile })?,
+            ctx: ctx.clone(),
+            n,
+            batch,
+        })
+    }
+
+    /// Matrices per batch.
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// Rows and columns of each matrix.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    fn check_batch(&self, op: &'static str, what: &'static str, m: &GpuDense<T>) -> Result<()> {
+        check_len(op, what, self.batch * self.n, m.rows())?;
+        if m.layout() != DenseLayout::RowMajor || m.panels().len() != 1 {
+            return Err(Error::InvalidArgument(format!("{op}: {what} must be row-major in one panel")));
+        }
+        Ok(())
+    }
+
+    /// Records the factorization of every matrix of `a` in place, with the pivots and info.
+    pub fn record_factor_in_place(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        a: &mut GpuDense<T>,
+        pivots: &mut GpuVec<u32>,
+        info: &mut GpuVec<u32>,
+    ) -> Result<()> {
+        Operands::new(rec.context(), "lu")?
+            .owned("the plan", self.ctx.id())?
+            .dense_output("A", a)?
+            .output("pivots", pivots)?
+            .output("info", info)?;
+        self.check_factor_operands(a, pivots, info)?;
+        let ctx = rec.context().clone();
+        self.dispatch_factor(rec, &self.in_place, ctx.unused::<T>()?.bind(), a, pivots, info)
+    }
+
+    /// Records the factorization of every matrix of `a` into `lu` (A is not changed), with
+    /// the pivots and info: `torch.linalg.lu_factor`'s form.
+    pub fn record_factor(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        a: &GpuDense<T>,
+        lu: &mut GpuDense<T>,
+        pivots: &mut GpuVec<u32>,
+        info: &mut GpuVec<u32>,
+    ) -> Result<()> {
+        Operands::new(rec.context(), "lu")?
+            .owned("the plan", self.ctx.id())?
+            .dense_input("A", a)?
+            .dense_output("LU", lu)?
+            .output("pivots", pivots)?
+            .output("info", info)?;
+        self.check_batch("lu", "A rows", a)?;
+        check_len("lu", "A columns", self.n, a.cols())?;
+        self.check_factor_operands(lu, pivots, info)?;
+        self.dispatch_factor(rec, &self.out_of_place, a.panels()[0].bind(), lu, pivots, info)
+    }
+
+    fn check_factor_operands(&self, lu: &GpuDense<T>, pivots: &GpuVec<u32>, info: &GpuVec<u32>) -> Result<()> {
+        self.check_batch("lu", "LU rows", lu)?;
+        check_len("lu", "LU columns", self.n, lu.cols())?;
+        check_len("lu", "pivots", self.batch * self.n, pivots.len())?;
+        check_len("lu", "info", self.batch, info.len())
+    }
+
+    fn dispatch_factor(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        kernel: &Kernel<lu_small::Shader, T>,
+        source: Bind<'_, T>,
+        lu: &GpuDense<T>,
+        pivots: &GpuVec<u32>,
+        info: &GpuVec<u32>,
+    ) -> Result<()> {
+        if self.batch == 0 || self.n == 0 {
+            return Ok(());
+        }
+        rec.dispatch(
+            kernel,
+            lu_small::Params { n: self.n as u32, batch: self.batch as u32 },
+            lu_small::Bindings { source, a: lu.panels()[0].bind(), pivots: pivots.bind(), info: info.bind() },
+            self.batch as u64,
+        )
+    }
+
+    /// Records `B ← A⁻¹·B` for every matrix with its factors from [`record_factor`](Self::record_factor):
+    /// B has `batch·n` rows of `nrhs` columns (matrix b's right-hand sides in rows
+    /// `b·n .. (b+1)·n`).
+    pub fn record_solve(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        lu: &GpuDense<T>,
+        pivots: &GpuVec<u32>,
+        b: &mut GpuDense<T>,
+    ) -> Result<()> {
+        Operands::new(rec.context(), "lu solve")?
+            .owned("the plan", self.ctx.id())?
+            .dense_input("the factors", lu)?
+            .input("pivots", pivots)?
+            .dense_output("B", b)?;
+        self.check_batch("lu solve", "factor rows", lu)?;
+        check_len("lu solve", "factor columns", self.n, lu.cols())?;
+        check_len("lu solve", "pivots", self.batch * self.n, pivots.len())?;
+        self.check_batch("lu solve", "B rows", b)?;
+        if self.batch == 0 || self.n == 0 || b.cols() == 0 {
+            return Ok(());
+        }
+        rec.dispatch(
+            &self.solve,
+            lu_solve::Params { n: self.n as u32, batch: self.batch as u32, nrhs: b.cols() as u32 },
+            lu_solve::Bindings { lu: lu.panels()[0].bind(), pivots: pivots.bind(), b: b.panels()[0].bind() },
+            self.batch as u64,
+        )
+    }
+
+    /// Factors `a` in place, the pivots into `pivots`, and waits: returns every matrix's
+    /// info.
+    pub fn factor(&self, a: &mut GpuDense<T>, pivots: &mut GpuVec<u32>) -> Result<Vec<u32>> {
+        let mut info = self.ctx.zeros::<u32>(self.batch)?;
+        let mut batch = self.ctx.batch();
+        self.record_factor_in_place(&mut batch.recorder(), a, pivots, &mut info)?;
+        batch.submit()?;
+        info.read_blocking()
+    }
+
+    /// Records and submits the solve; returns without waiting for the GPU.
+    pub fn solve(&self, lu: &GpuDense<T>, pivots: &GpuVec<u32>, b: &mut GpuDense<T>) -> Result<()> {
+        let mut batch = self.ctx.batch();
+        self.record_solve(&mut batch.recorder(), lu, pivots, b)?;
+        batch.submit()
+    }
+}

@@ -1,0 +1,182 @@
+//! Batched LU `P·A = L·U` and its solve, against the f64 twin's conventions: the backward
+//! error `‖P·A − L·U‖ / ‖A‖` within a few n·ε, multipliers |l_ik| ≤ 1, pivots equal to the
+//! twin's where no two candidates are close, info of singular matrices (the others of the
+//! batch factored), the solve's residual; f32 and f64, subgroups on and off; misuse.
+
+mod common;
+
+use wgsparse::generate::Rng;
+use wgsparse::ops::{BatchedLu, Pivoting};
+use wgsparse::reference::{lu_backward_error, lu_factor};
+use wgsparse::{Context, DenseLayout, DenseMatrix, Error, GpuDense, Scalar};
+
+/// Kinds of matrices a batch mixes.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Random,
+    /// Rows dominated by their diagonal: the pivots are the identity.
+    Dominant,
+    /// Columns scaled from 1 to 1e-6 (f32) / 1e-12 (f64): ill-conditioned.
+    Graded,
+    /// Column `n / 2` zero: info = n/2 + 1.
+    Singular,
+}
+
+fn matrix<T: Scalar>(n: usize, kind: Kind, rng: &mut Rng) -> Vec<T> {
+    let tiny = if T::KIND == wgsparse::ElementKind::F32 { 1e-6 } else { 1e-12 };
+    let mut m: Vec<f64> = (0..n * n).map(|_| rng.next_f64() * 2.0 - 1.0).collect();
+    match kind {
+        Kind::Random => {}
+        Kind::Dominant => (0..n).for_each(|i| m[i * n + i] = n as f64 + 1.0),
+        Kind::Graded => {
+            for (e, v) in m.iter_mut().enumerate() {
+                *v *= (tiny as f64).powf((e % n) as f64 / n.max(2) as f64);
+            }
+        }
+        Kind::Singular => (0..n).for_each(|i| m[i * n + n / 2] = 0.0),
+    }
+    m.into_iter().map(T::from_f64).collect()
+}
+
+fn epsilon<T: Scalar>() -> f64 {
+    match T::KIND {
+        wgsparse::ElementKind::F32 => f32::EPSILON as f64,
+        wgsparse::ElementKind::F64 => f64::EPSILON,
+    }
+}
+
+/// Factors a batch of `kinds` (cycled) on `ctx` and checks every matrix.
+fn check_batch<T: Scalar>(ctx: &Context, n: usize, batch: usize, pivoting: Pivoting, kinds: &[Kind], rng: &mut Rng) {
+    let kind_of = |b: usize| kinds[b % kinds.len()];
+    let data: Vec<T> = (0..batch).flat_map(|b| matrix::<T>(n, kind_of(b), rng)).collect();
+    let host = DenseMatrix::try_new(batch * n, n, data.clone()).unwrap();
+    let plan = BatchedLu::<T>::new(ctx, n, batch, pivoting).unwrap();
+    let mut a = GpuDense::upload(ctx, &host, DenseLayout::RowMajor).unwrap();
+    let mut pivots = ctx.zeros::<u32>(batch * n).unwrap();
+    // Odd sizes factor out of place (A kept, the factors NaN-poisoned first), even ones in place.
+    let (info, factors) = if n % 2 == 1 {
+        let poison = DenseMatrix::try_new(batch * n, n, vec![T::from_f64(f64::NAN); batch * n * n]).unwrap();
+        let mut lu = GpuDense::upload(ctx, &poison, DenseLayout::RowMajor).unwrap();
+        let mut info = ctx.zeros::<u32>(batch).unwrap();
+        let mut run = ctx.batch();
+        plan.record_factor(&mut run.recorder(), &a, &mut lu, &mut pivots, &mut info).unwrap();
+        run.submit().unwrap();
+        assert_eq!(a.read_blocking().unwrap(), host, "the out-of-place factorization changed A");
+        (info.read_blocking().unwrap(), lu.read_blocking().unwrap())
+    } else {
+        let info = plan.factor(&mut a, &mut pivots).unwrap();
+        (info, a.read_blocking().unwrap())
+    };
+    let pivots_host = pivots.read_blocking().unwrap();
+    let bound = 8.0 * n as f64 * epsilon::<T>();
+    for b in 0..batch {
+        let one = DenseMatrix::try_new(n, n, data[b * n * n..(b + 1) * n * n].to_vec()).unwrap();
+        let lu = &factors.data()[b * n * n..(b + 1) * n * n];
+        let piv = &pivots_host[b * n..(b + 1) * n];
+        let (_, twin_pivots, twin_info) = lu_factor(&one, pivoting == Pivoting::Partial);
+        let what = format!("n {n} batch {batch} matrix {b} {:?} {pivoting:?} {}", kind_of(b), T::KIND.name());
+        assert_eq!(info[b], twin_info, "{what}: info");
+        if twin_info != 0 {
+            continue; // a singular matrix: the rest of its factors are LAPACK's, unchecked here
+        }
+        let error = lu_backward_error(&one, lu, piv);
+        assert!(error <= bound, "{what}: ‖PA − LU‖/‖A‖ = {error:e} > {bound:e}");
+        if pivoting == Pivoting::Partial {
+            let largest = (0..n).flat_map(|i| (0..i).map(move |j| lu[i * n + j].to_f64().abs())).fold(0.0, f64::max);
+            assert!(largest <= 1.0 + 1e-6, "{what}: a multiplier of {largest}");
+        }
+        if matches!(kind_of(b), Kind::Dominant) || pivoting == Pivoting::None {
+            assert_eq!(piv, &twin_pivots[..], "{what}: pivots");
+        }
+    }
+}
+
+const SIZES: [usize; 9] = [1, 2, 3, 16, 31, 32, 33, 48, 63];
+
+#[test]
+fn batched_lu_factors_every_size_and_kind() {
+    let seed = common::seed("batched lu");
+    let mut rng = Rng::new(seed);
+    let kinds = [Kind::Random, Kind::Dominant, Kind::Graded, Kind::Singular, Kind::Random];
+    for (mode, ctx) in common::contexts() {
+        eprintln!("{mode}");
+        for n in SIZES {
+            check_batch::<f32>(ctx, n, 7, Pivoting::Partial, &kinds, &mut rng);
+            check_batch::<f32>(ctx, n, 3, Pivoting::None, &[Kind::Dominant], &mut rng);
+            if ctx.supports::<f64>() {
+                check_batch::<f64>(ctx, n, 5, Pivoting::Partial, &kinds, &mut rng);
+            }
+        }
+    }
+}
+
+#[test]
+fn batched_lu_of_many_small_matrices() {
+    let mut rng = Rng::new(common::seed("batched lu, many"));
+    for (_, ctx) in common::contexts() {
+        check_batch::<f32>(ctx, 8, 2000, Pivoting::Partial, &[Kind::Random, Kind::Singular, Kind::Dominant], &mut rng);
+        check_batch::<f32>(ctx, 65, 3, Pivoting::Partial, &[Kind::Random], &mut rng);
+    }
+}
+
+#[test]
+fn batched_lu_solve_has_a_small_residual() {
+    let mut rng = Rng::new(common::seed("batched lu solve"));
+    for (mode, ctx) in common::contexts() {
+        for (n, batch, nrhs) in [(1, 2, 1), (17, 5, 1), (32, 3, 3), (40, 4, 70)] {
+            let data: Vec<f32> = (0..batch).flat_map(|_| matrix::<f32>(n, Kind::Random, &mut rng)).collect();
+            let host = DenseMatrix::try_new(batch * n, n, data.clone()).unwrap();
+            let rhs = common::dense::<f32>(batch * n, nrhs, rng.next_u64());
+            let plan = BatchedLu::<f32>::new(ctx, n, batch, Pivoting::Partial).unwrap();
+            let mut a = GpuDense::upload(ctx, &host, DenseLayout::RowMajor).unwrap();
+            let mut pivots = ctx.zeros::<u32>(batch * n).unwrap();
+            assert!(plan.factor(&mut a, &mut pivots).unwrap().iter().all(|&i| i == 0));
+            let mut b = GpuDense::upload(ctx, &rhs, DenseLayout::RowMajor).unwrap();
+            plan.solve(&a, &pivots, &mut b).unwrap();
+            let x = b.read_blocking().unwrap();
+            for m in 0..batch {
+                // ‖A·x − b‖∞ / (‖A‖∞·‖x‖∞ + ‖b‖∞), per column.
+                for c in 0..nrhs {
+                    let at = |i: usize, j: usize| data[m * n * n + i * n + j] as f64;
+                    let xc = |j: usize| x.data()[(m * n + j) * nrhs + c] as f64;
+                    let bc = |i: usize| rhs.data()[(m * n + i) * nrhs + c] as f64;
+                    let residual = (0..n).map(|i| ((0..n).map(|j| at(i, j) * xc(j)).sum::<f64>() - bc(i)).abs());
+                    let norm_a = (0..n).map(|i| (0..n).map(|j| at(i, j).abs()).sum::<f64>()).fold(0.0, f64::max);
+                    let norm_x = (0..n).map(|j| xc(j).abs()).fold(0.0, f64::max);
+                    let norm_b = (0..n).map(|i| bc(i).abs()).fold(0.0, f64::max);
+                    let r = residual.fold(0.0, f64::max) / (norm_a * norm_x + norm_b);
+                    assert!(r <= 8.0 * n as f64 * 1.2e-7, "{mode} n {n} matrix {m} column {c}: residual {r:e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn batched_lu_misuse_gets_typed_errors() {
+    let ctx = common::context();
+    let too_big = ctx.limits().max_compute_workgroup_storage_size as usize / 4;
+    let n = (too_big as f64).sqrt() as usize + 1;
+    assert!(matches!(BatchedLu::<f32>::new(ctx, n, 1, Pivoting::Partial), Err(Error::LimitExceeded { .. })));
+    let plan = BatchedLu::<f32>::new(ctx, 4, 3, Pivoting::Partial).unwrap();
+    let host = common::dense::<f32>(12, 4, 1);
+    let mut pivots = ctx.zeros::<u32>(12).unwrap();
+    let mut info = ctx.zeros::<u32>(3).unwrap();
+    let dimension = |e: Error| assert!(matches!(e, Error::DimensionMismatch { .. }), "{e:?}");
+    let mut wrong_rows = GpuDense::upload(ctx, &common::dense::<f32>(8, 4, 2), DenseLayout::RowMajor).unwrap();
+    let mut batch = ctx.batch();
+    dimension(plan.record_factor_in_place(&mut batch.recorder(), &mut wrong_rows, &mut pivots, &mut info).unwrap_err());
+    let mut a = GpuDense::upload(ctx, &host, DenseLayout::RowMajor).unwrap();
+    let mut short = ctx.zeros::<u32>(11).unwrap();
+    dimension(plan.record_factor_in_place(&mut batch.recorder(), &mut a, &mut short, &mut info).unwrap_err());
+    let mut col_major = GpuDense::upload(ctx, &host, DenseLayout::ColMajor).unwrap();
+    let e = plan.record_factor_in_place(&mut batch.recorder(), &mut col_major, &mut pivots, &mut info).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+    let other = &common::contexts().last().unwrap().1;
+    if !std::ptr::eq(other, ctx) {
+        let mut foreign = GpuDense::upload(other, &host, DenseLayout::RowMajor).unwrap();
+        assert!(plan.record_factor_in_place(&mut batch.recorder(), &mut foreign, &mut pivots, &mut info).is_err());
+    }
+    batch.submit().unwrap();
+    assert_eq!(a.read_blocking().unwrap(), host, "a refused call changed A");
+}
