@@ -84,6 +84,11 @@ fn run(workgroup: u32, lane: Lane) {
 #endif
     }
     workgroupBarrier();
+    // Column lanes: n rounded up to a power of two, at most the workgroup.
+    let col_lanes = min(1u << (32u - countLeadingZeros(max(n, 2u) - 1u)), WG_SIZE);
+    let row_lanes = WG_SIZE / col_lanes;
+    let col_lane = lane.index % col_lanes;
+    let row_lane = lane.index / col_lanes;
     var first_zero = 0u;
     for (var k = 0u; k < n; k++) {
 #ifdef NO_PIVOT
@@ -116,18 +121,23 @@ fn run(workgroup: u32, lane: Lane) {
             tile[i * n + k] *= inverse;
         }
         workgroupBarrier();
-        let m = n - k - 1u;
-        for (var t = lane.index; t < m * m; t += WG_SIZE) {
-            let i = k + 1u + t / m;
-            let j = k + 1u + t % m;
+        // The trailing update on a grid of row lanes × column lanes (no index division).
+        for (var i = k + 1u + row_lane; i < n; i += row_lanes) {
             let l = tile[i * n + k];
-            let u = tile[k * n + j];
 #ifdef NO_PIVOT
-            if l == 0.0 || u == 0.0 {
+            if l == 0.0 {
                 continue;
             }
 #endif
-            tile[i * n + j] = fma(-l, u, tile[i * n + j]);
+            for (var j = k + 1u + col_lane; j < n; j += col_lanes) {
+                let u = tile[k * n + j];
+#ifdef NO_PIVOT
+                if u == 0.0 {
+                    continue;
+                }
+#endif
+                tile[i * n + j] = fma(-l, u, tile[i * n + j]);
+            }
         }
         workgroupBarrier();
     }

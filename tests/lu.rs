@@ -6,7 +6,7 @@
 mod common;
 
 use wgsparse::generate::Rng;
-use wgsparse::ops::{BatchedLu, Pivoting};
+use wgsparse::ops::{BatchedLu, LuAlgorithm, LuOptions, Pivoting};
 use wgsparse::reference::{lu_backward_error, lu_factor};
 use wgsparse::{Context, DenseLayout, DenseMatrix, Error, GpuDense, Scalar};
 
@@ -20,20 +20,23 @@ enum Kind {
     Graded,
     /// Column `n / 2` zero: info = n/2 + 1.
     Singular,
+    /// Column 0 all ±1: every row ties for the first pivot, which goes to row 0.
+    Tied,
 }
 
 fn matrix<T: Scalar>(n: usize, kind: Kind, rng: &mut Rng) -> Vec<T> {
-    let tiny = if T::KIND == wgsparse::ElementKind::F32 { 1e-6 } else { 1e-12 };
+    let tiny: f64 = if T::KIND == wgsparse::ElementKind::F32 { 1e-6 } else { 1e-12 };
     let mut m: Vec<f64> = (0..n * n).map(|_| rng.next_f64() * 2.0 - 1.0).collect();
     match kind {
         Kind::Random => {}
         Kind::Dominant => (0..n).for_each(|i| m[i * n + i] = n as f64 + 1.0),
         Kind::Graded => {
             for (e, v) in m.iter_mut().enumerate() {
-                *v *= (tiny as f64).powf((e % n) as f64 / n.max(2) as f64);
+                *v *= tiny.powf((e % n) as f64 / n.max(2) as f64);
             }
         }
         Kind::Singular => (0..n).for_each(|i| m[i * n + n / 2] = 0.0),
+        Kind::Tied => (0..n).for_each(|i| m[i * n] = if m[i * n] < 0.0 { -1.0 } else { 1.0 }),
     }
     m.into_iter().map(T::from_f64).collect()
 }
@@ -45,12 +48,36 @@ fn epsilon<T: Scalar>() -> f64 {
     }
 }
 
-/// Factors a batch of `kinds` (cycled) on `ctx` and checks every matrix.
+/// The largest n a team of lanes takes on `ctx`.
+fn team_limit(ctx: &Context) -> usize {
+    ctx.subgroup_size_range().map_or(32, |(min, _)| min.min(32)) as usize
+}
+
+/// Factors a batch of `kinds` (cycled) on `ctx` with every algorithm that takes n, and
+/// checks every matrix.
 fn check_batch<T: Scalar>(ctx: &Context, n: usize, batch: usize, pivoting: Pivoting, kinds: &[Kind], rng: &mut Rng) {
+    for algorithm in [LuAlgorithm::Workgroup, LuAlgorithm::Team] {
+        if algorithm == LuAlgorithm::Team && (n > team_limit(ctx) || pivoting == Pivoting::None) {
+            continue;
+        }
+        check_algorithm::<T>(ctx, n, batch, pivoting, algorithm, kinds, rng);
+    }
+}
+
+fn check_algorithm<T: Scalar>(
+    ctx: &Context,
+    n: usize,
+    batch: usize,
+    pivoting: Pivoting,
+    algorithm: LuAlgorithm,
+    kinds: &[Kind],
+    rng: &mut Rng,
+) {
     let kind_of = |b: usize| kinds[b % kinds.len()];
     let data: Vec<T> = (0..batch).flat_map(|b| matrix::<T>(n, kind_of(b), rng)).collect();
     let host = DenseMatrix::try_new(batch * n, n, data.clone()).unwrap();
-    let plan = BatchedLu::<T>::new(ctx, n, batch, pivoting).unwrap();
+    let options = LuOptions { algorithm, ..Default::default() };
+    let plan = BatchedLu::<T>::with_options(ctx, n, batch, pivoting, &options).unwrap();
     let mut a = GpuDense::upload(ctx, &host, DenseLayout::RowMajor).unwrap();
     let mut pivots = ctx.zeros::<u32>(batch * n).unwrap();
     // Odd sizes factor out of place (A kept, the factors NaN-poisoned first), even ones in place.
@@ -74,7 +101,12 @@ fn check_batch<T: Scalar>(ctx: &Context, n: usize, batch: usize, pivoting: Pivot
         let lu = &factors.data()[b * n * n..(b + 1) * n * n];
         let piv = &pivots_host[b * n..(b + 1) * n];
         let (_, twin_pivots, twin_info) = lu_factor(&one, pivoting == Pivoting::Partial);
-        let what = format!("n {n} batch {batch} matrix {b} {:?} {pivoting:?} {}", kind_of(b), T::KIND.name());
+        let what = format!(
+            "{} n {n} batch {batch} matrix {b} {:?} {pivoting:?} {}",
+            plan.describe(),
+            kind_of(b),
+            T::KIND.name()
+        );
         assert_eq!(info[b], twin_info, "{what}: info");
         if twin_info != 0 {
             continue; // a singular matrix: the rest of its factors are LAPACK's, unchecked here
@@ -88,16 +120,19 @@ fn check_batch<T: Scalar>(ctx: &Context, n: usize, batch: usize, pivoting: Pivot
         if matches!(kind_of(b), Kind::Dominant) || pivoting == Pivoting::None {
             assert_eq!(piv, &twin_pivots[..], "{what}: pivots");
         }
+        if matches!(kind_of(b), Kind::Tied) && pivoting == Pivoting::Partial {
+            assert_eq!(piv[0], 0, "{what}: a tie for the first pivot goes to the first row");
+        }
     }
 }
 
-const SIZES: [usize; 9] = [1, 2, 3, 16, 31, 32, 33, 48, 63];
+const SIZES: [usize; 11] = [1, 2, 3, 5, 8, 16, 31, 32, 33, 48, 63];
 
 #[test]
 fn batched_lu_factors_every_size_and_kind() {
     let seed = common::seed("batched lu");
     let mut rng = Rng::new(seed);
-    let kinds = [Kind::Random, Kind::Dominant, Kind::Graded, Kind::Singular, Kind::Random];
+    let kinds = [Kind::Random, Kind::Dominant, Kind::Graded, Kind::Singular, Kind::Tied];
     for (mode, ctx) in common::contexts() {
         eprintln!("{mode}");
         for n in SIZES {
@@ -114,7 +149,7 @@ fn batched_lu_factors_every_size_and_kind() {
 fn batched_lu_of_many_small_matrices() {
     let mut rng = Rng::new(common::seed("batched lu, many"));
     for (_, ctx) in common::contexts() {
-        check_batch::<f32>(ctx, 8, 2000, Pivoting::Partial, &[Kind::Random, Kind::Singular, Kind::Dominant], &mut rng);
+        check_batch::<f32>(ctx, 8, 2000, Pivoting::Partial, &[Kind::Random, Kind::Singular, Kind::Tied], &mut rng);
         check_batch::<f32>(ctx, 65, 3, Pivoting::Partial, &[Kind::Random], &mut rng);
     }
 }

@@ -187,7 +187,7 @@ impl Suite {
     pub fn add_dense_shapes(&mut self, shapes: impl Iterator<Item = DenseShape>, only: Option<&[String]>) {
         for shape in shapes {
             let name = dense_name(shape);
-            let kept = only.is_none_or(|names| names.iter().any(|n| *n == name));
+            let kept = only.is_none_or(|names| names.contains(&name));
             if kept && !self.matrices.iter().any(|m| m.name == name) {
                 self.matrices.push(BenchMatrix::dense(name, shape));
             }

@@ -17,7 +17,7 @@ use super::common::{check_len, Operands};
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::{Bind, GpuVec};
-use crate::kernel::shaders::{lu_small, lu_solve};
+use crate::kernel::shaders::{lu_small, lu_solve, lu_team};
 use crate::kernel::Kernel;
 use crate::matrix::{DenseLayout, GpuDense};
 use crate::record::Recorder;
@@ -34,12 +34,56 @@ pub enum Pivoting {
     None,
 }
 
+/// Which kernel factors the matrices.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum LuAlgorithm {
+    /// [`LuAlgorithm::Team`] where it applies (subgroups, and n up to the team size),
+    /// [`LuAlgorithm::Workgroup`] otherwise.
+    #[default]
+    Auto,
+    /// A workgroup per matrix, the matrix in workgroup memory, barriers between phases
+    /// (`shaders/lu_small.wgsl`): n² elements must fit in workgroup memory.
+    Workgroup,
+    /// A team of lanes per matrix (the next power of two ≥ n, at most 32 and, with
+    /// subgroups, the smallest subgroup size), a row per lane in registers, exchanges by
+    /// shuffles (`shaders/lu_team.wgsl`): n up to the team size.
+    Team,
+}
+
+impl LuAlgorithm {
+    /// Every concrete algorithm, in the order reports list them.
+    pub const ALL: [LuAlgorithm; 2] = [LuAlgorithm::Workgroup, LuAlgorithm::Team];
+
+    /// Short name used in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            LuAlgorithm::Auto => "auto",
+            LuAlgorithm::Workgroup => "workgroup",
+            LuAlgorithm::Team => "team",
+        }
+    }
+
+    /// Parses [`LuAlgorithm::name`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        std::iter::once(LuAlgorithm::Auto).chain(Self::ALL).find(|a| a.name() == name)
+    }
+}
+
 /// Tuning knobs of [`BatchedLu`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LuOptions {
-    /// Invocations per matrix: a power of two from the largest subgroup size (or 32) to 1024;
-    /// by default about one per four entries, 32 to 256.
+    /// The kernel.
+    pub algorithm: LuAlgorithm,
+    /// Invocations per workgroup: a power of two from the largest subgroup size (or 32) to
+    /// 1024. By default, for [`LuAlgorithm::Workgroup`] about one per eight entries (32 to
+    /// 256), for [`LuAlgorithm::Team`] the largest subgroup size (32 or more).
     pub workgroup_size: Option<u32>,
+}
+
+/// The kernel in use and its shape.
+enum Factor<T: Scalar> {
+    Workgroup { in_place: Kernel<lu_small::Shader, T>, out_of_place: Kernel<lu_small::Shader, T> },
+    Team { in_place: Kernel<lu_team::Shader, T>, out_of_place: Kernel<lu_team::Shader, T>, team: u32, wg_size: u32 },
 }
 
 /// A planned batched LU for `batch` matrices of `n × n`, recorded many times.
@@ -47,8 +91,7 @@ pub struct BatchedLu<T: Scalar> {
     ctx: Context,
     n: usize,
     batch: usize,
-    in_place: Kernel<lu_small::Shader, T>,
-    out_of_place: Kernel<lu_small::Shader, T>,
+    factor: Factor<T>,
     solve: Kernel<lu_solve::Shader, T>,
 }
 
@@ -91,7 +134,26 @@ impl<T: Scalar> BatchedLu<T> {
         // Lanes for the update of (n-1)² entries: a few each, a subgroup at least.
         let least = ctx.subgroup_size_range().map_or(32, |(_, max)| max.max(32));
         let most = ctx.limits().max_compute_invocations_per_workgroup.min(1024);
-        let wg_size = options.workgroup_size.unwrap_or(((n * n / 4).next_power_of_two() as u32).clamp(least, 256));
+        let team = n.max(1).next_power_of_two() as u32;
+        let team_fits = team <= ctx.subgroup_size_range().map_or(32, |(min, _)| min.min(32));
+        let algorithm = match options.algorithm {
+            LuAlgorithm::Auto if team_fits && ctx.subgroups() => LuAlgorithm::Team,
+            LuAlgorithm::Auto => LuAlgorithm::Workgroup,
+            LuAlgorithm::Team if !team_fits => {
+                return Err(Error::InvalidArgument(format!(
+                    "LuOptions: a team of lanes takes matrices of up to {} rows, not {n}",
+                    ctx.subgroup_size_range().map_or(32, |(min, _)| min.min(32))
+                )))
+            }
+            chosen => chosen,
+        };
+        let default_wg = match algorithm {
+            // One team per workgroup measured fastest on the H100 (208 µs against 232 with two
+            // for 10,000 × 32²): more workgroups, no barrier shared between teams.
+            LuAlgorithm::Team => least,
+            _ => ((n * n / 8).next_power_of_two() as u32).clamp(least, 256),
+        };
+        let wg_size = options.workgroup_size.unwrap_or(default_wg);
         if !wg_size.is_power_of_two() || !(least..=most).contains(&wg_size) {
             return Err(Error::InvalidArgument(format!(
                 "LuOptions: workgroup_size {wg_size} is not a power of two from {least} to {most}"
@@ -99,12 +161,33 @@ impl<T: Scalar> BatchedLu<T> {
         }
         let tile = tile.max(1) as u32;
         let no_pivot = pivoting == Pivoting::None;
-        let factor = |out_of_place| {
-            ctx.kernel(lu_small::Flags { no_pivot, out_of_place }, lu_small::Overrides { wg_size, tile })
+        let factor = match algorithm {
+            LuAlgorithm::Team if !no_pivot => {
+                // The stage: rows of 33 elements, a team of rows per matrix.
+                let stage = wg_size * 33;
+                let bytes = stage as u64 * T::KIND.size();
+                if bytes > budget {
+                    return Err(Error::LimitExceeded {
+                        what: format!("the stage of {wg_size} rows of an LU by teams"),
+                        limit: "max_compute_workgroup_storage_size",
+                        requested: bytes,
+                        max: budget,
+                    });
+                }
+                let kernel = |out_of_place| {
+                    ctx.kernel(lu_team::Flags { out_of_place }, lu_team::Overrides { wg_size, team, stage })
+                };
+                Factor::Team { in_place: kernel(false)?, out_of_place: kernel(true)?, team, wg_size }
+            }
+            _ => {
+                let kernel = |out_of_place| {
+                    ctx.kernel(lu_small::Flags { no_pivot, out_of_place }, lu_small::Overrides { wg_size, tile })
+                };
+                Factor::Workgroup { in_place: kernel(false)?, out_of_place: kernel(true)? }
+            }
         };
         Ok(BatchedLu {
-            in_place: factor(false)?,
-            out_of_place: factor(true)?,
+            factor,
             solve: ctx.kernel(Default::default(), lu_solve::Overrides { wg_size: 64.max(least), tile })?,
             ctx: ctx.clone(),
             n,
@@ -145,7 +228,7 @@ impl<T: Scalar> BatchedLu<T> {
             .output("info", info)?;
         self.check_factor_operands(a, pivots, info)?;
         let ctx = rec.context().clone();
-        self.dispatch_factor(rec, &self.in_place, ctx.unused::<T>()?.bind(), a, pivots, info)
+        self.dispatch_factor(rec, false, ctx.unused::<T>()?.bind(), a, pivots, info)
     }
 
     /// Records the factorization of every matrix of `a` into `lu` (A is not changed), with
@@ -167,7 +250,7 @@ impl<T: Scalar> BatchedLu<T> {
         self.check_batch("lu", "A rows", a)?;
         check_len("lu", "A columns", self.n, a.cols())?;
         self.check_factor_operands(lu, pivots, info)?;
-        self.dispatch_factor(rec, &self.out_of_place, a.panels()[0].bind(), lu, pivots, info)
+        self.dispatch_factor(rec, true, a.panels()[0].bind(), lu, pivots, info)
     }
 
     fn check_factor_operands(&self, lu: &GpuDense<T>, pivots: &GpuVec<u32>, info: &GpuVec<u32>) -> Result<()> {
@@ -180,7 +263,7 @@ impl<T: Scalar> BatchedLu<T> {
     fn dispatch_factor(
         &self,
         rec: &mut Recorder<'_, '_>,
-        kernel: &Kernel<lu_small::Shader, T>,
+        out_of_place: bool,
         source: Bind<'_, T>,
         lu: &GpuDense<T>,
         pivots: &GpuVec<u32>,
@@ -189,12 +272,31 @@ impl<T: Scalar> BatchedLu<T> {
         if self.batch == 0 || self.n == 0 {
             return Ok(());
         }
-        rec.dispatch(
-            kernel,
-            lu_small::Params { n: self.n as u32, batch: self.batch as u32 },
-            lu_small::Bindings { source, a: lu.panels()[0].bind(), pivots: pivots.bind(), info: info.bind() },
-            self.batch as u64,
-        )
+        let (n, batch) = (self.n as u32, self.batch as u32);
+        let a = lu.panels()[0].bind();
+        let (pivots, info) = (pivots.bind(), info.bind());
+        match &self.factor {
+            Factor::Workgroup { in_place, out_of_place: copying } => rec.dispatch(
+                if out_of_place { copying } else { in_place },
+                lu_small::Params { n, batch },
+                lu_small::Bindings { source, a, pivots, info },
+                self.batch as u64,
+            ),
+            Factor::Team { in_place, out_of_place: copying, team, wg_size } => rec.dispatch(
+                if out_of_place { copying } else { in_place },
+                lu_team::Params { n, batch },
+                lu_team::Bindings { source, a, pivots, info },
+                (self.batch as u64).div_ceil((wg_size / team) as u64),
+            ),
+        }
+    }
+
+    /// The kernel in use: `team of 32 lanes` or `workgroup of 256`.
+    pub fn describe(&self) -> String {
+        match &self.factor {
+            Factor::Workgroup { in_place, .. } => format!("workgroup of {}", in_place.workgroup_size()),
+            Factor::Team { team, .. } => format!("team of {team} lanes"),
+        }
     }
 
     /// Records `B ← A⁻¹·B` for every matrix with its factors from [`record_factor`](Self::record_factor):

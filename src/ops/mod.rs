@@ -13,7 +13,7 @@ pub mod sptrsv;
 mod tile_options;
 
 pub use gemv::{Gemv, GemvOptions, Transpose};
-pub use lu::{BatchedLu, LuOptions, Pivoting};
+pub use lu::{BatchedLu, LuAlgorithm, LuOptions, Pivoting};
 pub use sddmm::{Sddmm, SddmmAlgorithm, SddmmOptions};
 pub use spmm::{Spmm, SpmmAlgorithm, SpmmOptions};
 pub use spmv::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions};

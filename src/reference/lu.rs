@@ -77,9 +77,11 @@ pub fn lu_backward_error<T: Scalar, F: Scalar>(a: &DenseMatrix<T>, lu: &[F], piv
             norm += pa[i * n + j].powi(2);
         }
     }
-    match (difference, norm) {
-        (d, _) if d == 0.0 => 0.0,
-        (_, z) if z == 0.0 => f64::INFINITY,
-        (d, z) => (d / z).sqrt(),
+    if difference == 0.0 {
+        0.0
+    } else if norm == 0.0 {
+        f64::INFINITY
+    } else {
+        (difference / norm).sqrt()
     }
 }

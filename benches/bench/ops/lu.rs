@@ -7,7 +7,7 @@
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
-use wgsparse::ops::{BatchedLu, LuOptions, Pivoting};
+use wgsparse::ops::{BatchedLu, LuAlgorithm, LuOptions, Pivoting};
 use wgsparse::record::Recorder;
 use wgsparse::reference;
 use wgsparse::{Context, DenseLayout, DenseMatrix, ElementKind, GpuDense, GpuVec, Scalar};
@@ -23,13 +23,10 @@ const MAX_FILE_ORDER: usize = 4096;
 #[derive(Default)]
 pub struct LuOp<T>(PhantomData<T>);
 
-/// `auto` or `auto:wg=…`.
+/// An algorithm name, optionally with `:wg=…`.
 fn parse_variant(name: &str) -> Option<LuOptions> {
     let mut parts = name.split(':');
-    if parts.next()? != "auto" {
-        return None;
-    }
-    let mut options = LuOptions::default();
+    let mut options = LuOptions { algorithm: LuAlgorithm::from_name(parts.next()?)?, ..Default::default() };
     for part in parts {
         let (key, value) = part.split_once('=')?;
         match key {
@@ -51,7 +48,7 @@ impl<T: Scalar> Op for LuOp<T> {
     }
 
     fn algorithms(&self) -> Vec<&'static str> {
-        vec!["auto"]
+        LuAlgorithm::ALL.iter().chain([&LuAlgorithm::Auto]).map(|a| a.name()).collect()
     }
 
     fn accepts(&self, algorithm: &str) -> bool {
@@ -125,7 +122,7 @@ impl<T: Scalar> Inputs for LuInputs<T> {
             ctx: ctx.clone(),
             a,
             plan: BatchedLu::with_options(ctx, self.n, self.batch, Pivoting::Partial, &options)?,
-            variant: name.contains(':').then(|| name.to_string()),
+            name: name.to_string(),
             n: self.n,
             copies: Vec::new(),
             upload: Duration::ZERO,
@@ -153,7 +150,8 @@ struct LuRuns<'a, T: Scalar> {
     ctx: Context,
     a: &'a DenseMatrix<T>,
     plan: BatchedLu<T>,
-    variant: Option<String>,
+    /// The algorithm as requested.
+    name: String,
     n: usize,
     copies: Vec<Operands<T>>,
     /// A to the device, the first copy's, waited for.
@@ -165,7 +163,7 @@ struct LuRuns<'a, T: Scalar> {
 
 impl<T: Scalar> Prepared for LuRuns<'_, T> {
     fn label(&self) -> String {
-        self.variant.clone().unwrap_or_else(|| "auto (workgroup per matrix)".into())
+        format!("{} ({})", self.name, self.plan.describe())
     }
 
     fn extra_bytes(&self) -> u64 {
