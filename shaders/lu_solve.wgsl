@@ -3,7 +3,8 @@
 // workgroup per matrix; the factors are copied into workgroup memory, and each lane takes
 // columns of B (n rows of nrhs, row-major, the matrices' blocks stacked): the row swaps in
 // order, then forward substitution with L and backward with U. A zero U(k, k) (info ≠ 0)
-// gives non-finite values, as in LAPACK: callers check info first.
+// gives non-finite values, as in LAPACK: callers check info first. With GLOBAL (factors
+// past workgroup memory) they are read from global memory instead.
 #import entry
 #import real
 
@@ -23,16 +24,27 @@ override TILE: u32 = 1024u;
 
 var<workgroup> tile: array<Real, TILE>;
 
+// Entry (i, j) of this workgroup's factors.
+fn factor(workgroup: u32, i: u32, j: u32) -> Real {
+#ifdef GLOBAL
+    return lu[(workgroup * params.n + i) * params.n + j];
+#else
+    return tile[i * params.n + j];
+#endif
+}
+
 fn run(workgroup: u32, lane: Lane) {
     if workgroup >= params.batch {
         return;
     }
     let n = params.n;
     let nrhs = params.nrhs;
+#ifndef GLOBAL
     for (var e = lane.index; e < n * n; e += WG_SIZE) {
         tile[e] = lu[workgroup * n * n + e];
     }
     workgroupBarrier();
+#endif
     let rows = workgroup * n;
     for (var c = lane.index; c < nrhs; c += WG_SIZE) {
         for (var k = 0u; k < n; k++) {
@@ -46,7 +58,7 @@ fn run(workgroup: u32, lane: Lane) {
         for (var i = 1u; i < n; i++) {
             var sum = Acc(b[(rows + i) * nrhs + c]);
             for (var j = 0u; j < i; j++) {
-                sum -= Acc(tile[i * n + j]) * Acc(b[(rows + j) * nrhs + c]);
+                sum -= Acc(factor(workgroup, i, j)) * Acc(b[(rows + j) * nrhs + c]);
             }
             b[(rows + i) * nrhs + c] = Real(sum);
         }
@@ -54,9 +66,9 @@ fn run(workgroup: u32, lane: Lane) {
             let r = i - 1u;
             var sum = Acc(b[(rows + r) * nrhs + c]);
             for (var j = r + 1u; j < n; j++) {
-                sum -= Acc(tile[r * n + j]) * Acc(b[(rows + j) * nrhs + c]);
+                sum -= Acc(factor(workgroup, r, j)) * Acc(b[(rows + j) * nrhs + c]);
             }
-            b[(rows + r) * nrhs + c] = Real(sum / Acc(tile[r * n + r]));
+            b[(rows + r) * nrhs + c] = Real(sum / Acc(factor(workgroup, r, r)));
         }
     }
 }

@@ -7,7 +7,7 @@ mod common;
 
 use wgsparse::generate::Rng;
 use wgsparse::ops::{BatchedLu, LuAlgorithm, LuOptions, Pivoting};
-use wgsparse::reference::{lu_backward_error, lu_factor};
+use wgsparse::reference::{lu_backward_error, lu_factor, lu_residual_along};
 use wgsparse::{Context, DenseLayout, DenseMatrix, Error, GpuDense, Scalar};
 
 /// Kinds of matrices a batch mixes.
@@ -56,8 +56,13 @@ fn team_limit(ctx: &Context) -> usize {
 /// Factors a batch of `kinds` (cycled) on `ctx` with every algorithm that takes n, and
 /// checks every matrix.
 fn check_batch<T: Scalar>(ctx: &Context, n: usize, batch: usize, pivoting: Pivoting, kinds: &[Kind], rng: &mut Rng) {
-    for algorithm in [LuAlgorithm::Workgroup, LuAlgorithm::Team] {
-        if algorithm == LuAlgorithm::Team && (n > team_limit(ctx) || pivoting == Pivoting::None) {
+    for algorithm in LuAlgorithm::ALL {
+        let skip = match algorithm {
+            LuAlgorithm::Team => n > team_limit(ctx) || pivoting == Pivoting::None,
+            LuAlgorithm::Blocked => pivoting == Pivoting::None,
+            _ => false,
+        };
+        if skip {
             continue;
         }
         check_algorithm::<T>(ctx, n, batch, pivoting, algorithm, kinds, rng);
@@ -113,6 +118,15 @@ fn check_algorithm<T: Scalar>(
         }
         let error = lu_backward_error(&one, lu, piv);
         assert!(error <= bound, "{what}: ‖PA − LU‖/‖A‖ = {error:e} > {bound:e}");
+        // The bench's O(n²) check agrees: small on these factors, large on a wrong one.
+        let v: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 * 0.125).collect();
+        let along = lu_residual_along(&one, lu, piv, &v);
+        assert!(along <= bound, "{what}: along a vector {along:e} > {bound:e}");
+        if n > 1 {
+            let mut wrong = lu.to_vec();
+            wrong[n * n - 1] = T::from_f64(wrong[n * n - 1].to_f64() + 1.0);
+            assert!(lu_residual_along(&one, &wrong, piv, &v) > bound, "{what}: a wrong factor passes");
+        }
         if pivoting == Pivoting::Partial {
             let largest = (0..n).flat_map(|i| (0..i).map(move |j| lu[i * n + j].to_f64().abs())).fold(0.0, f64::max);
             assert!(largest <= 1.0 + 1e-6, "{what}: a multiplier of {largest}");
@@ -146,6 +160,25 @@ fn batched_lu_factors_every_size_and_kind() {
 }
 
 #[test]
+fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
+    let seed = common::seed("blocked lu");
+    let mut rng = Rng::new(seed);
+    let options = LuOptions { algorithm: LuAlgorithm::Blocked, ..Default::default() };
+    let kinds = [Kind::Random, Kind::Graded, Kind::Singular, Kind::Tied];
+    for (_, ctx) in common::contexts() {
+        // 65: a panel of one column; 100: a GEMM tile cut short; 129: five panels, 2 × 2 tiles.
+        for n in [65, 100, 129] {
+            check_algorithm::<f32>(ctx, n, 4, Pivoting::Partial, LuAlgorithm::Blocked, &kinds, &mut rng);
+            if ctx.supports::<f64>() {
+                check_algorithm::<f64>(ctx, n, 2, Pivoting::Partial, LuAlgorithm::Blocked, &kinds, &mut rng);
+            }
+        }
+        let e = BatchedLu::<f32>::with_options(ctx, 40, 1, Pivoting::None, &options).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+    }
+}
+
+#[test]
 fn batched_lu_of_many_small_matrices() {
     let mut rng = Rng::new(common::seed("batched lu, many"));
     for (_, ctx) in common::contexts() {
@@ -158,7 +191,7 @@ fn batched_lu_of_many_small_matrices() {
 fn batched_lu_solve_has_a_small_residual() {
     let mut rng = Rng::new(common::seed("batched lu solve"));
     for (mode, ctx) in common::contexts() {
-        for (n, batch, nrhs) in [(1, 2, 1), (17, 5, 1), (32, 3, 3), (40, 4, 70)] {
+        for (n, batch, nrhs) in [(1, 2, 1), (17, 5, 1), (32, 3, 3), (40, 4, 70), (130, 2, 2)] {
             let data: Vec<f32> = (0..batch).flat_map(|_| matrix::<f32>(n, Kind::Random, &mut rng)).collect();
             let host = DenseMatrix::try_new(batch * n, n, data.clone()).unwrap();
             let rhs = common::dense::<f32>(batch * n, nrhs, rng.next_u64());
@@ -192,7 +225,9 @@ fn batched_lu_misuse_gets_typed_errors() {
     let ctx = common::context();
     let too_big = ctx.limits().max_compute_workgroup_storage_size as usize / 4;
     let n = (too_big as f64).sqrt() as usize + 1;
-    assert!(matches!(BatchedLu::<f32>::new(ctx, n, 1, Pivoting::Partial), Err(Error::LimitExceeded { .. })));
+    let workgroup = LuOptions { algorithm: LuAlgorithm::Workgroup, ..Default::default() };
+    let e = BatchedLu::<f32>::with_options(ctx, n, 1, Pivoting::Partial, &workgroup).unwrap_err();
+    assert!(matches!(e, Error::LimitExceeded { .. }), "{e:?}");
     let plan = BatchedLu::<f32>::new(ctx, 4, 3, Pivoting::Partial).unwrap();
     let host = common::dense::<f32>(12, 4, 1);
     let mut pivots = ctx.zeros::<u32>(12).unwrap();

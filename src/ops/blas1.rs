@@ -82,12 +82,18 @@ fn scale_or_fill<T: Scalar>(
 pub fn copy<E: crate::element::Stored>(rec: &mut Recorder<'_, '_>, x: &GpuVec<E>, y: &mut GpuVec<E>) -> Result<()> {
     Operands::new(rec.context(), "copy")?.input("x", x)?.output("y", y)?;
     check_len("copy", "y length", x.len(), y.len())?;
-    let words = x.byte_len().div_ceil(16).max(1);
+    copy_range(rec, x.bind(), y.bind(), x.byte_len())
+}
+
+/// Copies `bytes` from the start of `src` to the start of `dst` in 16-byte words (the
+/// caller checked the operands; allocations are padded to whole words).
+pub(crate) fn copy_range<E>(rec: &mut Recorder<'_, '_>, src: Bind<'_, E>, dst: Bind<'_, E>, bytes: u64) -> Result<()> {
+    let words = bytes.div_ceil(16).max(1);
     let kernel = rec.context().plain_kernel::<copy_vector::Shader>(Default::default(), Default::default())?;
     rec.dispatch_items(
         &kernel,
         copy_vector::Params { len: words as u32 },
-        copy_vector::Bindings { src: x.bind().reinterpret(words * 16), dst: y.bind().reinterpret(words * 16) },
+        copy_vector::Bindings { src: src.reinterpret(words * 16), dst: dst.reinterpret(words * 16) },
         words,
     )
 }

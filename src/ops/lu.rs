@@ -17,7 +17,7 @@ use super::common::{check_len, Operands};
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::{Bind, GpuVec};
-use crate::kernel::shaders::{lu_small, lu_solve, lu_team};
+use crate::kernel::shaders::{lu_blocked, lu_small, lu_solve, lu_team};
 use crate::kernel::Kernel;
 use crate::matrix::{DenseLayout, GpuDense};
 use crate::record::Recorder;
@@ -34,11 +34,19 @@ pub enum Pivoting {
     None,
 }
 
+/// Lanes of the blocked LU's workgroups.
+const BLOCKED_WG: u32 = 256;
+/// Columns of its panels (`NB` in `shaders/lu_blocked.wgsl`).
+const PANEL: usize = 32;
+/// Side of its GEMM tiles (`TILE` there).
+const GEMM_TILE: usize = 64;
+
 /// Which kernel factors the matrices.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum LuAlgorithm {
     /// [`LuAlgorithm::Team`] where it applies (subgroups, and n up to the team size),
-    /// [`LuAlgorithm::Workgroup`] otherwise.
+    /// [`LuAlgorithm::Workgroup`] where the matrix fits in workgroup memory,
+    /// [`LuAlgorithm::Blocked`] beyond.
     #[default]
     Auto,
     /// A workgroup per matrix, the matrix in workgroup memory, barriers between phases
@@ -48,11 +56,15 @@ pub enum LuAlgorithm {
     /// subgroups, the smallest subgroup size), a row per lane in registers, exchanges by
     /// shuffles (`shaders/lu_team.wgsl`): n up to the team size.
     Team,
+    /// Blocked right-looking factorization in global memory, panels of 32 columns
+    /// (`shaders/lu_blocked.wgsl`: panel, row swaps, triangular solve, GEMM update, a
+    /// dispatch each): any n. Partial pivoting only.
+    Blocked,
 }
 
 impl LuAlgorithm {
     /// Every concrete algorithm, in the order reports list them.
-    pub const ALL: [LuAlgorithm; 2] = [LuAlgorithm::Workgroup, LuAlgorithm::Team];
+    pub const ALL: [LuAlgorithm; 3] = [LuAlgorithm::Workgroup, LuAlgorithm::Team, LuAlgorithm::Blocked];
 
     /// Short name used in reports and on the command line.
     pub fn name(self) -> &'static str {
@@ -60,6 +72,7 @@ impl LuAlgorithm {
             LuAlgorithm::Auto => "auto",
             LuAlgorithm::Workgroup => "workgroup",
             LuAlgorithm::Team => "team",
+            LuAlgorithm::Blocked => "blocked",
         }
     }
 
@@ -84,6 +97,7 @@ pub struct LuOptions {
 enum Factor<T: Scalar> {
     Workgroup { in_place: Kernel<lu_small::Shader, T>, out_of_place: Kernel<lu_small::Shader, T> },
     Team { in_place: Kernel<lu_team::Shader, T>, out_of_place: Kernel<lu_team::Shader, T>, team: u32, wg_size: u32 },
+    Blocked(Kernel<lu_blocked::Shader, T>),
 }
 
 /// A planned batched LU for `batch` matrices of `n × n`, recorded many times.
@@ -120,14 +134,7 @@ impl<T: Scalar> BatchedLu<T> {
         let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
         // The tile, plus the pivot word and what the compiler keeps there itself.
         let bytes = (tile as u64).saturating_mul(T::KIND.size()).saturating_add(64);
-        if bytes > budget {
-            return Err(Error::LimitExceeded {
-                what: format!("an LU of a {n} x {n} matrix in workgroup memory (larger ones are not done yet)"),
-                limit: "max_compute_workgroup_storage_size",
-                requested: bytes,
-                max: budget,
-            });
-        }
+        let fits_workgroup = bytes <= budget;
         batch.checked_mul(tile).filter(|&len| len <= u32::MAX as usize).ok_or_else(|| {
             Error::InvalidArgument(format!("a batch of {batch} matrices of {n} x {n} passes 2^32 entries"))
         })?;
@@ -138,7 +145,19 @@ impl<T: Scalar> BatchedLu<T> {
         let team_fits = team <= ctx.subgroup_size_range().map_or(32, |(min, _)| min.min(32));
         let algorithm = match options.algorithm {
             LuAlgorithm::Auto if team_fits && ctx.subgroups() => LuAlgorithm::Team,
-            LuAlgorithm::Auto => LuAlgorithm::Workgroup,
+            LuAlgorithm::Auto if fits_workgroup => LuAlgorithm::Workgroup,
+            LuAlgorithm::Auto => LuAlgorithm::Blocked,
+            LuAlgorithm::Workgroup if !fits_workgroup => {
+                return Err(Error::LimitExceeded {
+                    what: format!("an LU of a {n} x {n} matrix in workgroup memory (LuAlgorithm::Blocked takes it)"),
+                    limit: "max_compute_workgroup_storage_size",
+                    requested: bytes,
+                    max: budget,
+                })
+            }
+            LuAlgorithm::Blocked if pivoting == Pivoting::None => {
+                return Err(Error::InvalidArgument("LuOptions: the blocked LU pivots (Pivoting::Partial)".into()))
+            }
             LuAlgorithm::Team if !team_fits => {
                 return Err(Error::InvalidArgument(format!(
                     "LuOptions: a team of lanes takes matrices of up to {} rows, not {n}",
@@ -151,17 +170,25 @@ impl<T: Scalar> BatchedLu<T> {
             // One team per workgroup measured fastest on the H100 (208 µs against 232 with two
             // for 10,000 × 32²): more workgroups, no barrier shared between teams.
             LuAlgorithm::Team => least,
+            // The GEMM step's 16 × 16 lanes.
+            LuAlgorithm::Blocked => BLOCKED_WG,
             _ => ((n * n / 8).next_power_of_two() as u32).clamp(least, 256),
         };
         let wg_size = options.workgroup_size.unwrap_or(default_wg);
+        if algorithm == LuAlgorithm::Blocked && wg_size != BLOCKED_WG {
+            return Err(Error::InvalidArgument(format!("LuOptions: the blocked LU runs {BLOCKED_WG} lanes")));
+        }
         if !wg_size.is_power_of_two() || !(least..=most).contains(&wg_size) {
             return Err(Error::InvalidArgument(format!(
                 "LuOptions: workgroup_size {wg_size} is not a power of two from {least} to {most}"
             )));
         }
-        let tile = tile.max(1) as u32;
         let no_pivot = pivoting == Pivoting::None;
+        // The solve stages the factors where they fit in workgroup memory.
+        let staged_tile = if fits_workgroup { tile.max(1) as u32 } else { 1 };
+        let tile = tile.max(1).min(u32::MAX as usize) as u32;
         let factor = match algorithm {
+            LuAlgorithm::Blocked => Factor::Blocked(ctx.kernel(Default::default(), Default::default())?),
             LuAlgorithm::Team if !no_pivot => {
                 // The stage: rows of 33 elements, a team of rows per matrix.
                 let stage = wg_size * 33;
@@ -188,7 +215,10 @@ impl<T: Scalar> BatchedLu<T> {
         };
         Ok(BatchedLu {
             factor,
-            solve: ctx.kernel(Default::default(), lu_solve::Overrides { wg_size: 64.max(least), tile })?,
+            solve: ctx.kernel(
+                lu_solve::Flags { global: !fits_workgroup },
+                lu_solve::Overrides { wg_size: 64.max(least), tile: staged_tile },
+            )?,
             ctx: ctx.clone(),
             n,
             batch,
@@ -288,7 +318,48 @@ impl<T: Scalar> BatchedLu<T> {
                 lu_team::Bindings { source, a, pivots, info },
                 (self.batch as u64).div_ceil((wg_size / team) as u64),
             ),
+            Factor::Blocked(kernel) => {
+                if out_of_place {
+                    crate::ops::blas1::copy_range(rec, source, a, lu.panels()[0].byte_len())?;
+                }
+                self.record_blocked(rec, kernel, a, pivots, info)
+            }
         }
+    }
+
+    /// The blocked factorization's steps, panel by panel.
+    fn record_blocked(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        kernel: &Kernel<lu_blocked::Shader, T>,
+        a: Bind<'_, T>,
+        pivots: Bind<'_, u32>,
+        info: Bind<'_, u32>,
+    ) -> Result<()> {
+        let n = self.n;
+        let lanes = BLOCKED_WG as usize;
+        for j0 in (0..n).step_by(PANEL) {
+            let nb = PANEL.min(n - j0);
+            let rest = n - j0 - nb;
+            let side = rest.div_ceil(GEMM_TILE);
+            // (step, workgroups per matrix); steps without work are skipped.
+            let steps = [(0, 1), (1, n.div_ceil(lanes)), (2, rest.div_ceil(lanes)), (3, side * side)];
+            for (step, tiles) in steps {
+                if tiles == 0 {
+                    continue;
+                }
+                let params = lu_blocked::Params {
+                    step,
+                    n: n as u32,
+                    batch: self.batch as u32,
+                    j0: j0 as u32,
+                    nb: nb as u32,
+                    tiles: tiles as u32,
+                };
+                rec.dispatch(kernel, params, lu_blocked::Bindings { a, pivots, info }, (self.batch * tiles) as u64)?;
+            }
+        }
+        Ok(())
     }
 
     /// The kernel in use: `team of 32 lanes` or `workgroup of 256`.
@@ -296,6 +367,7 @@ impl<T: Scalar> BatchedLu<T> {
         match &self.factor {
             Factor::Workgroup { in_place, .. } => format!("workgroup of {}", in_place.workgroup_size()),
             Factor::Team { team, .. } => format!("team of {team} lanes"),
+            Factor::Blocked(_) => format!("blocked, panels of {PANEL}"),
         }
     }
 

@@ -85,3 +85,34 @@ pub fn lu_backward_error<T: Scalar, F: Scalar>(a: &DenseMatrix<T>, lu: &[F], piv
         (difference / norm).sqrt()
     }
 }
+
+/// `‖P·A·v − L·(U·v)‖₂ / (‖A‖_F·‖v‖₂)` for a vector `v`: the backward error of the factors
+/// seen through one vector, in O(n²) where [`lu_backward_error`] takes O(n³) (a 4096² check
+/// would take a minute). A wrong factor shows with probability 1 for a random `v`.
+pub fn lu_residual_along<T: Scalar, F: Scalar>(a: &DenseMatrix<T>, lu: &[F], pivots: &[u32], v: &[f64]) -> f64 {
+    let n = a.rows();
+    assert_eq!(lu.len(), n * n, "lu_residual_along: the factors have {} entries, not {n}²", lu.len());
+    assert_eq!(pivots.len(), n, "lu_residual_along: {} pivots for {n} rows", pivots.len());
+    assert_eq!(v.len(), n, "lu_residual_along: v has {} entries for {n} columns", v.len());
+    // A·v, then its rows swapped in the pivots' order: (P·A)·v.
+    let mut pav: Vec<f64> = (0..n).map(|i| a.row(i).iter().zip(v).map(|(x, y)| x.to_f64() * y).sum()).collect();
+    for (k, &p) in pivots.iter().enumerate() {
+        if p as usize >= n {
+            return f64::INFINITY;
+        }
+        pav.swap(k, p as usize);
+    }
+    let f = |i: usize, j: usize| lu[i * n + j].to_f64();
+    let uv: Vec<f64> = (0..n).map(|i| (i..n).map(|j| f(i, j) * v[j]).sum()).collect();
+    let luv: Vec<f64> = (0..n).map(|i| uv[i] + (0..i).map(|j| f(i, j) * uv[j]).sum::<f64>()).collect();
+    let difference = pav.iter().zip(&luv).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+    let norm_a = a.data().iter().map(|x| x.to_f64().powi(2)).sum::<f64>().sqrt();
+    let norm_v = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if !difference.is_finite() {
+        f64::INFINITY
+    } else if difference == 0.0 {
+        0.0
+    } else {
+        difference / (norm_a * norm_v)
+    }
+}

@@ -15,7 +15,7 @@ mod spmv;
 mod sptrsv;
 
 pub use compare::{max_relative_error, relative_error};
-pub use lu::{lu_backward_error, lu_factor};
+pub use lu::{lu_backward_error, lu_factor, lu_residual_along};
 pub use spmm::{sddmm_csr, spmm_csr};
 pub use spmv::{gemv_dense, gemv_dense_t, spmv_coo, spmv_csr, spmv_ell, spmv_hyb};
 pub use sptrsv::triangular_solve;
