@@ -1,17 +1,19 @@
 //! Batched LU factorization with partial pivoting, `P·A = L·U` (LAPACK `getrf` semantics),
-//! and the solve with its factors (`getrs`), for batches of small square matrices that fit
-//! in workgroup memory (seed 004's scheme: one workgroup per matrix, `shaders/lu_small.wgsl`).
+//! and the solve with its factors (`getrs`), for batches of square matrices of any order.
 //!
 //! A batch is a [`GpuDense`] of `batch·n` rows and `n` columns, row-major: matrix `b` is rows
-//! `b·n .. (b+1)·n`. The factorization overwrites it with unit-lower L (below the diagonal)
-//! and U; `pivots[b·n + k]` is the row (0-based, within the matrix) swapped with row k at
-//! step k; `info[b]` is 0, or 1 + the first column whose pivot was exactly zero — that
-//! matrix is singular, its factorization went on without dividing by the zero (as LAPACK
-//! does), and a solve with it gives non-finite values: check `info` first
-//! ([`BatchedLu::factor`] returns it).
+//! `b·n .. (b+1)·n`. The factorization overwrites it (or writes another matrix: out of place)
+//! with unit-lower L (below the diagonal) and U; `pivots[b·n + k]` is the row (0-based,
+//! within the matrix) swapped with row k at step k; `info[b]` is 0, or 1 + the first column
+//! whose pivot was exactly zero — that matrix is singular, its factorization went on
+//! without dividing by the zero (as LAPACK does), and a solve with it gives non-finite
+//! values: check `info` first ([`BatchedLu::factor`] returns it).
 //!
-//! Matrices larger than workgroup memory (a blocked factorization in global memory) are not
-//! done yet: [`BatchedLu::new`] refuses them with [`Error::LimitExceeded`].
+//! Three kernels ([`LuAlgorithm`]): a team of lanes per matrix with rows in registers
+//! (n ≤ 32), a workgroup per matrix in workgroup memory (seed 004's scheme), and a blocked
+//! right-looking factorization in global memory for larger n. Pivots may differ from
+//! LAPACK's where two candidates' magnitudes tie within rounding (the search compares in
+//! f32); the factors are checked by their backward error.
 
 use super::common::{check_len, Operands};
 use crate::context::Context;
