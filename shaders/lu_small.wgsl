@@ -10,16 +10,7 @@
 #import entry
 #import real
 
-struct Params {
-    n: u32,
-    batch: u32,
-}
-
-var<immediate> params: Params;
-@group(0) @binding(0) var<storage, read> source: array<Real>;
-@group(0) @binding(1) var<storage, read_write> a: array<Real>;
-@group(0) @binding(2) var<storage, read_write> pivots: array<u32>;
-@group(0) @binding(3) var<storage, read_write> info: array<u32>;
+#import lu_interface
 
 override WG_SIZE: u32 = 256u;
 // n·n, set by the host: the matrix in workgroup memory.

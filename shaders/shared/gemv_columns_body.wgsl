@@ -9,7 +9,7 @@
 // this kernel into the fixed-order adder of those partials (and of the rows kernel's).
 #import entry
 #import real
-#import scaling
+#import spmv_store
 
 struct Params {
     rows: u32,
@@ -77,13 +77,7 @@ fn run(workgroup: u32, lane: Lane) {
 #ifdef PARTIAL
         partials[strip * params.units * UNIT_LEN + column] = Real(sum);
 #else
-        let b = beta();
-        var old = Real(0.0);
-        if b == 0.0 {
-        } else {
-            old = y[column];
-        }
-        y[column] = combine(alpha(), sum, b, old);
+        store_y(column, sum);
 #endif
     }
 }

@@ -8,7 +8,7 @@
 // order and applies α, β.
 #import entry
 #import real
-#import scaling
+#import spmv_store
 #import slot_sum
 
 struct Params {
@@ -58,13 +58,7 @@ fn run(workgroup: u32, lane: Lane) {
 #ifdef PARTIAL
         partials[split * params.rows + row] = Real(sum);
 #else
-        let b = beta();
-        var old = Real(0.0);
-        if b == 0.0 {
-        } else {
-            old = y[row];
-        }
-        y[row] = combine(alpha(), sum, b, old);
+        store_y(row, sum);
 #endif
     }
 }
