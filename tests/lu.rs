@@ -179,6 +179,33 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
 }
 
 #[test]
+fn lu_of_the_issue_sizes_256_and_1000_and_a_batch_of_10000() {
+    let mut rng = Rng::new(common::seed("lu issue sizes"));
+    let ctx = common::context();
+    // n = 256 and 1000 (blocked): checked along random vectors (O(n²)), multipliers ≤ 1.
+    for (n, batch) in [(256, 2), (1000, 1)] {
+        let data: Vec<f32> = (0..batch).flat_map(|_| matrix::<f32>(n, Kind::Random, &mut rng)).collect();
+        let host = DenseMatrix::try_new(batch * n, n, data.clone()).unwrap();
+        let plan = BatchedLu::<f32>::new(ctx, n, batch, Pivoting::Partial).unwrap();
+        let mut a = GpuDense::upload(ctx, &host, DenseLayout::RowMajor).unwrap();
+        let mut pivots = ctx.zeros::<u32>(batch * n).unwrap();
+        assert!(plan.factor(&mut a, &mut pivots).unwrap().iter().all(|&i| i == 0), "n {n}: info");
+        let (factors, piv) = (a.read_blocking().unwrap(), pivots.read_blocking().unwrap());
+        for b in 0..batch {
+            let one = DenseMatrix::try_new(n, n, data[b * n * n..(b + 1) * n * n].to_vec()).unwrap();
+            let lu = &factors.data()[b * n * n..(b + 1) * n * n];
+            let v: Vec<f64> = (0..n).map(|_| rng.next_f64() - 0.5).collect();
+            let error = lu_residual_along(&one, lu, &piv[b * n..(b + 1) * n], &v);
+            assert!(error <= 8.0 * n as f64 * 1.2e-7, "{} n {n} matrix {b}: {error:e}", plan.describe());
+            let largest = (0..n).flat_map(|i| (0..i).map(move |j| lu[i * n + j].abs())).fold(0.0, f32::max);
+            assert!(largest <= 1.0 + 1e-6, "n {n}: a multiplier of {largest}");
+        }
+    }
+    // 10,000 matrices of 2 × 2 (a few singular), in one dispatch.
+    check_batch::<f32>(ctx, 2, 10_000, Pivoting::Partial, &[Kind::Random, Kind::Tied, Kind::Singular], &mut rng);
+}
+
+#[test]
 fn batched_lu_of_many_small_matrices() {
     let mut rng = Rng::new(common::seed("batched lu, many"));
     for (_, ctx) in common::contexts() {
