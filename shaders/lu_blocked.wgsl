@@ -43,7 +43,13 @@ var<immediate> params: Params;
 // 256: the GEMM's 16 × 16 lanes of 4 × 4 outputs.
 override WG_SIZE: u32 = 256u;
 
-var<workgroup> left: array<Real, TILE * NB>;
+// TILE · NB for the TRSM and GEMM steps' pipeline, 1 for the panel's (set by the host).
+override LEFT: u32 = 2048u;
+var<workgroup> left: array<Real, LEFT>;
+// The panel's pipeline where the first panel (n rows × NB) fits in workgroup memory: n · NB;
+// 1 otherwise (the panel is then factored in global memory).
+override PANEL_TILE: u32 = 1u;
+var<workgroup> panel_tile: array<Real, PANEL_TILE>;
 var<workgroup> best_keys: array<f32, WG_SIZE>;
 var<workgroup> best_rows: array<u32, WG_SIZE>;
 var<workgroup> pivot_row: u32;
@@ -64,6 +70,11 @@ fn find_pivot(m: u32, k: u32, lane: Lane) -> u32 {
             row = i;
         }
     }
+    return workgroup_argmax(key, row, lane);
+}
+
+// The argmax of `key` over the workgroup (ties to the lower row): a tree in workgroup memory.
+fn workgroup_argmax(key: f32, row: u32, lane: Lane) -> u32 {
     best_keys[lane.index] = key;
     best_rows[lane.index] = row;
     workgroupBarrier();
@@ -84,12 +95,82 @@ fn find_pivot(m: u32, k: u32, lane: Lane) -> u32 {
     return workgroupUniformLoad(&pivot_row);
 }
 
+// The panel factored in workgroup memory (rows j0.., NB columns a row): the same steps as
+// `panel`, without a global-memory round trip in them.
+fn panel_staged(m: u32, lane: Lane) {
+    let n = params.n;
+    let j0 = params.j0;
+    let nb = params.nb;
+    let rows = n - j0;
+    for (var e = lane.index; e < rows * NB; e += WG_SIZE) {
+        let c = e % NB;
+        if c < nb {
+            panel_tile[e] = a[at(m, j0 + e / NB, j0 + c)];
+        }
+    }
+    workgroupBarrier();
+    // Lanes as (row, column) of a grid 32 wide: column lane % NB, rows stride WG_SIZE / NB.
+    let col = lane.index % NB;
+    let row_lane = lane.index / NB;
+    let row_lanes = WG_SIZE / NB;
+    for (var kk = 0u; kk < nb; kk++) {
+        var key = -1.0;
+        var row = kk;
+        for (var r = kk + lane.index; r < rows; r += WG_SIZE) {
+            let v = f32(abs(panel_tile[r * NB + kk]));
+            if v > key {
+                key = v;
+                row = r;
+            }
+        }
+        let p = workgroup_argmax(key, row, lane);
+        if p != kk && lane.index < nb {
+            let t = panel_tile[kk * NB + lane.index];
+            panel_tile[kk * NB + lane.index] = panel_tile[p * NB + lane.index];
+            panel_tile[p * NB + lane.index] = t;
+        }
+        if lane.index == 0u {
+            pivots[m * n + j0 + kk] = j0 + p;
+        }
+        workgroupBarrier();
+        let pivot = panel_tile[kk * NB + kk];
+        if pivot == 0.0 {
+            if lane.index == 0u && info[m] == 0u {
+                info[m] = j0 + kk + 1u;
+            }
+            continue;
+        }
+        let inverse = 1.0 / pivot;
+        for (var r = kk + 1u + lane.index; r < rows; r += WG_SIZE) {
+            panel_tile[r * NB + kk] *= inverse;
+        }
+        workgroupBarrier();
+        if col > kk && col < nb {
+            let u = panel_tile[kk * NB + col];
+            for (var r = kk + 1u + row_lane; r < rows; r += row_lanes) {
+                panel_tile[r * NB + col] = fma(-panel_tile[r * NB + kk], u, panel_tile[r * NB + col]);
+            }
+        }
+        workgroupBarrier();
+    }
+    for (var e = lane.index; e < rows * NB; e += WG_SIZE) {
+        let c = e % NB;
+        if c < nb {
+            a[at(m, j0 + e / NB, j0 + c)] = panel_tile[e];
+        }
+    }
+}
+
 fn panel(m: u32, lane: Lane) {
     let n = params.n;
     let end = params.j0 + params.nb;
     // The first panel starts the matrix's info (only lane 0 writes it, in order).
     if params.j0 == 0u && lane.index == 0u {
         info[m] = 0u;
+    }
+    if PANEL_TILE > 1u {
+        panel_staged(m, lane);
+        return;
     }
     for (var k = params.j0; k < end; k++) {
         let p = find_pivot(m, k, lane);

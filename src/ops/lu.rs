@@ -99,7 +99,7 @@ pub struct LuOptions {
 enum Factor<T: Scalar> {
     Workgroup { in_place: Kernel<lu_small::Shader, T>, out_of_place: Kernel<lu_small::Shader, T> },
     Team { in_place: Kernel<lu_team::Shader, T>, out_of_place: Kernel<lu_team::Shader, T>, team: u32, wg_size: u32 },
-    Blocked(Kernel<lu_blocked::Shader, T>),
+    Blocked { panel: Kernel<lu_blocked::Shader, T>, steps: Kernel<lu_blocked::Shader, T>, staged: bool },
 }
 
 /// A planned batched LU for `batch` matrices of `n × n`, recorded many times.
@@ -190,7 +190,19 @@ impl<T: Scalar> BatchedLu<T> {
         let staged_tile = if fits_workgroup { tile.max(1) as u32 } else { 1 };
         let tile = tile.max(1).min(u32::MAX as usize) as u32;
         let factor = match algorithm {
-            LuAlgorithm::Blocked => Factor::Blocked(ctx.kernel(Default::default(), Default::default())?),
+            LuAlgorithm::Blocked => {
+                // The panel step in workgroup memory where the first panel (n × 32) fits, beside
+                // the pivot search's keys and rows.
+                let staged = (n * PANEL) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 64 <= budget;
+                let panel_tile = if staged { (n * PANEL) as u32 } else { 1 };
+                let panel = lu_blocked::Overrides { panel_tile, left: 1, ..Default::default() };
+                let steps = lu_blocked::Overrides { panel_tile: 1, ..Default::default() };
+                Factor::Blocked {
+                    panel: ctx.kernel(Default::default(), panel)?,
+                    steps: ctx.kernel(Default::default(), steps)?,
+                    staged,
+                }
+            }
             LuAlgorithm::Team if !no_pivot => {
                 // The stage: rows of 33 elements, a team of rows per matrix.
                 let stage = wg_size * 33;
@@ -320,11 +332,11 @@ impl<T: Scalar> BatchedLu<T> {
                 lu_team::Bindings { source, a, pivots, info },
                 (self.batch as u64).div_ceil((wg_size / team) as u64),
             ),
-            Factor::Blocked(kernel) => {
+            Factor::Blocked { panel, steps, .. } => {
                 if out_of_place {
                     crate::ops::blas1::copy_range(rec, source, a, lu.panels()[0].byte_len())?;
                 }
-                self.record_blocked(rec, kernel, a, pivots, info)
+                self.record_blocked(rec, panel, steps, a, pivots, info)
             }
         }
     }
@@ -333,7 +345,8 @@ impl<T: Scalar> BatchedLu<T> {
     fn record_blocked(
         &self,
         rec: &mut Recorder<'_, '_>,
-        kernel: &Kernel<lu_blocked::Shader, T>,
+        panel: &Kernel<lu_blocked::Shader, T>,
+        steps_kernel: &Kernel<lu_blocked::Shader, T>,
         a: Bind<'_, T>,
         pivots: Bind<'_, u32>,
         info: Bind<'_, u32>,
@@ -358,6 +371,7 @@ impl<T: Scalar> BatchedLu<T> {
                     nb: nb as u32,
                     tiles: tiles as u32,
                 };
+                let kernel = if step == 0 { panel } else { steps_kernel };
                 rec.dispatch(kernel, params, lu_blocked::Bindings { a, pivots, info }, (self.batch * tiles) as u64)?;
             }
         }
@@ -369,7 +383,10 @@ impl<T: Scalar> BatchedLu<T> {
         match &self.factor {
             Factor::Workgroup { in_place, .. } => format!("workgroup of {}", in_place.workgroup_size()),
             Factor::Team { team, .. } => format!("team of {team} lanes"),
-            Factor::Blocked(_) => format!("blocked, panels of {PANEL}"),
+            Factor::Blocked { staged, .. } => {
+                let memory = if *staged { "workgroup" } else { "global" };
+                format!("blocked, panels of {PANEL} in {memory} memory")
+            }
         }
     }
 
