@@ -172,6 +172,7 @@ fn run(workgroup: u32, lane: Lane) {
     var done = t >= n;
     var pos = t;
     var first_zero = 0u;
+    var my_pivot = 0u;
     for (var k = 0u; k < n; k++) {
         // Column k of this lane's row (k is uniform: one branch).
         var block = r0;
@@ -202,8 +203,9 @@ fn run(workgroup: u32, lane: Lane) {
             pos = k;
             done = true;
         }
-        if t == 0u && in_batch {
-            pivots[matrix * n + k] = p;
+        // Lane k keeps step k's pivot; the team stores them together at the end.
+        if t == k {
+            my_pivot = p;
         }
         let pivot = shuffle_real(v, pivot_lane, me);
         if pivot == 0.0 && first_zero == 0u {
@@ -239,6 +241,9 @@ fn run(workgroup: u32, lane: Lane) {
     }
     workgroupBarrier();
     copy_matrix(first, stage_base, t, in_batch, false);
+    if in_batch && t < n {
+        pivots[matrix * n + t] = my_pivot;
+    }
     if in_batch && t == 0u {
         info[matrix] = first_zero;
     }
