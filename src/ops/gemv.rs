@@ -232,8 +232,8 @@ impl<T: Scalar> Gemv<T> {
         self.partials.byte_len() + self.spare.byte_len()
     }
 
-    /// What the plan runs, for reports: `rows 32 lanes × 4 segments`, `columns 8 × 16 strips`
-    /// (of the first panel).
+    /// What the plan runs on its first panel, for reports: `rows vec4, 32 lanes × 4 segments`,
+    /// `columns vec4, 8 wide × 16 strips`.
     pub fn describe(&self) -> String {
         let Some(pass) = self.passes.first() else { return String::new() };
         let unit = |vec4: bool| if vec4 { "vec4" } else { "scalar" };
