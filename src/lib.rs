@@ -18,7 +18,7 @@ pub mod reference;
 pub use context::{AdapterReport, Context, ContextOptions};
 pub use element::{ElementKind, Scalar};
 pub use error::{Error, Result, SolveProblem};
-pub use format::{CooMatrix, CsrMatrix, DenseMatrix, EllMatrix, FormatError, HybMatrix};
+pub use format::{BitmapMatrix, BitmapOptions, CooMatrix, CsrMatrix, DenseMatrix, EllMatrix, FormatError, HybMatrix};
 pub use gpu::{GpuScalar, GpuVec, ScalarArg};
 /// The shaders wgsparse ships, validated by naga at build time, with the typed interface
 /// build.rs generated for each (`shaders::<file name>::{Params, Bindings, Flags, Overrides}`).

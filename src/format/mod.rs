@@ -3,6 +3,7 @@
 //! Indices are `u32` (what the shaders read); values are any [`Scalar`] so that f64 can
 //! follow f32. Constructors validate everything a kernel will later trust.
 
+mod bitmap;
 mod coo;
 mod csr;
 mod dense;
@@ -11,6 +12,9 @@ mod hyb;
 pub mod matrix_market;
 
 pub use crate::element::Scalar;
+pub(crate) use bitmap::check_flag_bound;
+pub use bitmap::{blocks_per_row, words_per_row, BitmapMatrix, BitmapOptions, RANK_BLOCK_WORDS};
+pub(crate) use coo::row_indices_from_offsets;
 pub use coo::CooMatrix;
 pub use csr::CsrMatrix;
 pub use dense::DenseMatrix;
@@ -79,6 +83,24 @@ pub enum FormatError {
         /// Stored nonzeros.
         nnz: usize,
         /// The caller's bound on `padded / nnz`.
+        max_ratio: f64,
+    },
+    /// A bitmap's flags contradict its counts or its shape.
+    #[error("bitmap flags of row {row} are invalid: {reason}")]
+    InvalidFlags {
+        /// The row.
+        row: usize,
+        /// What is wrong there.
+        reason: &'static str,
+    },
+    /// Converting to the bitmap format would take too many bytes of flags.
+    #[error("bitmap flags and rank directory of {flag_bytes} bytes exceed the bound ({max_ratio} x the {csr_bytes} bytes of CSR)")]
+    BitmapFlagsTooLarge {
+        /// Bytes of flags and rank directory the matrix would need.
+        flag_bytes: u64,
+        /// Bytes of its CSR arrays.
+        csr_bytes: u64,
+        /// The caller's bound on their ratio.
         max_ratio: f64,
     },
 }

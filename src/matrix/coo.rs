@@ -28,6 +28,16 @@ impl<T: Scalar> GpuCoo<T> {
         })
     }
 
+    /// Wraps arrays built on the GPU (valid by construction, sorted by row).
+    pub(crate) fn from_parts(
+        rows: usize,
+        row_indices: GpuVec<u32>,
+        col_indices: GpuVec<u32>,
+        values: GpuVec<T>,
+    ) -> Self {
+        GpuCoo { rows, row_indices, col_indices, values }
+    }
+
     /// Uploads entries `rows` of a row-sorted matrix (panel rows counted from its first).
     pub(crate) fn upload_rows(
         device: &Device,

@@ -26,6 +26,16 @@ impl<T: Scalar> GpuCsr<T> {
         })
     }
 
+    /// Wraps arrays built on the GPU (valid by construction).
+    pub(crate) fn from_parts(
+        rows: usize,
+        row_offsets: GpuVec<u32>,
+        col_indices: GpuVec<u32>,
+        values: GpuVec<T>,
+    ) -> Self {
+        GpuCsr { rows, row_offsets, col_indices, values }
+    }
+
     /// The same pattern (copied on the GPU) with zero values.
     pub(crate) fn zeros_like(&self, device: &Device) -> Result<Self> {
         Ok(GpuCsr {

@@ -1,12 +1,14 @@
 //! Matrices on the GPU, one file per format: [`GpuCsr`], [`GpuCoo`], [`GpuEll`], [`GpuHyb`]
 //! held by a [`GpuSparse`] (in row panels when the device limits require), and [`GpuDense`].
-//! (The bitmap format of seed 004 joins as one more file and one more [`Format`].)
+//! The bitmap format of seed 004 is its own type, [`GpuBitmap`]: its ops build new matrices
+//! whose patterns the GPU decides, and it has no row panels.
 //!
 //! Uploading only accepts the validated host types, whose constructors checked every index,
 //! so the kernels that read these buffers run without naga's bounds checks. Which format
 //! suits an op is the op's business (`ops::spmv::preferred_conversion`); this module stores
 //! what it is asked to.
 
+mod bitmap;
 mod coo;
 mod csr;
 mod dense;
@@ -18,6 +20,7 @@ mod structure;
 use std::ops::Range;
 use std::sync::Arc;
 
+pub use bitmap::GpuBitmap;
 pub use coo::GpuCoo;
 pub use csr::GpuCsr;
 pub use dense::{DenseLayout, GpuDense};
@@ -179,6 +182,8 @@ struct Inner<T: Scalar, I: Index> {
     panels: Vec<Panel<T, I>>,
     structure: Arc<Structure>,
     device: DeviceId,
+    /// Whether every row's columns increase (what lookups by binary search need).
+    columns_sorted: bool,
 }
 
 impl<T: Scalar, I: Index> Clone for GpuSparse<T, I> {
@@ -227,6 +232,7 @@ impl<T: Scalar> GpuSparse<T> {
             panels,
             stats,
             fingerprint,
+            a.columns_sorted(),
         ))
     }
 
@@ -260,7 +266,7 @@ impl<T: Scalar> GpuSparse<T> {
         }
         let stats = RowStats::from_offsets(&offsets);
         let fingerprint = structure::fingerprint(a.rows(), a.cols(), a.row_indices(), a.col_indices());
-        Ok(Self::assemble(ctx, a.rows(), a.cols(), a.nnz(), Format::Coo, None, panels, stats, fingerprint))
+        Ok(Self::assemble(ctx, a.rows(), a.cols(), a.nnz(), Format::Coo, None, panels, stats, fingerprint, false))
     }
 
     /// A CSR matrix with this one's pattern (row panels, columns and analyses shared; the
@@ -289,6 +295,7 @@ impl<T: Scalar> GpuSparse<T> {
                 panels,
                 structure: inner.structure.clone(),
                 device: inner.device,
+                columns_sorted: inner.columns_sorted,
             }),
         })
     }
@@ -304,11 +311,49 @@ impl<T: Scalar> GpuSparse<T> {
         panels: Vec<Panel<T>>,
         stats: RowStats,
         fingerprint: u64,
+        columns_sorted: bool,
     ) -> Self {
         let structure = Arc::new(Structure::new(stats, fingerprint));
         GpuSparse {
-            inner: Arc::new(Inner { rows, cols, nnz, format, conversion, panels, structure, device: ctx.id() }),
+            inner: Arc::new(Inner {
+                rows,
+                cols,
+                nnz,
+                format,
+                conversion,
+                panels,
+                structure,
+                device: ctx.id(),
+                columns_sorted,
+            }),
         }
+    }
+
+    /// A matrix of one panel whose arrays were built on the GPU (CSR or row-sorted COO with
+    /// sorted columns and no repeats), with its pattern given on the host for the statistics
+    /// and the fingerprint.
+    pub(crate) fn from_device_panel(
+        ctx: &Context,
+        cols: usize,
+        storage: PanelStorage<T>,
+        row_offsets: &[u32],
+        col_indices: &[u32],
+    ) -> Self {
+        let rows = row_offsets.len() - 1;
+        let (format, conversion) = match storage {
+            PanelStorage::Coo(_) => (Format::Coo, None),
+            _ => (Format::Csr, Some(Conversion::Csr)),
+        };
+        let panels = if rows == 0 { Vec::new() } else { vec![Panel { row_start: 0, storage }] };
+        let stats = RowStats::from_offsets(row_offsets);
+        let fingerprint = match format {
+            Format::Coo => {
+                let row_indices = crate::format::row_indices_from_offsets(row_offsets);
+                structure::fingerprint(rows, cols, &row_indices, col_indices)
+            }
+            _ => structure::fingerprint(rows, cols, row_offsets, col_indices),
+        };
+        Self::assemble(ctx, rows, cols, col_indices.len(), format, conversion, panels, stats, fingerprint, true)
     }
 
     /// Whether ELL (or HYB's ELL part) stores 16-bit diagonal offsets: when asked and every
@@ -445,6 +490,11 @@ impl<T: Scalar, I: Index> GpuSparse<T, I> {
     }
     pub(crate) fn structure(&self) -> &Structure {
         &self.inner.structure
+    }
+    /// Whether every row's columns are sorted (CSR uploaded from a matrix with sorted
+    /// columns, or built on the GPU by a conversion that sorts them).
+    pub fn columns_sorted(&self) -> bool {
+        self.inner.columns_sorted
     }
     /// Whether `other` holds the same pattern in the same format and row panels (the
     /// patterns compared by fingerprint, as [`GpuSparse::update_values`] does).

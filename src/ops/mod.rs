@@ -2,6 +2,7 @@
 //! matrix (kernels compiled, scratch allocated, analyses shared) and recorded many times
 //! into a batch or the caller's pass; `run` records and submits one.
 
+pub mod bitmap;
 pub mod blas1;
 pub(crate) mod common;
 pub mod gemv;

@@ -7,6 +7,7 @@
 //! These functions take test inputs, not user input: operand shapes are checked with
 //! `assert!`, and a mismatch panics with a message saying which operand is wrong.
 
+mod bitmap;
 pub mod blas1;
 mod compare;
 mod lu;
@@ -14,6 +15,7 @@ mod spmm;
 mod spmv;
 mod sptrsv;
 
+pub use bitmap::{bitmap_add, bitmap_lu, bitmap_multiply};
 pub use compare::{max_relative_error, relative_error};
 pub use lu::{lu_backward_error, lu_factor, lu_residual_along};
 pub use spmm::{sddmm_csr, spmm_csr};

@@ -1,0 +1,488 @@
+//! The bitmap format (seed 004) on the GPU against its host type and f64 twins: conversions
+//! (CSR, COO with repeats, dense, both ways), element reads and writes (absent and
+//! out-of-range queries reported), A ± B, A·B, SpMV and batched LU; densities from 0.1% to
+//! 100%, widths 1, 31, 32, 33, 64, 1000 and 100,000 columns, empty rows and columns, 0×0,
+//! the repository's real matrices; f32 and f64, subgroups on and off; misuse.
+
+mod common;
+
+use common::{contexts_for, real_matrices, seed, tolerance};
+use wgsparse::format::{BitmapMatrix, BitmapOptions};
+use wgsparse::generate::{self, Rng};
+use wgsparse::matrix::GpuBitmap;
+use wgsparse::ops::bitmap::{self, BitmapLu, BitmapSpmv, ElementAccess, MultiplyAlgorithm};
+use wgsparse::ops::Pivoting;
+use wgsparse::reference::{self, max_relative_error};
+use wgsparse::{
+    Context, Conversion, CooMatrix, CsrMatrix, DenseLayout, DenseMatrix, Error, Format, FormatError, GpuDense,
+    GpuSparse, GpuVec, Scalar,
+};
+
+const ANY_RATIO: BitmapOptions = BitmapOptions { max_flag_ratio: f64::INFINITY };
+
+fn to<T: Scalar>(a: CsrMatrix<f32>) -> CsrMatrix<T> {
+    a.map_values(|v| T::from_f64(v as f64))
+}
+
+fn bitmap<T: Scalar>(a: &CsrMatrix<T>) -> BitmapMatrix<T> {
+    BitmapMatrix::from_csr(a, &ANY_RATIO).unwrap()
+}
+
+/// Generated shapes: every width the issue names, densities 0.1% to 100%, empty rows and
+/// columns, no entries, 0×0.
+fn generated<T: Scalar>(seed: u64) -> Vec<(String, CsrMatrix<T>)> {
+    let shapes: [(usize, usize, f64); 12] = [
+        (40, 1, 0.5),
+        (37, 31, 0.3),
+        (33, 32, 0.1),
+        (31, 33, 0.2),
+        (64, 64, 1.0),
+        (70, 64, 0.001),
+        (50, 1000, 0.01),
+        (65, 257, 0.05),
+        (3, 100_000, 0.001),
+        (100, 200, 0.02),
+        (20, 300, 0.0),
+        (0, 0, 0.5),
+    ];
+    shapes
+        .iter()
+        .enumerate()
+        .map(|(s, &(r, c, d))| (format!("{r}x{c} at {d}"), to(generate::random(r, c, d, seed + s as u64))))
+        .collect()
+}
+
+fn all_cases<T: Scalar>(seed: u64) -> Vec<(String, CsrMatrix<T>)> {
+    let mut cases = generated(seed);
+    cases.extend(real_matrices::<T>());
+    cases
+}
+
+/// Compares a GPU result with the twin: the same pattern exactly, values within `tol`.
+fn check_same<T: Scalar>(label: &str, got: &BitmapMatrix<T>, want: &BitmapMatrix<f64>, tol: f64) {
+    assert_eq!((got.rows(), got.cols()), (want.rows(), want.cols()), "{label}: shape");
+    assert_eq!(got.flags(), want.flags(), "{label}: flags");
+    assert_eq!(got.row_offsets(), want.row_offsets(), "{label}: row offsets");
+    assert_eq!(got.rank_directory(), want.rank_directory(), "{label}: rank directory");
+    let error = max_relative_error(got.values(), want.values());
+    assert!(error <= tol, "{label}: values off by {error:e} (tolerance {tol:e})");
+}
+
+fn conversions<T: Scalar>() {
+    let seed = seed("conversions");
+    for (mode, ctx) in contexts_for::<T>() {
+        for (name, a) in all_cases::<T>(seed) {
+            let label = format!("{mode} {} {name}", T::KIND.name());
+            let want = bitmap(&a);
+            let up = GpuBitmap::upload(ctx, &want).unwrap();
+            assert_eq!(up.read_blocking().unwrap(), want, "{label}: upload");
+
+            let csr = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+            let from_csr = GpuBitmap::from_sparse(ctx, &csr, &ANY_RATIO).unwrap();
+            assert_eq!(from_csr.read_blocking().unwrap(), want, "{label}: from CSR on the GPU");
+
+            let back = up.to_sparse(ctx, Format::Csr).unwrap();
+            assert!(back.columns_sorted(), "{label}");
+            let host_csr = want.to_csr();
+            let mut y = ctx.upload(&vec![T::from_f64(f64::NAN); a.rows()]).unwrap();
+            let x: Vec<T> = (0..a.cols()).map(|j| T::from_f64(1.0 + (j % 7) as f64)).collect();
+            wgsparse::ops::Spmv::new(ctx, &back, wgsparse::ops::SpmvAlgorithm::Auto)
+                .unwrap()
+                .run(T::from_f64(1.0), &ctx.upload(&x).unwrap(), T::from_f64(0.0), &mut y)
+                .unwrap();
+            let y_ref = reference::spmv_csr(1.0, &host_csr, &x, 0.0, &vec![T::from_f64(0.0); a.rows()]);
+            assert!(max_relative_error(&y.read_blocking().unwrap(), &y_ref) <= tolerance::<T>(), "{label}: to CSR");
+            let mut back = back;
+            back.update_values(&host_csr).expect("the pattern built on the GPU is the host's");
+
+            let coo = up.to_sparse(ctx, Format::Coo).unwrap();
+            assert_eq!(
+                GpuBitmap::from_sparse(ctx, &coo, &ANY_RATIO).unwrap().read_blocking().unwrap(),
+                want,
+                "{label}: COO"
+            );
+
+            if a.rows() * a.cols() <= 1 << 20 {
+                let dense = DenseMatrix::from_csr(&a).unwrap();
+                // Stored zeros (one.mtx has some) are not entries of the dense form.
+                let want_dense = BitmapMatrix::from_dense(&dense);
+                for layout in [DenseLayout::RowMajor, DenseLayout::ColMajor] {
+                    let d = up.to_dense(ctx, layout).unwrap();
+                    assert_eq!(d.read_blocking().unwrap(), dense, "{label}: to dense {layout:?}");
+                    let from = GpuBitmap::from_dense(ctx, &GpuDense::upload(ctx, &dense, layout).unwrap()).unwrap();
+                    assert_eq!(from.read_blocking().unwrap(), want_dense, "{label}: from dense {layout:?}");
+                }
+            }
+        }
+        // COO with repeated positions, in no order: they add up, as on the host.
+        let coo = generate::random_coo(60, 90, 2000, seed);
+        let coo = CooMatrix::try_new(
+            60,
+            90,
+            coo.row_indices().to_vec(),
+            coo.col_indices().to_vec(),
+            coo.values().iter().map(|&v| T::from_f64(v as f64)).collect(),
+        )
+        .unwrap();
+        let want = BitmapMatrix::from_coo(&coo, &ANY_RATIO).unwrap();
+        let gpu = GpuBitmap::from_sparse(ctx, &GpuSparse::from_coo(ctx, &coo).unwrap(), &ANY_RATIO).unwrap();
+        let got = gpu.read_blocking().unwrap();
+        check_same(&format!("{mode} COO with repeats"), &got, &want.map_values(|v| v.to_f64()), tolerance::<T>());
+    }
+}
+
+#[test]
+fn conversions_f32() {
+    conversions::<f32>();
+}
+
+#[test]
+fn conversions_f64() {
+    conversions::<f64>();
+}
+
+/// Queries: every stored entry of a few rows, positions around them (absent), and
+/// positions outside the matrix.
+fn queries(a: &CsrMatrix<impl Scalar>, rng: &mut Rng) -> (Vec<u32>, Vec<u32>) {
+    let (mut rows, mut cols) = (Vec::new(), Vec::new());
+    for _ in 0..300 {
+        if a.rows() == 0 || a.cols() == 0 {
+            break;
+        }
+        let i = rng.below(a.rows() as u64) as usize;
+        let (columns, _) = a.row(i);
+        let j = match columns.len() {
+            0 => rng.below(a.cols() as u64) as u32,
+            len if rng.below(2) == 0 => columns[rng.below(len as u64) as usize],
+            _ => rng.below(a.cols() as u64) as u32,
+        };
+        rows.push(i as u32);
+        cols.push(j);
+    }
+    for (i, j) in [(a.rows() as u32, 0), (0, a.cols() as u32), (u32::MAX, u32::MAX)] {
+        rows.push(i);
+        cols.push(j);
+    }
+    (rows, cols)
+}
+
+fn access<T: Scalar>() {
+    let seed = seed("access");
+    let mut rng = Rng::new(seed);
+    for (mode, ctx) in contexts_for::<T>() {
+        let plan = ElementAccess::new(ctx).unwrap();
+        for (name, a) in all_cases::<T>(seed) {
+            let label = format!("{mode} {} {name}", T::KIND.name());
+            let mut host = bitmap(&a);
+            let mut gpu = GpuBitmap::upload(ctx, &host).unwrap();
+            let (rows, cols) = queries(&a, &mut rng);
+            let count = rows.len();
+            let (q_rows, q_cols) = (ctx.upload(&rows).unwrap(), ctx.upload(&cols).unwrap());
+            let mut values = ctx.upload(&vec![T::from_f64(f64::NAN); count]).unwrap();
+            let mut present = ctx.upload(&vec![7u32; count]).unwrap();
+            let report = plan.get(&gpu, &q_rows, &q_cols, &mut values, &mut present).unwrap();
+            assert_eq!(report.out_of_range, 3, "{label}: out of range");
+            assert_eq!(report.first_refused, Some(count as u32 - 3), "{label}");
+            let (values, present) = (values.read_blocking().unwrap(), present.read_blocking().unwrap());
+            for q in 0..count {
+                let want = host.get(rows[q] as usize, cols[q] as usize);
+                assert_eq!(present[q], want.is_some() as u32, "{label}: query {q} present");
+                assert_eq!(values[q], want.unwrap_or_default(), "{label}: query {q} value");
+            }
+            // The CSR baseline answers the same.
+            let csr = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+            let mut csr_values = ctx.zeros::<T>(count).unwrap();
+            let mut csr_present = ctx.zeros::<u32>(count).unwrap();
+            let mut batch = ctx.batch();
+            plan.record_get_csr(&mut batch.recorder(), &csr, &q_rows, &q_cols, &mut csr_values, &mut csr_present)
+                .unwrap();
+            batch.submit().unwrap();
+            assert_eq!(plan.check().unwrap(), report, "{label}: CSR report");
+            assert_eq!(csr_values.read_blocking().unwrap(), values, "{label}: CSR values");
+            assert_eq!(csr_present.read_blocking().unwrap(), present, "{label}: CSR present");
+
+            // Writes: stored positions change, absent ones are counted and change nothing.
+            let new: Vec<T> = (0..count).map(|q| T::from_f64(1000.0 + q as f64)).collect();
+            let report = plan.set(&mut gpu, &q_rows, &q_cols, &ctx.upload(&new).unwrap()).unwrap();
+            let absent = (0..count - 3).filter(|&q| present[q] == 0).count() as u32;
+            assert_eq!(report.absent_writes, absent, "{label}: absent writes");
+            assert_eq!(report.out_of_range, 3, "{label}");
+            // Repeated positions: the last write on the host; the GPU keeps one of them, so
+            // each query's position is checked against the set of values written there.
+            let mut written = std::collections::HashMap::<usize, Vec<T>>::new();
+            for q in 0..count - 3 {
+                if let Some(p) = host.position(rows[q] as usize, cols[q] as usize) {
+                    written.entry(p).or_default().push(new[q]);
+                }
+            }
+            let got = gpu.read_blocking().unwrap();
+            assert_eq!(got.flags(), host.flags(), "{label}: a write changed the pattern");
+            for (p, v) in got.values().iter().enumerate() {
+                match written.get(&p) {
+                    Some(options) => assert!(options.contains(v), "{label}: entry {p} holds {v:?}"),
+                    None => assert_eq!(*v, host.values()[p], "{label}: entry {p} was not written to"),
+                }
+            }
+            host.values_mut().copy_from_slice(got.values());
+        }
+    }
+}
+
+#[test]
+fn access_f32() {
+    access::<f32>();
+}
+
+#[test]
+fn access_f64() {
+    access::<f64>();
+}
+
+/// A with its columns mirrored (j ↦ cols − 1 − j): the bench's B of A ± B.
+fn mirrored<T: Scalar>(a: &CsrMatrix<T>) -> CsrMatrix<T> {
+    let coo = a.to_coo();
+    let cols = coo.col_indices().iter().map(|&j| (a.cols() - 1) as u32 - j).collect();
+    CooMatrix::try_new(a.rows(), a.cols(), coo.row_indices().to_vec(), cols, coo.values().to_vec()).unwrap().to_csr()
+}
+
+fn add_sub<T: Scalar>() {
+    let seed = seed("add_sub");
+    for (mode, ctx) in contexts_for::<T>() {
+        for (s, (name, a)) in all_cases::<T>(seed).into_iter().enumerate() {
+            let others = [
+                ("mirrored", mirrored(&a)),
+                ("random", to(generate::random(a.rows(), a.cols(), 0.05, seed + 100 + s as u64))),
+                ("itself", a.clone()),
+            ];
+            for (other, b) in others {
+                let label = format!("{mode} {} {name} ± {other}", T::KIND.name());
+                let (ha, hb) = (bitmap(&a), bitmap(&b));
+                let (ga, gb) = (GpuBitmap::upload(ctx, &ha).unwrap(), GpuBitmap::upload(ctx, &hb).unwrap());
+                for subtract in [false, true] {
+                    let c = if subtract { bitmap::sub(ctx, &ga, &gb) } else { bitmap::add(ctx, &ga, &gb) }.unwrap();
+                    let want = reference::bitmap_add(&ha, &hb, subtract);
+                    // Values are one rounding each: exact up to it.
+                    check_same(&label, &c.read_blocking().unwrap(), &want, tolerance::<T>());
+                }
+            }
+        }
+        let (a, b) = (GpuBitmap::<T>::upload(ctx, &bitmap(&to(generate::random(5, 6, 0.5, seed)))).unwrap(), {
+            GpuBitmap::<T>::upload(ctx, &bitmap(&to(generate::random(5, 7, 0.5, seed)))).unwrap()
+        });
+        assert!(matches!(bitmap::add(ctx, &a, &b), Err(Error::DimensionMismatch { .. })));
+        assert!(matches!(bitmap::sub(ctx, &a, &b), Err(Error::DimensionMismatch { .. })));
+        assert!(matches!(bitmap::multiply(ctx, &a, &a, MultiplyAlgorithm::Auto), Err(Error::DimensionMismatch { .. })));
+    }
+}
+
+#[test]
+fn add_sub_f32() {
+    add_sub::<f32>();
+}
+
+#[test]
+fn add_sub_f64() {
+    add_sub::<f64>();
+}
+
+fn multiply<T: Scalar>() {
+    let seed = seed("multiply");
+    for (mode, ctx) in contexts_for::<T>() {
+        let mut pairs: Vec<(String, CsrMatrix<T>, CsrMatrix<T>)> = Vec::new();
+        for (s, &(m, k, n, d)) in [
+            (33usize, 40usize, 31usize, 0.2),
+            (20, 64, 65, 0.3),
+            (50, 1000, 70, 0.02),
+            (64, 64, 64, 1.0),
+            (40, 300, 1000, 0.05),
+            (7, 9, 1, 0.5),
+            (0, 0, 5, 0.5),
+            (10, 20, 30, 0.0),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let a = to(generate::random(m, k, d, seed + s as u64));
+            let b = to(generate::random(k, n, d, seed + 50 + s as u64));
+            pairs.push((format!("{m}x{k} · {k}x{n} at {d}"), a, b));
+        }
+        for (name, a) in real_matrices::<T>().into_iter().filter(|(_, a)| a.rows() <= 2500 && a.nnz() <= 50_000) {
+            let t = a.transpose();
+            pairs.push((format!("{name} · its transpose"), a, t));
+        }
+        for (name, a, b) in pairs {
+            let label = format!("{mode} {} {name}", T::KIND.name());
+            let (ha, hb) = (bitmap(&a), bitmap(&b));
+            let (ga, gb) = (GpuBitmap::upload(ctx, &ha).unwrap(), GpuBitmap::upload(ctx, &hb).unwrap());
+            let c = bitmap::multiply(ctx, &ga, &gb, MultiplyAlgorithm::RowWise).unwrap();
+            let want = reference::bitmap_multiply(&ha, &hb);
+            let got = c.read_blocking().unwrap();
+            // Sums of products of either sign: relative to the largest entry of each row is
+            // what a dot product can promise; the whole matrix's largest is checked here.
+            check_same(&label, &got, &want, 100.0 * tolerance::<T>());
+        }
+    }
+}
+
+#[test]
+fn multiply_f32() {
+    multiply::<f32>();
+}
+
+#[test]
+fn multiply_f64() {
+    multiply::<f64>();
+}
+
+fn spmv<T: Scalar>() {
+    let seed = seed("spmv");
+    let mut rng = Rng::new(seed);
+    for (mode, ctx) in contexts_for::<T>() {
+        for (name, a) in all_cases::<T>(seed) {
+            let label = format!("{mode} {} {name}", T::KIND.name());
+            let host = bitmap(&a);
+            let gpu = GpuBitmap::upload(ctx, &host).unwrap();
+            let plan = BitmapSpmv::new(ctx, &gpu).unwrap();
+            let x: Vec<T> = (0..a.cols()).map(|_| T::from_f64(rng.next_f64() + 0.5)).collect();
+            let y0: Vec<T> = (0..a.rows()).map(|_| T::from_f64(rng.next_f64())).collect();
+            let gx = ctx.upload(&x).unwrap();
+            for (alpha, beta) in [(1.0, 0.0), (-2.5, 0.5), (0.0, 2.0), (1.5, 1.0)] {
+                let start = if beta == 0.0 { vec![T::from_f64(f64::NAN); a.rows()] } else { y0.clone() };
+                let mut y = ctx.upload(&start).unwrap();
+                plan.run(T::from_f64(alpha), &gpu, &gx, T::from_f64(beta), &mut y).unwrap();
+                let want = reference::spmv_csr(alpha, &a, &x, beta, &y0);
+                let error = max_relative_error(&y.read_blocking().unwrap(), &want);
+                assert!(error <= tolerance::<T>(), "{label}: α {alpha} β {beta}: error {error:e}");
+            }
+            let short = ctx.zeros::<T>(a.cols() + 1).unwrap();
+            let mut y = ctx.zeros::<T>(a.rows()).unwrap();
+            assert!(matches!(
+                plan.run(T::from_f64(1.0), &gpu, &short, T::from_f64(0.0), &mut y),
+                Err(Error::DimensionMismatch { .. })
+            ));
+        }
+    }
+}
+
+#[test]
+fn spmv_f32() {
+    spmv::<f32>();
+}
+
+#[test]
+fn spmv_f64() {
+    spmv::<f64>();
+}
+
+/// A stacked batch of `batch` n × n matrices at `density` with a dominant diagonal (or none:
+/// `dominant` false), `singular` matrices with column n/2 cleared.
+fn lu_batch<T: Scalar>(
+    n: usize,
+    batch: usize,
+    density: f64,
+    dominant: bool,
+    singular: &[usize],
+    seed: u64,
+) -> CsrMatrix<T> {
+    let mut dense = DenseMatrix::<T>::zeros(batch * n, n).unwrap();
+    let a = generate::random(batch * n, n, density, seed);
+    for i in 0..batch * n {
+        let (cols, vals) = a.row(i);
+        for (&j, &v) in cols.iter().zip(vals) {
+            dense.data_mut()[i * n + j as usize] = T::from_f64(v as f64);
+        }
+        if dominant {
+            dense.data_mut()[i * n + i % n] = T::from_f64(n as f64 + 1.0);
+        }
+    }
+    for &m in singular {
+        for i in 0..n {
+            dense.data_mut()[(m * n + i) * n + n / 2] = T::from_f64(0.0);
+        }
+    }
+    dense.to_csr()
+}
+
+fn lu<T: Scalar>() {
+    let seed = seed("lu");
+    for (mode, ctx) in contexts_for::<T>() {
+        for n in [1usize, 2, 3, 16, 31, 32, 33] {
+            for batch in [1usize, 7] {
+                let label = format!("{mode} {} {batch} x {n}²", T::KIND.name());
+                // Seed 004's elimination (no pivoting) on a dominant diagonal: the factors'
+                // pattern (the fill) is the twin's exactly.
+                let a = lu_batch::<T>(n, batch, 0.2, true, &[], seed + n as u64);
+                let host = bitmap(&a);
+                let gpu = GpuBitmap::upload(ctx, &host).unwrap();
+                let mut plan = BitmapLu::<T>::new(ctx, n, batch, Pivoting::None).unwrap();
+                let factors = plan.factor(&gpu).unwrap();
+                let (l, u, info) = reference::bitmap_lu(&host, n, false);
+                assert_eq!(factors.info, info, "{label}: info");
+                let tol = 100.0 * n as f64 * tolerance::<T>();
+                check_same(&format!("{label} L"), &factors.l.read_blocking().unwrap(), &l, tol);
+                check_same(&format!("{label} U"), &factors.u.read_blocking().unwrap(), &u, tol);
+
+                // Partial pivoting on random matrices, one singular: checked by the backward
+                // error (pivot orders may differ where candidates tie within rounding).
+                let singular = [batch / 2];
+                let a = lu_batch::<T>(n, batch, 0.5, false, &singular, seed + 7 * n as u64);
+                let host = bitmap(&a);
+                let gpu = GpuBitmap::upload(ctx, &host).unwrap();
+                let mut plan = BitmapLu::<T>::new(ctx, n, batch, Pivoting::Partial).unwrap();
+                let factors = plan.factor(&gpu).unwrap();
+                let pivots = plan.pivots().read_blocking().unwrap();
+                let (l, u) = (factors.l.read_blocking().unwrap(), factors.u.read_blocking().unwrap());
+                let (l, u) = (l.to_dense().unwrap(), u.to_dense().unwrap());
+                let dense = host.to_dense().unwrap();
+                for m in 0..batch {
+                    let block = |d: &DenseMatrix<T>| d.data()[m * n * n..(m + 1) * n * n].to_vec();
+                    let packed: Vec<T> =
+                        block(&l).iter().zip(block(&u)).map(|(&x, y)| T::from_f64(x.to_f64() + y.to_f64())).collect();
+                    let original = DenseMatrix::try_new(n, n, block(&dense)).unwrap();
+                    let (_, _, want_info) = reference::lu_factor(&original, true);
+                    let error = reference::lu_backward_error(&original, &packed, &pivots[m * n..(m + 1) * n]);
+                    if want_info == 0 {
+                        assert_eq!(factors.info[m], 0, "{label}: matrix {m} info");
+                        assert!(error <= 10.0 * n as f64 * tolerance::<T>(), "{label}: matrix {m} error {error:e}");
+                    } else {
+                        assert_ne!(factors.info[m], 0, "{label}: matrix {m} is singular");
+                    }
+                }
+            }
+        }
+        let a = GpuBitmap::<T>::upload(ctx, &bitmap(&lu_batch::<T>(4, 3, 0.5, true, &[], seed))).unwrap();
+        let mut plan = BitmapLu::<T>::new(ctx, 4, 2, Pivoting::None).unwrap();
+        assert!(matches!(plan.factor(&a), Err(Error::DimensionMismatch { .. })));
+    }
+}
+
+#[test]
+fn lu_f32() {
+    lu::<f32>();
+}
+
+#[test]
+fn lu_f64() {
+    lu::<f64>();
+}
+
+/// The flag bound refuses on the host and on the GPU alike, and the caller can raise it.
+#[test]
+fn flag_bound_is_a_typed_error() {
+    let ctx: &Context = common::context();
+    let a = generate::random(2000, 100_000, 0.00002, seed("bound"));
+    assert!(matches!(
+        BitmapMatrix::from_csr(&a, &BitmapOptions::default()),
+        Err(FormatError::BitmapFlagsTooLarge { .. })
+    ));
+    let gpu = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+    assert!(matches!(
+        GpuBitmap::from_sparse(ctx, &gpu, &BitmapOptions::default()),
+        Err(Error::Format(FormatError::BitmapFlagsTooLarge { .. }))
+    ));
+    let raised = BitmapOptions { max_flag_ratio: 1e4 };
+    assert_eq!(GpuBitmap::from_sparse(ctx, &gpu, &raised).unwrap().nnz(), a.nnz());
+    let ell = GpuSparse::from_csr(ctx, &generate::random(10, 10, 0.3, 1), Conversion::Ell(Default::default())).unwrap();
+    assert!(matches!(GpuBitmap::from_sparse(ctx, &ell, &ANY_RATIO), Err(Error::InvalidArgument(_))));
+    let _: Option<GpuVec<f32>> = None;
+}
