@@ -15,7 +15,7 @@ use wgsparse::ops::Pivoting;
 use wgsparse::reference::{self, max_relative_error};
 use wgsparse::{
     Context, Conversion, CooMatrix, CsrMatrix, DenseLayout, DenseMatrix, Error, Format, FormatError, GpuDense,
-    GpuSparse, GpuVec, Scalar,
+    GpuSparse, Scalar,
 };
 
 const ANY_RATIO: BitmapOptions = BitmapOptions { max_flag_ratio: f64::INFINITY };
@@ -415,12 +415,12 @@ fn lu<T: Scalar>() {
                 let host = bitmap(&a);
                 let gpu = GpuBitmap::upload(ctx, &host).unwrap();
                 let mut plan = BitmapLu::<T>::new(ctx, n, batch, Pivoting::None).unwrap();
-                let factors = plan.factor(&gpu).unwrap();
-                let (l, u, info) = reference::bitmap_lu(&host, n, false);
-                assert_eq!(factors.info, info, "{label}: info");
+                let info = plan.factor(&gpu).unwrap();
+                let (l, u, want_info) = reference::bitmap_lu(&host, n, false);
+                assert_eq!(info, want_info, "{label}: info");
                 let tol = 100.0 * n as f64 * tolerance::<T>();
-                check_same(&format!("{label} L"), &factors.l.read_blocking().unwrap(), &l, tol);
-                check_same(&format!("{label} U"), &factors.u.read_blocking().unwrap(), &u, tol);
+                check_same(&format!("{label} L"), &plan.l().read_blocking().unwrap(), &l, tol);
+                check_same(&format!("{label} U"), &plan.u().read_blocking().unwrap(), &u, tol);
 
                 // Partial pivoting on random matrices, one singular: checked by the backward
                 // error (pivot orders may differ where candidates tie within rounding).
@@ -429,9 +429,9 @@ fn lu<T: Scalar>() {
                 let host = bitmap(&a);
                 let gpu = GpuBitmap::upload(ctx, &host).unwrap();
                 let mut plan = BitmapLu::<T>::new(ctx, n, batch, Pivoting::Partial).unwrap();
-                let factors = plan.factor(&gpu).unwrap();
+                let info = plan.factor(&gpu).unwrap();
                 let pivots = plan.pivots().read_blocking().unwrap();
-                let (l, u) = (factors.l.read_blocking().unwrap(), factors.u.read_blocking().unwrap());
+                let (l, u) = (plan.l().read_blocking().unwrap(), plan.u().read_blocking().unwrap());
                 let (l, u) = (l.to_dense().unwrap(), u.to_dense().unwrap());
                 let dense = host.to_dense().unwrap();
                 for m in 0..batch {
@@ -442,10 +442,10 @@ fn lu<T: Scalar>() {
                     let (_, _, want_info) = reference::lu_factor(&original, true);
                     let error = reference::lu_backward_error(&original, &packed, &pivots[m * n..(m + 1) * n]);
                     if want_info == 0 {
-                        assert_eq!(factors.info[m], 0, "{label}: matrix {m} info");
+                        assert_eq!(info[m], 0, "{label}: matrix {m} info");
                         assert!(error <= 10.0 * n as f64 * tolerance::<T>(), "{label}: matrix {m} error {error:e}");
                     } else {
-                        assert_ne!(factors.info[m], 0, "{label}: matrix {m} is singular");
+                        assert_ne!(info[m], 0, "{label}: matrix {m} is singular");
                     }
                 }
             }
@@ -484,5 +484,40 @@ fn flag_bound_is_a_typed_error() {
     assert_eq!(GpuBitmap::from_sparse(ctx, &gpu, &raised).unwrap().nnz(), a.nnz());
     let ell = GpuSparse::from_csr(ctx, &generate::random(10, 10, 0.3, 1), Conversion::Ell(Default::default())).unwrap();
     assert!(matches!(GpuBitmap::from_sparse(ctx, &ell, &ANY_RATIO), Err(Error::InvalidArgument(_))));
-    let _: Option<GpuVec<f32>> = None;
+}
+
+/// The numeric phases: new values of A and B with the same patterns give the new sum and
+/// product; a matrix of another pattern is refused.
+#[test]
+fn numeric_phase_reuses_the_pattern() {
+    let seed = seed("numeric_phase");
+    for (mode, ctx) in contexts_for::<f32>() {
+        let a = generate::random(40, 70, 0.1, seed);
+        let b = generate::random(70, 50, 0.1, seed + 1);
+        let (ha, hb) = (bitmap(&a), bitmap(&b));
+        let (mut ga, mut gb) = (GpuBitmap::upload(ctx, &ha).unwrap(), GpuBitmap::upload(ctx, &hb).unwrap());
+        let product = bitmap::BitmapProduct::new(ctx, &ga, &gb, MultiplyAlgorithm::Auto).unwrap();
+        let bt = generate::random(40, 70, 0.2, seed + 2);
+        let hbt = bitmap(&bt);
+        let gbt = GpuBitmap::upload(ctx, &hbt).unwrap();
+        let sum = bitmap::BitmapSum::new(ctx, &ga, &gbt, true).unwrap();
+        let (mut ha2, mut hb2) = (ha.clone(), hb.clone());
+        ha2.values_mut().iter_mut().for_each(|v| *v = 2.0 * *v - 1.0);
+        hb2.values_mut().iter_mut().for_each(|v| *v *= -3.0);
+        ga.update_values(&ha2).unwrap();
+        gb.update_values(&hb2).unwrap();
+        let mut batch = ctx.batch();
+        product.record(&mut batch.recorder(), &ga, &gb).unwrap();
+        sum.record(&mut batch.recorder(), &ga, &gbt).unwrap();
+        batch.submit().unwrap();
+        let label = format!("{mode} numeric phase");
+        check_same(&label, &product.output().read_blocking().unwrap(), &reference::bitmap_multiply(&ha2, &hb2), 1e-4);
+        check_same(&label, &sum.output().read_blocking().unwrap(), &reference::bitmap_add(&ha2, &hbt, true), 1e-5);
+        let other = GpuBitmap::upload(ctx, &ha2).unwrap();
+        let mut batch = ctx.batch();
+        assert!(matches!(product.record(&mut batch.recorder(), &other, &gb), Err(Error::InvalidArgument(_))));
+        assert!(matches!(sum.record(&mut batch.recorder(), &ga, &other), Err(Error::InvalidArgument(_))));
+        let different = bitmap(&generate::random(70, 50, 0.1, seed + 9));
+        assert!(matches!(gb.update_values(&different), Err(Error::InvalidArgument(_))));
+    }
 }

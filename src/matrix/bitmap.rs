@@ -3,7 +3,7 @@
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::format::{blocks_per_row, words_per_row, BitmapMatrix};
-use crate::gpu::{DeviceId, GpuVec};
+use crate::gpu::{next_object_id, DeviceId, GpuVec};
 use crate::{Error, Result};
 
 /// A [`BitmapMatrix`] on the GPU: flags, rank directory, row starts and values, each one
@@ -18,6 +18,9 @@ pub struct GpuBitmap<T: Scalar> {
     rows: usize,
     cols: usize,
     nnz: usize,
+    /// Names the pattern: new for every matrix, kept when only values change, so that a plan
+    /// made for a pattern can tell a matrix of another.
+    pattern: u64,
     row_offsets: GpuVec<u32>,
     flags: GpuVec<u32>,
     rank: GpuVec<u32>,
@@ -36,6 +39,7 @@ impl<T: Scalar> GpuBitmap<T> {
             rows: a.rows(),
             cols: a.cols(),
             nnz: a.nnz(),
+            pattern: next_object_id(),
             row_offsets: ctx.upload(a.row_offsets())?,
             flags: ctx.upload(a.flags())?,
             rank: ctx.upload(a.rank_directory())?,
@@ -53,6 +57,7 @@ impl<T: Scalar> GpuBitmap<T> {
             rows,
             cols,
             nnz: 0,
+            pattern: next_object_id(),
             row_offsets: ctx.zeros(rows + 1)?,
             flags: ctx.zeros(rows * words_per_row(cols))?,
             rank: ctx.zeros(rows * blocks_per_row(cols))?,
@@ -121,6 +126,10 @@ impl<T: Scalar> GpuBitmap<T> {
     /// Flag words a row.
     pub fn words_per_row(&self) -> usize {
         words_per_row(self.cols)
+    }
+    /// The pattern's id: a plan made for one pattern refuses matrices of another.
+    pub(crate) fn pattern_id(&self) -> u64 {
+        self.pattern
     }
     /// Rank-directory entries a row.
     pub fn blocks_per_row(&self) -> usize {

@@ -62,7 +62,7 @@ pub fn bitmap_lu<T: Scalar>(
     assert_eq!(a.cols(), n, "bitmap_lu: {} columns, not {n}", a.cols());
     assert_eq!(a.rows() % n.max(1), 0, "bitmap_lu: {} rows are not whole {n} x {n} matrices", a.rows());
     let dense = a.to_dense().expect("a dense batch fits");
-    let batch = if n == 0 { 0 } else { a.rows() / n };
+    let batch = a.rows().checked_div(n).unwrap_or(0);
     let (mut lower, mut upper) = (vec![0.0; a.rows() * n], vec![0.0; a.rows() * n]);
     let mut infos = Vec::with_capacity(batch);
     for m in 0..batch {

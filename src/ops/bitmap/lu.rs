@@ -11,22 +11,20 @@ use crate::gpu::GpuVec;
 use crate::matrix::{DenseLayout, GpuBitmap, GpuDense};
 use crate::ops::common::{check_len, Operands};
 use crate::ops::{BatchedLu, Pivoting};
-use crate::Result;
-
-/// The factors of a batch: `P·A = L·U` per matrix, stacked as the input was.
-#[derive(Debug)]
-pub struct BitmapLuFactors<T: Scalar> {
-    /// Unit-lower L, its strictly lower entries that are not zero (the diagonal's ones are
-    /// implied, not stored).
-    pub l: GpuBitmap<T>,
-    /// U, its entries on and above the diagonal that are not zero.
-    pub u: GpuBitmap<T>,
-    /// Per matrix: 0, or 1 + the first column whose pivot was exactly zero (not divided by).
-    pub info: Vec<u32>,
-}
+use crate::record::Recorder;
+use crate::{Error, Result};
 
 /// A planned batched LU of `batch` bitmap matrices of `n × n`, stacked by rows in one
-/// [`GpuBitmap`] of `batch·n` rows and `n` columns.
+/// [`GpuBitmap`] of `batch·n` rows and `n` columns: `P·A = L·U` per matrix, with
+/// - [`l`](Self::l): unit-lower L, its strictly lower entries that are not zero (the
+///   diagonal's ones implied, not stored);
+/// - [`u`](Self::u): U, its entries on and above the diagonal that are not zero;
+/// - per matrix an `info`: 0, or 1 + the first column whose pivot was exactly zero (never
+///   divided by; the factorization goes on, as LAPACK's does).
+///
+/// The factors are outputs of the plan, with room for every entry of their triangles, so
+/// that a factorization records into a batch without waiting ([`record`](Self::record));
+/// [`finish`](Self::finish) then reads their entry counts and the infos.
 pub struct BitmapLu<T: Scalar> {
     ctx: Context,
     n: usize,
@@ -36,15 +34,17 @@ pub struct BitmapLu<T: Scalar> {
     pivots: GpuVec<u32>,
     info: GpuVec<u32>,
     steps: [StructureSteps; 2],
+    l: GpuBitmap<T>,
+    u: GpuBitmap<T>,
 }
 
 impl<T: Scalar> BitmapLu<T> {
     /// Plans the factorization: `Pivoting::None` is seed 004's elimination (the pattern of
     /// the factors is the fill of A's), `Pivoting::Partial` LAPACK's `getrf`.
     pub fn new(ctx: &Context, n: usize, batch: usize, pivoting: Pivoting) -> Result<Self> {
-        let rows = n.checked_mul(batch).ok_or_else(|| {
-            crate::Error::InvalidArgument(format!("a batch of {batch} matrices of {n} rows passes usize"))
-        })?;
+        let rows = n
+            .checked_mul(batch)
+            .ok_or_else(|| Error::InvalidArgument(format!("a batch of {batch} matrices of {n} rows passes usize")))?;
         let lu = BatchedLu::new(ctx, n, batch, pivoting)?;
         let dense = GpuDense::zeros(ctx, rows, n, DenseLayout::RowMajor)?;
         dense_panel(ctx, &dense)?;
@@ -57,6 +57,8 @@ impl<T: Scalar> BitmapLu<T> {
             pivots: ctx.zeros(rows)?,
             info: ctx.zeros(batch)?,
             steps: [StructureSteps::new(ctx, rows, n)?, StructureSteps::new(ctx, rows, n)?],
+            l: GpuBitmap::allocate(ctx, rows, n, batch * n * n.saturating_sub(1) / 2)?,
+            u: GpuBitmap::allocate(ctx, rows, n, batch * n * (n + 1) / 2)?,
         })
     }
 
@@ -65,32 +67,52 @@ impl<T: Scalar> BitmapLu<T> {
         self.lu.describe()
     }
 
-    /// Factors the batch: one submission, one wait (the factors' entry counts and `info`).
-    pub fn factor(&mut self, a: &GpuBitmap<T>) -> Result<BitmapLuFactors<T>> {
-        Operands::new(&self.ctx, "bitmap lu")?.owned("A", a.device_id())?;
+    /// Records the factorization of `a` into [`l`](Self::l), [`u`](Self::u) and the pivots.
+    pub fn record(&mut self, rec: &mut Recorder<'_, '_>, a: &GpuBitmap<T>) -> Result<()> {
+        Operands::new(rec.context(), "bitmap lu")?.owned("the plan", self.ctx.id())?.owned("A", a.device_id())?;
         check_len("bitmap lu", "A rows", self.n * self.batch, a.rows())?;
         check_len("bitmap lu", "A columns", self.n, a.cols())?;
-        let (ctx, n, rows) = (&self.ctx, self.n, self.n * self.batch);
-        let mut l = GpuBitmap::allocate(ctx, rows, n, self.batch * n * n.saturating_sub(1) / 2)?;
-        let mut u = GpuBitmap::allocate(ctx, rows, n, self.batch * n * (n + 1) / 2)?;
-        let mut batch = ctx.batch();
-        {
-            let mut rec = batch.recorder();
-            a.record_to_dense(&mut rec, &mut self.dense)?;
-            self.lu.record_factor_in_place(&mut rec, &mut self.dense, &mut self.pivots, &mut self.info)?;
-            let panel = dense_panel(ctx, &self.dense)?;
-            for (out, part, steps) in [(&l, Part::StrictlyLower, &self.steps[0]), (&u, Part::Upper, &self.steps[1])] {
-                let source = DensePart { layout: DenseLayout::RowMajor, part, block_rows: n };
-                record_from_dense(&mut rec, panel, source, out, steps)?;
-            }
+        a.record_to_dense(rec, &mut self.dense)?;
+        self.lu.record_factor_in_place(rec, &mut self.dense, &mut self.pivots, &mut self.info)?;
+        let panel = dense_panel(&self.ctx, &self.dense)?;
+        let parts = [(&self.l, Part::StrictlyLower, &self.steps[0]), (&self.u, Part::Upper, &self.steps[1])];
+        for (out, part, steps) in parts {
+            let source = DensePart { layout: DenseLayout::RowMajor, part, block_rows: self.n };
+            record_from_dense(rec, panel, source, out, steps)?;
         }
+        Ok(())
+    }
+
+    /// After a recorded factorization was submitted: waits for it, sets the factors' entry
+    /// counts and returns each matrix's info.
+    pub fn finish(&mut self) -> Result<Vec<u32>> {
+        let mut batch = self.ctx.batch();
         let totals = [batch.read_back(self.steps[0].total())?, batch.read_back(self.steps[1].total())?];
         let info = batch.read_back(&self.info)?;
         batch.submit()?;
         let [l_total, u_total] = totals;
-        l.set_nnz(l_total.wait()?[0] as usize)?;
-        u.set_nnz(u_total.wait()?[0] as usize)?;
-        Ok(BitmapLuFactors { l, u, info: info.wait()? })
+        self.l.set_nnz(l_total.wait()?[0] as usize)?;
+        self.u.set_nnz(u_total.wait()?[0] as usize)?;
+        info.wait()
+    }
+
+    /// Factors `a`: records, submits and [`finish`](Self::finish)es.
+    pub fn factor(&mut self, a: &GpuBitmap<T>) -> Result<Vec<u32>> {
+        let ctx = self.ctx.clone();
+        let mut batch = ctx.batch();
+        self.record(&mut batch.recorder(), a)?;
+        batch.submit()?;
+        self.finish()
+    }
+
+    /// L of the last factorization.
+    pub fn l(&self) -> &GpuBitmap<T> {
+        &self.l
+    }
+
+    /// U of the last factorization.
+    pub fn u(&self) -> &GpuBitmap<T> {
+        &self.u
     }
 
     /// The pivots of the last factorization (`batch·n`, LAPACK's order of swaps per matrix;

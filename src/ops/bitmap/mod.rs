@@ -16,9 +16,9 @@ mod multiply;
 mod spmv;
 
 pub use access::{AccessReport, ElementAccess};
-pub use add::{add, sub};
-pub use lu::{BitmapLu, BitmapLuFactors};
-pub use multiply::{multiply, MultiplyAlgorithm};
+pub use add::{add, sub, BitmapSum};
+pub use lu::BitmapLu;
+pub use multiply::{multiply, BitmapProduct, MultiplyAlgorithm};
 pub use spmv::BitmapSpmv;
 
 use crate::analysis::scan::Scan;
