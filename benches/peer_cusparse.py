@@ -39,7 +39,9 @@ SpMM), of which the faster is reported: its name in "library", every library's t
 (the triangular solves: analysis, then solve) adds a fifth element, `repeated(copy)`: the
 repeated phase alone, timed like `run` into "repeated_time_us"; or, where that form could not
 be set up (an older CuPy without the bindings), the reason, reported as "repeated_error".
-Exit status 3: CuPy or a CUDA device is missing.
+An op whose output size the host learns between phases (the bitmap ops' sparse sum and
+product) marks run with `wall_clock`: it is then timed by the wall clock with a synchronize,
+as the bench times ours. Exit status 3: CuPy or a CUDA device is missing.
 """
 
 import json
@@ -435,6 +437,92 @@ def lu(a, x, case, copies):
     return [(f"PyTorch {torch.__version__} torch.linalg.lu_factor", (run, check, torch_stream(), None))]
 
 
+def wall_clock(run, stream=None):
+    """Marks run(copy) to be timed by the wall clock, with a synchronize: for ops whose
+    output size is decided between phases (sparse sums and products), timed as the bench
+    times ours, from the call to the result on the device."""
+
+    def timed(i):
+        result = run(i)
+        (stream or cp.cuda.get_current_stream()).synchronize()
+        return result
+
+    timed.wall = True
+    return timed
+
+
+def sparse_error(c, c64):
+    """max |C - C64| / max |C64| over the entries, in float64."""
+    difference = (c.astype(cp.float64) - c64).tocsr()
+    scale = float(cp.abs(c64.data).max()) if c64.nnz else 1.0
+    return float(cp.abs(difference.data).max()) / scale if difference.nnz else 0.0
+
+
+def bitmap_add(a, x, case, copies, subtract=False):
+    """C = A + B (or A - B) with B = A's columns mirrored (j -> cols - 1 - j), cuSPARSE csrgeam
+    through CuPy, wall clock of the call and a synchronize (the bench's bitmap-add one-shot)."""
+    cols = a.shape[1]
+    b = cusparse.csr_matrix((a.data, (cols - 1) - a.indices, a.indptr), shape=a.shape)
+    b.sort_indices()
+    pairs = [(a.copy(), b.copy()) for _ in range(copies)]
+
+    def run(i):
+        p, q = pairs[i]
+        return p - q if subtract else p + q
+
+    def check():
+        a64, b64 = a.astype(cp.float64), b.astype(cp.float64)
+        return sparse_error(run(0), a64 - b64 if subtract else a64 + b64)
+
+    return wall_clock(run), check, None, None
+
+
+def bitmap_sub(a, x, case, copies):
+    """C = A - B (see bitmap_add)."""
+    return bitmap_add(a, x, case, copies, subtract=True)
+
+
+def bitmap_spgemm(a, x, case, copies):
+    """C = A A^T, cuSPARSE SpGEMM through CuPy (A^T built outside the timing), wall clock of
+    the call and a synchronize (the bench's bitmap-spgemm one-shot)."""
+    at = a.T.tocsr()
+    at.sort_indices()
+    pairs = [(a.copy(), at.copy()) for _ in range(copies)]
+
+    def run(i):
+        p, q = pairs[i]
+        return p @ q
+
+    def check():
+        return sparse_error(run(0), a.astype(cp.float64) @ at.astype(cp.float64))
+
+    return wall_clock(run), check, None, None
+
+
+def bitmap_lu(a, x, case, copies):
+    """The bitmap LU's batch (rows = batch * n stacked n x n matrices) densified outside the
+    timing and factored by torch.linalg.lu_factor (see lu)."""
+    import torch
+
+    n = a.shape[1]
+    batch = a.shape[0] // n
+    dtype = torch.float64 if x.dtype == cp.float64 else torch.float32
+    dense = torch.from_dlpack(a.toarray()).to(dtype).reshape(batch, n, n)
+    mats = [dense] + [dense.clone() for _ in range(copies - 1)]
+
+    def run(i):
+        return torch.linalg.lu_factor(mats[i])
+
+    def check():
+        factors, pivots = run(0)
+        p, lower, upper = torch.lu_unpack(factors.double(), pivots)
+        a64 = mats[0].double()
+        difference = torch.linalg.matrix_norm(a64 - p @ lower @ upper)
+        return float((difference / torch.linalg.matrix_norm(a64)).max()) / n
+
+    return [(f"PyTorch {torch.__version__} torch.linalg.lu_factor", (run, check, torch_stream(), None))]
+
+
 OPS = {
     "spmv": spmv,
     "spmm": spmm,
@@ -445,6 +533,10 @@ OPS = {
     "gemv": gemv,
     "gemv-t": gemv_t,
     "lu": lu,
+    "bitmap-add": bitmap_add,
+    "bitmap-sub": bitmap_sub,
+    "bitmap-spgemm": bitmap_spgemm,
+    "bitmap-lu": bitmap_lu,
 }
 
 
@@ -508,7 +600,10 @@ def main():
                 for library, timings in libraries:
                     run, check, stream, e2e = timings[:4]
                     repeated = timings[4] if len(timings) > 4 else None
-                    one = {"time_us": median_us(run, copies, warmup, runs, stream)}
+                    if getattr(run, "wall", False):
+                        one = {"time_us": wall_us(run, copies, runs)}
+                    else:
+                        one = {"time_us": median_us(run, copies, warmup, runs, stream)}
                     if isinstance(repeated, str):
                         one["repeated_error"] = repeated
                     elif repeated is not None:

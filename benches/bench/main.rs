@@ -68,7 +68,7 @@ fn run() -> Result<ExitCode, String> {
     let only = options.matrices.as_deref();
     let mut suite = suite::load(options.suite.then_some(scale), &options.mtx, only, options.seed, &progress);
     if options.suite {
-        suite.add_dense_shapes(ops.iter().flat_map(|op| op.dense_shapes(scale)), only);
+        suite.add_dense_shapes(ops.iter().flat_map(|op| op.dense_shapes(scale)), only, options.seed);
     }
     let plan = plan_cases(&suite, &ops, &options, scale);
 
@@ -238,6 +238,16 @@ fn peer_requests<'a>(suite: &'a Suite, ops: &[Box<dyn Op>], plan: &[Case]) -> Ve
     requests
 }
 
+/// Makes the row of the op's baseline algorithm (if it ran) the peer of the case's other
+/// rows: our own CSR kernels for the bitmap ops.
+fn own_peer(rows: &mut [Row], baseline: Option<&'static str>) {
+    let Some(baseline) = baseline else { return };
+    let Some(time_us) = rows.iter().find(|r| r.algorithm == baseline).and_then(Row::gpu_us) else { return };
+    for row in rows.iter_mut().filter(|r| r.algorithm != baseline) {
+        row.peer = Some(PeerTime { name: format!("wgsparse {baseline}"), time_us, e2e_us: None, repeated_us: None });
+    }
+}
+
 /// Footer lines for peer cases that failed or whose own check is off.
 fn doubtful_peer_results(results: &PeerResults) -> Vec<String> {
     let mut notes: Vec<String> = results
@@ -290,6 +300,7 @@ impl Runner<'_> {
             });
             let inputs = op.inputs(m, case.k, self.seed);
             let cpu_peers = inputs.cpu_peers();
+            let first_row = rows.len();
             for &algorithm in &case.algorithms {
                 self.progress.step(&format!("{} {} {algorithm}", m.name, op.name()));
                 let start = std::time::Instant::now();
@@ -319,6 +330,7 @@ impl Runner<'_> {
                 });
                 rows.push(row);
             }
+            own_peer(&mut rows[first_row..], op.own_peer());
         }
         rows
     }

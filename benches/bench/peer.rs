@@ -248,7 +248,7 @@ fn write_inputs(
         let a = &request.matrix.csr;
         let ops = request.cases.iter().map(|c| ManifestOp { op: c.op, k: c.k, copies: c.copies }).collect();
         let (name, rows, cols, nnz) = (&request.matrix.name, a.rows(), a.cols(), request.matrix.entries());
-        if let Some(d) = request.matrix.dense {
+        if let Some(d) = request.matrix.dense.filter(|d| !d.is_sparse()) {
             let dense = Some(ManifestDense { batch: d.batch, rows: d.rows, cols: d.cols });
             let (row_offsets, col_indices, values, x) = (None, None, None, None);
             matrices.push(ManifestMatrix { name, rows, cols, nnz, row_offsets, col_indices, values, x, dense, ops });

@@ -54,11 +54,17 @@ impl BenchMatrix {
 
     /// Stored entries: the sparse matrix's, or every entry of the dense batch.
     pub fn entries(&self) -> usize {
-        self.dense.map_or(self.csr.nnz(), |d| d.batch * d.rows * d.cols)
+        match self.dense {
+            Some(d) if !d.is_sparse() => d.batch * d.rows * d.cols,
+            _ => self.csr.nnz(),
+        }
     }
 }
 
-/// A case of a dense op: `batch` matrices of `rows × cols` (GEMV's one matrix, LU's batch).
+/// A case of an op with shapes of its own: `batch` matrices of `rows × cols` (GEMV's one
+/// matrix, LU's batch), or a sparse matrix the bench generates for the bitmap ops (families
+/// `bitmap`: uniform random, `batch` its density in parts per million; `bitmap-lu`: `batch`
+/// matrices of `cols²` stacked in `rows` rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DenseShape {
     /// The name's prefix: `dense` (GEMV's matrices) or `lu` (LU's batches).
@@ -69,6 +75,14 @@ pub struct DenseShape {
     pub rows: usize,
     /// Columns of each.
     pub cols: usize,
+}
+
+impl DenseShape {
+    /// Whether the entry is a generated sparse matrix (the bitmap families), whose arrays
+    /// the peer is given.
+    pub fn is_sparse(&self) -> bool {
+        self.family.starts_with("bitmap")
+    }
 }
 
 /// A Matrix Market file the reader refused.
@@ -184,12 +198,16 @@ pub fn dense_operand(len: usize, seed: u64) -> Vec<f32> {
 impl Suite {
     /// Adds the dense ops' shapes (each once, named `dense_<rows>x<cols>` or
     /// `lu_<batch>x<n>`), keeping those named in `only`.
-    pub fn add_dense_shapes(&mut self, shapes: impl Iterator<Item = DenseShape>, only: Option<&[String]>) {
+    pub fn add_dense_shapes(&mut self, shapes: impl Iterator<Item = DenseShape>, only: Option<&[String]>, seed: u64) {
         for shape in shapes {
             let name = dense_name(shape);
             let kept = only.is_none_or(|names| names.contains(&name));
             if kept && !self.matrices.iter().any(|m| m.name == name) {
-                self.matrices.push(BenchMatrix::dense(name, shape));
+                let mut m = BenchMatrix::dense(name, shape);
+                if shape.is_sparse() {
+                    m.csr = crate::ops::bitmap_matrix(shape, seed);
+                }
+                self.matrices.push(m);
             }
         }
     }
@@ -197,6 +215,11 @@ impl Suite {
 
 /// `dense_8192x8192` for one matrix, `lu_1000x64` for a batch of square ones.
 fn dense_name(shape: DenseShape) -> String {
+    match shape.family {
+        "bitmap" => return format!("bitmap_{}x{}_{}pct", shape.rows, shape.cols, shape.batch as f64 / 1e4),
+        "bitmap-lu" => return format!("bitmap_lu_{}x{}", shape.batch, shape.cols),
+        _ => {}
+    }
     match shape.batch {
         1 if shape.family != "lu" => format!("{}_{}x{}", shape.family, shape.rows, shape.cols),
         batch => format!("{}_{batch}x{}", shape.family, shape.rows),

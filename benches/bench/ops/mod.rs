@@ -2,6 +2,7 @@
 //! know nothing op-specific. Adding an op (SpMM, SDDMM, GEMV, triangular solve) is one new
 //! module implementing [`Op`], its cost model in [`cost`], and one line in [`all`].
 
+mod bitmap;
 pub mod cost;
 mod gemv;
 mod lu;
@@ -15,6 +16,7 @@ use wgsparse::record::Recorder;
 use wgsparse::{Context, ElementKind};
 
 use crate::suite::{BenchMatrix, DenseShape, Scale};
+pub use bitmap::generate as bitmap_matrix;
 pub use cost::{Cost, Model};
 
 /// The dense width of a case (K of SpMM and SDDMM); `None` for ops without one.
@@ -33,6 +35,12 @@ pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
             Box::new(gemv::GemvOp::<f32>::plain()),
             Box::new(gemv::GemvOp::<f32>::transposed()),
             Box::new(lu::LuOp::<f32>::default()),
+            Box::new(bitmap::BitmapOp::<f32>::new(bitmap::Kind::Get)),
+            Box::new(bitmap::BitmapOp::<f32>::new(bitmap::Kind::Add)),
+            Box::new(bitmap::BitmapOp::<f32>::new(bitmap::Kind::Sub)),
+            Box::new(bitmap::BitmapOp::<f32>::new(bitmap::Kind::Spgemm)),
+            Box::new(bitmap::BitmapOp::<f32>::new(bitmap::Kind::Spmv)),
+            Box::new(bitmap::BitmapOp::<f32>::new(bitmap::Kind::Lu)),
         ],
         ElementKind::F64 => vec![
             Box::new(spmv::SpmvOp::<f64>::default()),
@@ -44,6 +52,12 @@ pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
             Box::new(gemv::GemvOp::<f64>::plain()),
             Box::new(gemv::GemvOp::<f64>::transposed()),
             Box::new(lu::LuOp::<f64>::default()),
+            Box::new(bitmap::BitmapOp::<f64>::new(bitmap::Kind::Get)),
+            Box::new(bitmap::BitmapOp::<f64>::new(bitmap::Kind::Add)),
+            Box::new(bitmap::BitmapOp::<f64>::new(bitmap::Kind::Sub)),
+            Box::new(bitmap::BitmapOp::<f64>::new(bitmap::Kind::Spgemm)),
+            Box::new(bitmap::BitmapOp::<f64>::new(bitmap::Kind::Spmv)),
+            Box::new(bitmap::BitmapOp::<f64>::new(bitmap::Kind::Lu)),
         ],
     }
 }
@@ -76,6 +90,11 @@ pub trait Op {
     fn cost(&self, m: &BenchMatrix, k: K) -> Cost;
     /// The same op's name in the peer script, `None` when the peer lacks it.
     fn peer_op(&self) -> Option<&'static str>;
+    /// An algorithm of this op whose row is the other rows' peer (the bitmap ops' CSR
+    /// baselines: no vendor library has the format), timed in the same run.
+    fn own_peer(&self) -> Option<&'static str> {
+        None
+    }
     /// Host operands and the CPU twin's result for one case, shared by all algorithms.
     fn inputs<'a>(&self, m: &'a BenchMatrix, k: K, seed: u64) -> Box<dyn Inputs + 'a>;
 }
@@ -166,5 +185,11 @@ impl From<wgsparse::Error> for OpError {
         // (validation, device loss, readback) is a bug to flag.
         let refused = matches!(e, Format(_) | LimitExceeded { .. } | OutOfMemory(_) | InvalidArgument(_));
         OpError { refused, message: e.to_string() }
+    }
+}
+
+impl From<wgsparse::FormatError> for OpError {
+    fn from(e: wgsparse::FormatError) -> Self {
+        wgsparse::Error::from(e).into()
     }
 }

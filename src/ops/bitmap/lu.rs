@@ -62,6 +62,12 @@ impl<T: Scalar> BitmapLu<T> {
         })
     }
 
+    /// Device bytes the plan holds beyond its input and its factors: the dense batch, the
+    /// pivots, the infos.
+    pub fn extra_bytes(&self) -> u64 {
+        self.dense.byte_len() + self.pivots.byte_len() + self.info.byte_len()
+    }
+
     /// How the dense engine factors (see [`BatchedLu::describe`]).
     pub fn describe(&self) -> String {
         self.lu.describe()
