@@ -314,12 +314,16 @@ fn multiply<T: Scalar>() {
             let label = format!("{mode} {} {name}", T::KIND.name());
             let (ha, hb) = (bitmap(&a), bitmap(&b));
             let (ga, gb) = (GpuBitmap::upload(ctx, &ha).unwrap(), GpuBitmap::upload(ctx, &hb).unwrap());
-            let c = bitmap::multiply(ctx, &ga, &gb, MultiplyAlgorithm::RowWise).unwrap();
             let want = reference::bitmap_multiply(&ha, &hb);
-            let got = c.read_blocking().unwrap();
-            // Sums of products of either sign: relative to the largest entry of each row is
-            // what a dot product can promise; the whole matrix's largest is checked here.
-            check_same(&label, &got, &want, 100.0 * tolerance::<T>());
+            for algorithm in MultiplyAlgorithm::ALL {
+                let c = bitmap::multiply(ctx, &ga, &gb, algorithm).unwrap();
+                let got = c.read_blocking().unwrap();
+                // Sums of products of either sign: relative to the largest entry of each row
+                // is what a dot product can promise; the whole matrix's largest is checked.
+                check_same(&format!("{label} {}", algorithm.name()), &got, &want, 100.0 * tolerance::<T>());
+            }
+            let transposed = gb.transpose(ctx).unwrap().read_blocking().unwrap();
+            assert_eq!(transposed, bitmap(&b.transpose()), "{label}: transpose of B");
         }
     }
 }
@@ -496,7 +500,8 @@ fn numeric_phase_reuses_the_pattern() {
         let b = generate::random(70, 50, 0.1, seed + 1);
         let (ha, hb) = (bitmap(&a), bitmap(&b));
         let (mut ga, mut gb) = (GpuBitmap::upload(ctx, &ha).unwrap(), GpuBitmap::upload(ctx, &hb).unwrap());
-        let product = bitmap::BitmapProduct::new(ctx, &ga, &gb, MultiplyAlgorithm::Auto).unwrap();
+        let product = bitmap::BitmapProduct::new(ctx, &ga, &gb, MultiplyAlgorithm::RowWise).unwrap();
+        let outputs = bitmap::BitmapProduct::new(ctx, &ga, &gb, MultiplyAlgorithm::Outputs).unwrap();
         let bt = generate::random(40, 70, 0.2, seed + 2);
         let hbt = bitmap(&bt);
         let gbt = GpuBitmap::upload(ctx, &hbt).unwrap();
@@ -508,10 +513,13 @@ fn numeric_phase_reuses_the_pattern() {
         gb.update_values(&hb2).unwrap();
         let mut batch = ctx.batch();
         product.record(&mut batch.recorder(), &ga, &gb).unwrap();
+        outputs.record(&mut batch.recorder(), &ga, &gb).unwrap();
         sum.record(&mut batch.recorder(), &ga, &gbt).unwrap();
         batch.submit().unwrap();
         let label = format!("{mode} numeric phase");
-        check_same(&label, &product.output().read_blocking().unwrap(), &reference::bitmap_multiply(&ha2, &hb2), 1e-4);
+        let want = reference::bitmap_multiply(&ha2, &hb2);
+        check_same(&label, &product.output().read_blocking().unwrap(), &want, 1e-4);
+        check_same(&label, &outputs.output().read_blocking().unwrap(), &want, 1e-4);
         check_same(&label, &sum.output().read_blocking().unwrap(), &reference::bitmap_add(&ha2, &hbt, true), 1e-5);
         let other = GpuBitmap::upload(ctx, &ha2).unwrap();
         let mut batch = ctx.batch();

@@ -77,7 +77,8 @@ impl<T: Scalar> Op for BitmapOp<T> {
             Kind::Get => vec!["csr-search", "auto"],
             Kind::Spmv => vec!["csr-auto", "auto"],
             Kind::Lu => vec!["partial", "auto"],
-            Kind::Add | Kind::Sub | Kind::Spgemm => vec!["auto"],
+            Kind::Spgemm => vec!["row-wise", "outputs", "auto"],
+            Kind::Add | Kind::Sub => vec!["auto"],
         }
     }
 
@@ -334,6 +335,7 @@ impl<T: Scalar> Inputs for BitmapInputs<T> {
             host,
             csr: name.starts_with("csr"),
             pivoting,
+            multiply: MultiplyAlgorithm::from_name(name).unwrap_or_default(),
             copies: Vec::new(),
             output: Vec::new(),
             output_flags: Vec::new(),
@@ -345,6 +347,8 @@ impl<T: Scalar> Inputs for BitmapInputs<T> {
 }
 
 /// One copy of the device operands and the op's plan on them.
+// A few per bench row: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 enum DeviceCopy<T: Scalar> {
     Get {
         a: Matrix<T>,
@@ -394,6 +398,7 @@ struct BitmapRuns<'a, T: Scalar> {
     /// The CSR baseline (reads, SpMV).
     csr: bool,
     pivoting: Pivoting,
+    multiply: MultiplyAlgorithm,
     copies: Vec<DeviceCopy<T>>,
     /// The values (and flags) last read back.
     output: Vec<T>,
@@ -510,8 +515,11 @@ impl<T: Scalar> Prepared for BitmapRuns<'_, T> {
                 let b = inputs.b.as_ref().expect("B of a binary op");
                 let (a, b) = (GpuBitmap::upload(&ctx, self.host)?, GpuBitmap::upload(&ctx, b)?);
                 if inputs.kind == Kind::Spgemm {
-                    self.label = format!("auto ({})", MultiplyAlgorithm::RowWise.name());
-                    let plan = BitmapProduct::new(&ctx, &a, &b, MultiplyAlgorithm::Auto)?;
+                    let plan = BitmapProduct::new(&ctx, &a, &b, self.multiply)?;
+                    self.label = match self.multiply {
+                        MultiplyAlgorithm::Auto => format!("auto ({})", plan.algorithm().name()),
+                        chosen => chosen.name().into(),
+                    };
                     DeviceCopy::Product { a, b, plan }
                 } else {
                     self.label = "auto (OR, scan, fill)".into();
@@ -625,7 +633,7 @@ impl<T: Scalar> Prepared for BitmapRuns<'_, T> {
         match &self.copies[0] {
             DeviceCopy::Sum { a, b, .. } => drop(BitmapSum::new(&ctx, a, b, self.inputs.kind == Kind::Sub)?),
             DeviceCopy::Product { a, b, .. } => {
-                let product = BitmapProduct::new(&ctx, a, b, MultiplyAlgorithm::Auto)?;
+                let product = BitmapProduct::new(&ctx, a, b, self.multiply)?;
                 ctx.synchronize()?;
                 drop(product);
             }

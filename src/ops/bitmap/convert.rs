@@ -5,7 +5,7 @@ use crate::context::Context;
 use crate::element::Scalar;
 use crate::format::{check_flag_bound, BitmapOptions};
 use crate::gpu::GpuVec;
-use crate::kernel::shaders::{bitmap_entries, bitmap_export, bitmap_from_dense};
+use crate::kernel::shaders::{bitmap_entries, bitmap_export, bitmap_from_dense, bitmap_transpose};
 use crate::matrix::{DenseLayout, Format, GpuBitmap, GpuCoo, GpuCsr, GpuDense, GpuSparse, PanelStorage};
 use crate::record::Recorder;
 use crate::{Error, Result};
@@ -135,6 +135,49 @@ impl<T: Scalar> GpuBitmap<T> {
         self.record_to_dense(&mut batch.recorder(), &mut dense)?;
         batch.submit()?;
         Ok(dense)
+    }
+
+    /// The transpose, built on the GPU (an atomic OR of each entry's flag into the
+    /// transpose's rows, its structure steps, then each value at its place).
+    pub fn transpose(&self, ctx: &Context) -> Result<GpuBitmap<T>> {
+        ctx.check_owner("GpuBitmap::transpose", self.device_id())?;
+        let t = GpuBitmap::allocate(ctx, self.cols(), self.rows(), self.nnz())?;
+        let steps = StructureSteps::new(ctx, t.rows(), t.cols())?;
+        let mut batch = ctx.batch();
+        {
+            let mut rec = batch.recorder();
+            self.record_transpose(&mut rec, &t, false)?;
+            steps.record(&mut rec, &t, None)?;
+            self.record_transpose(&mut rec, &t, true)?;
+        }
+        batch.submit()?;
+        let mut t = t;
+        t.set_nnz(self.nnz())?;
+        Ok(t)
+    }
+
+    /// Records a step of the transpose into `t` (allocated for it): its flags, or (`values`,
+    /// after its structure steps) its values.
+    pub(crate) fn record_transpose(&self, rec: &mut Recorder<'_, '_>, t: &GpuBitmap<T>, values: bool) -> Result<()> {
+        let ctx = rec.context().clone();
+        let kernel =
+            ctx.kernel::<bitmap_transpose::Shader, T>(bitmap_transpose::Flags { values }, Default::default())?;
+        let params = bitmap_transpose::Params {
+            rows: self.rows() as u32,
+            words: self.words_per_row() as u32,
+            blocks: self.blocks_per_row() as u32,
+            t_words: t.words_per_row() as u32,
+            t_blocks: t.blocks_per_row() as u32,
+        };
+        let bindings = bitmap_transpose::Bindings {
+            b_flags: self.flags().bind(),
+            b_rank: self.rank_directory().bind(),
+            b_values: self.values().bind(),
+            t_flags: t.flags().bind(),
+            t_rank: t.rank_directory().bind(),
+            t_values: t.values().bind(),
+        };
+        rec.dispatch_items(&kernel, params, bindings, (self.rows() * self.words_per_row()) as u64)
     }
 
     /// Records `dense ← this matrix` (every element written), `dense` of its shape in one panel.

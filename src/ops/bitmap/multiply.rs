@@ -1,41 +1,62 @@
 //! `C = A·B` on bitmaps: `C_ij = Σ a_ik·b_kj` over the k where both are stored. C's pattern
-//! first (row i is the OR of B's rows k for the k stored in A's row i), its structure steps,
-//! the entry count read back to size C's values, then the values.
+//! first, its structure steps, the entry count read back to size C's values, then the
+//! values, by one of two schemes ([`MultiplyAlgorithm`]).
 
 use super::StructureSteps;
 use crate::context::Context;
 use crate::element::Scalar;
-use crate::kernel::shaders::{bitmap_multiply, bitmap_multiply_pattern};
+use crate::kernel::shaders::{
+    bitmap_multiply, bitmap_multiply_outputs, bitmap_multiply_outputs_pattern, bitmap_multiply_pattern,
+};
 use crate::kernel::Kernel;
 use crate::matrix::GpuBitmap;
 use crate::ops::common::{check_len, Operands};
 use crate::record::Recorder;
 use crate::{Error, Result};
 
-/// How C's rows are formed.
+/// How C is formed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum MultiplyAlgorithm {
-    /// [`MultiplyAlgorithm::RowWise`] (the one implemented).
+    /// [`MultiplyAlgorithm::RowWise`]. Counted in flag words, the one-output-per-invocation
+    /// scheme reads `rows·cols·ceil(k/32)` word pairs where the row-wise one reads
+    /// `nnz(A)·ceil(cols/32)`: 1/density(A) times more, whatever C's density; the products
+    /// are the same. Until a measurement says otherwise, `Auto` is row-wise.
     #[default]
     Auto,
     /// Gustavson's order with a bitmap accumulator: a workgroup per row of C (and chunk of
     /// its columns), a lane per flag word of the chunk adding `a_ik·b_kj` for each stored
     /// `a_ik` in k order; work in proportion to the products, whatever C's density.
     RowWise,
+    /// Seed 004's scheme: one invocation per output `C_ij`, intersecting row i of A with row
+    /// j of Bᵀ (B's column bitmaps, a transpose built on the GPU and kept by the plan), the
+    /// two rows' values found by their running positions.
+    Outputs,
 }
 
 impl MultiplyAlgorithm {
+    /// Every concrete algorithm, in the order reports list them.
+    pub const ALL: [MultiplyAlgorithm; 2] = [MultiplyAlgorithm::RowWise, MultiplyAlgorithm::Outputs];
+
     /// Short name used in reports and on the command line.
     pub fn name(self) -> &'static str {
         match self {
             MultiplyAlgorithm::Auto => "auto",
             MultiplyAlgorithm::RowWise => "row-wise",
+            MultiplyAlgorithm::Outputs => "outputs",
         }
     }
 
     /// Parses [`MultiplyAlgorithm::name`].
     pub fn from_name(name: &str) -> Option<Self> {
-        [MultiplyAlgorithm::Auto, MultiplyAlgorithm::RowWise].into_iter().find(|a| a.name() == name)
+        std::iter::once(MultiplyAlgorithm::Auto).chain(Self::ALL).find(|a| a.name() == name)
+    }
+
+    /// The concrete algorithm `Auto` stands for.
+    pub fn resolve(self) -> Self {
+        match self {
+            MultiplyAlgorithm::Auto => MultiplyAlgorithm::RowWise,
+            chosen => chosen,
+        }
     }
 }
 
@@ -56,45 +77,48 @@ pub fn multiply<T: Scalar>(
 /// for new values of A and B with the same patterns (the numeric phase alone).
 pub struct BitmapProduct<T: Scalar> {
     ctx: Context,
-    kernel: Kernel<bitmap_multiply::Shader, T>,
-    chunks: usize,
+    scheme: Scheme<T>,
     patterns: (u64, u64),
     c: GpuBitmap<T>,
+}
+
+/// The values kernel of each algorithm, with what it keeps.
+enum Scheme<T: Scalar> {
+    RowWise {
+        kernel: Kernel<bitmap_multiply::Shader, T>,
+        chunks: usize,
+    },
+    /// Bᵀ's values are refreshed from B's on every run.
+    Outputs {
+        kernel: Kernel<bitmap_multiply_outputs::Shader, T>,
+        bt: Box<GpuBitmap<T>>,
+    },
 }
 
 impl<T: Scalar> BitmapProduct<T> {
     /// Computes `A·B`.
     pub fn new(ctx: &Context, a: &GpuBitmap<T>, b: &GpuBitmap<T>, algorithm: MultiplyAlgorithm) -> Result<Self> {
-        let (MultiplyAlgorithm::Auto | MultiplyAlgorithm::RowWise) = algorithm;
         Operands::new(ctx, "bitmap multiply")?.owned("A", a.device_id())?.owned("B", b.device_id())?;
         check_len("bitmap multiply", "B rows", a.cols(), b.rows())?;
         let (rows, cols) = (a.rows(), b.cols());
         let mut c = GpuBitmap::allocate(ctx, rows, cols, 0)?;
-        let words = c.words_per_row();
         let steps = StructureSteps::new(ctx, rows, cols)?;
-
-        // The pattern: chunks of 4 words a lane.
-        let pattern_wg = (words.div_ceil(4).next_power_of_two() as u32).clamp(32, 128);
-        let pattern_chunks = words.div_ceil(4 * pattern_wg as usize).max(1);
-        let pattern = ctx.plain_kernel::<bitmap_multiply_pattern::Shader>(
-            Default::default(),
-            bitmap_multiply_pattern::Overrides { wg_size: pattern_wg },
-        )?;
+        let bt = match algorithm.resolve() {
+            MultiplyAlgorithm::Outputs => Some(GpuBitmap::allocate(ctx, b.cols(), b.rows(), b.nnz())?),
+            _ => None,
+        };
         let mut batch = ctx.batch();
         {
             let mut rec = batch.recorder();
-            let params = bitmap_multiply_pattern::Params {
-                rows: rows as u32,
-                a_words: a.words_per_row() as u32,
-                b_words: words as u32,
-                chunks: pattern_chunks as u32,
-            };
-            let bindings = bitmap_multiply_pattern::Bindings {
-                a_flags: a.flags().bind(),
-                b_flags: b.flags().bind(),
-                c_flags: c.flags().bind(),
-            };
-            rec.dispatch(&pattern, params, bindings, (rows * pattern_chunks) as u64)?;
+            match &bt {
+                Some(bt) => {
+                    let bt_steps = StructureSteps::new(ctx, bt.rows(), bt.cols())?;
+                    b.record_transpose(&mut rec, bt, false)?;
+                    bt_steps.record(&mut rec, bt, None)?;
+                    record_outputs_pattern(&mut rec, a, bt, &c)?;
+                }
+                None => record_row_pattern(&mut rec, a, b, &c)?,
+            }
             steps.record(&mut rec, &c, None)?;
         }
         let total = batch.read_back(steps.total())?;
@@ -102,32 +126,44 @@ impl<T: Scalar> BitmapProduct<T> {
         let nnz = total.wait()?[0] as usize;
         c.reserve_values(ctx, nnz)?;
         c.set_nnz(nnz)?;
-
-        // The values: a lane per word, 32 accumulators a lane in workgroup memory.
-        let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
-        let fits = |wg: u32| 32 * wg as u64 * T::stride() + 4 * wg as u64 + 64 <= budget;
-        let most =
-            [256u32, 128, 64, 32, 16, 8].into_iter().find(|&wg| fits(wg)).ok_or_else(|| Error::LimitExceeded {
-                what: "the accumulators of a bitmap multiply".into(),
-                limit: "max_compute_workgroup_storage_size",
-                requested: 32 * 8 * T::stride() + 96,
-                max: budget,
-            })?;
-        let values_wg = (words.next_power_of_two() as u32).clamp(8, most);
-        let product = BitmapProduct {
-            ctx: ctx.clone(),
-            kernel: ctx.kernel::<bitmap_multiply::Shader, T>(
-                Default::default(),
-                bitmap_multiply::Overrides { wg_size: values_wg },
-            )?,
-            chunks: words.div_ceil(values_wg as usize).max(1),
-            patterns: (a.pattern_id(), b.pattern_id()),
-            c,
+        let scheme = match bt {
+            Some(mut bt) => {
+                bt.set_nnz(b.nnz())?;
+                Scheme::Outputs { kernel: ctx.kernel(Default::default(), Default::default())?, bt: Box::new(bt) }
+            }
+            None => {
+                // A lane per word, 32 accumulators a lane in workgroup memory.
+                let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
+                let fits = |wg: u32| 32 * wg as u64 * T::stride() + 4 * wg as u64 + 64 <= budget;
+                let most = [256u32, 128, 64, 32, 16, 8].into_iter().find(|&wg| fits(wg)).ok_or_else(|| {
+                    Error::LimitExceeded {
+                        what: "the accumulators of a bitmap multiply".into(),
+                        limit: "max_compute_workgroup_storage_size",
+                        requested: 32 * 8 * T::stride() + 96,
+                        max: budget,
+                    }
+                })?;
+                let words = c.words_per_row();
+                let wg_size = (words.next_power_of_two() as u32).clamp(8, most);
+                Scheme::RowWise {
+                    kernel: ctx.kernel(Default::default(), bitmap_multiply::Overrides { wg_size })?,
+                    chunks: words.div_ceil(wg_size as usize).max(1),
+                }
+            }
         };
+        let product = BitmapProduct { ctx: ctx.clone(), scheme, patterns: (a.pattern_id(), b.pattern_id()), c };
         let mut batch = ctx.batch();
         product.record_values(&mut batch.recorder(), a, b)?;
         batch.submit()?;
         Ok(product)
+    }
+
+    /// The algorithm in use.
+    pub fn algorithm(&self) -> MultiplyAlgorithm {
+        match self.scheme {
+            Scheme::RowWise { .. } => MultiplyAlgorithm::RowWise,
+            Scheme::Outputs { .. } => MultiplyAlgorithm::Outputs,
+        }
     }
 
     /// Records C's values again from A's and B's (which must have the planned patterns:
@@ -143,27 +179,54 @@ impl<T: Scalar> BitmapProduct<T> {
         self.record_values(rec, a, b)
     }
 
+    /// Records C's values (by outputs, Bᵀ's values from B's first: B may have new ones).
     fn record_values(&self, rec: &mut Recorder<'_, '_>, a: &GpuBitmap<T>, b: &GpuBitmap<T>) -> Result<()> {
         let c = &self.c;
-        let params = bitmap_multiply::Params {
-            rows: c.rows() as u32,
-            a_words: a.words_per_row() as u32,
-            a_blocks: a.blocks_per_row() as u32,
-            b_words: c.words_per_row() as u32,
-            b_blocks: c.blocks_per_row() as u32,
-            chunks: self.chunks as u32,
-        };
-        let bindings = bitmap_multiply::Bindings {
-            a_flags: a.flags().bind(),
-            a_rank: a.rank_directory().bind(),
-            a_values: a.values().bind(),
-            b_flags: b.flags().bind(),
-            b_rank: b.rank_directory().bind(),
-            b_values: b.values().bind(),
-            c_rank: c.rank_directory().bind(),
-            c_values: c.values().bind(),
-        };
-        rec.dispatch(&self.kernel, params, bindings, (c.rows() * self.chunks) as u64)
+        match &self.scheme {
+            Scheme::RowWise { kernel, chunks } => {
+                let params = bitmap_multiply::Params {
+                    rows: c.rows() as u32,
+                    a_words: a.words_per_row() as u32,
+                    a_blocks: a.blocks_per_row() as u32,
+                    b_words: c.words_per_row() as u32,
+                    b_blocks: c.blocks_per_row() as u32,
+                    chunks: *chunks as u32,
+                };
+                let bindings = bitmap_multiply::Bindings {
+                    a_flags: a.flags().bind(),
+                    a_rank: a.rank_directory().bind(),
+                    a_values: a.values().bind(),
+                    b_flags: b.flags().bind(),
+                    b_rank: b.rank_directory().bind(),
+                    b_values: b.values().bind(),
+                    c_rank: c.rank_directory().bind(),
+                    c_values: c.values().bind(),
+                };
+                rec.dispatch(kernel, params, bindings, (c.rows() * chunks) as u64)
+            }
+            Scheme::Outputs { kernel, bt } => {
+                b.record_transpose(rec, bt, true)?;
+                let params = bitmap_multiply_outputs::Params {
+                    rows: c.rows() as u32,
+                    cols: c.cols() as u32,
+                    a_words: a.words_per_row() as u32,
+                    a_blocks: a.blocks_per_row() as u32,
+                    c_words: c.words_per_row() as u32,
+                    c_blocks: c.blocks_per_row() as u32,
+                };
+                let bindings = bitmap_multiply_outputs::Bindings {
+                    a_flags: a.flags().bind(),
+                    a_rank: a.rank_directory().bind(),
+                    a_values: a.values().bind(),
+                    t_flags: bt.flags().bind(),
+                    t_rank: bt.rank_directory().bind(),
+                    t_values: bt.values().bind(),
+                    c_rank: c.rank_directory().bind(),
+                    c_values: c.values().bind(),
+                };
+                rec.dispatch(kernel, params, bindings, (c.rows() * c.blocks_per_row()) as u64)
+            }
+        }
     }
 
     /// C.
@@ -175,4 +238,58 @@ impl<T: Scalar> BitmapProduct<T> {
     pub fn into_output(self) -> GpuBitmap<T> {
         self.c
     }
+}
+
+/// Records C's pattern by rows: the OR of B's rows k for the k stored in A's row i.
+fn record_row_pattern<T: Scalar>(
+    rec: &mut Recorder<'_, '_>,
+    a: &GpuBitmap<T>,
+    b: &GpuBitmap<T>,
+    c: &GpuBitmap<T>,
+) -> Result<()> {
+    let ctx = rec.context().clone();
+    let words = c.words_per_row();
+    // Chunks of 4 words a lane.
+    let wg_size = (words.div_ceil(4).next_power_of_two() as u32).clamp(32, 128);
+    let chunks = words.div_ceil(4 * wg_size as usize).max(1);
+    let kernel = ctx.plain_kernel::<bitmap_multiply_pattern::Shader>(
+        Default::default(),
+        bitmap_multiply_pattern::Overrides { wg_size },
+    )?;
+    let params = bitmap_multiply_pattern::Params {
+        rows: c.rows() as u32,
+        a_words: a.words_per_row() as u32,
+        b_words: words as u32,
+        chunks: chunks as u32,
+    };
+    let bindings = bitmap_multiply_pattern::Bindings {
+        a_flags: a.flags().bind(),
+        b_flags: b.flags().bind(),
+        c_flags: c.flags().bind(),
+    };
+    rec.dispatch(&kernel, params, bindings, (c.rows() * chunks) as u64)
+}
+
+/// Records C's pattern by outputs: C_ij is stored where row i of A meets row j of Bᵀ.
+fn record_outputs_pattern<T: Scalar>(
+    rec: &mut Recorder<'_, '_>,
+    a: &GpuBitmap<T>,
+    bt: &GpuBitmap<T>,
+    c: &GpuBitmap<T>,
+) -> Result<()> {
+    let ctx = rec.context().clone();
+    let kernel = ctx.plain_kernel::<bitmap_multiply_outputs_pattern::Shader>(Default::default(), Default::default())?;
+    let params = bitmap_multiply_outputs_pattern::Params {
+        rows: c.rows() as u32,
+        cols: c.cols() as u32,
+        a_words: a.words_per_row() as u32,
+        c_words: c.words_per_row() as u32,
+        c_blocks: c.blocks_per_row() as u32,
+    };
+    let bindings = bitmap_multiply_outputs_pattern::Bindings {
+        a_flags: a.flags().bind(),
+        t_flags: bt.flags().bind(),
+        c_flags: c.flags().bind(),
+    };
+    rec.dispatch(&kernel, params, bindings, (c.rows() * c.blocks_per_row()) as u64)
 }
