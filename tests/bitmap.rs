@@ -529,3 +529,55 @@ fn numeric_phase_reuses_the_pattern() {
         assert!(matches!(gb.update_values(&different), Err(Error::InvalidArgument(_))));
     }
 }
+
+/// Matrix Market through CSR: read into the bitmap format, written back, read again.
+#[test]
+fn matrix_market_round_trip() {
+    use wgsparse::format::matrix_market;
+    let dir = common::matrices_dir();
+    let path = dir.join("west0479.mtx");
+    let a: BitmapMatrix<f64> = matrix_market::read_bitmap(&path, &BitmapOptions::default()).unwrap();
+    assert_eq!(a, bitmap(&matrix_market::read_csr::<f64>(&path).unwrap()));
+    let mut text = Vec::new();
+    matrix_market::write_bitmap(&mut text, &a).unwrap();
+    let file = std::env::temp_dir().join(format!("wgsparse-bitmap-{}.mtx", std::process::id()));
+    std::fs::write(&file, &text).unwrap();
+    let again = matrix_market::read_bitmap::<f64>(&file, &BitmapOptions::default());
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(again.unwrap(), a);
+    // A file the reader refuses is a typed error, as is one past the flag bound.
+    assert!(matches!(
+        matrix_market::read_bitmap::<f32>(dir.join("mangled1.mtx"), &BitmapOptions::default()),
+        Err(Error::MatrixMarket(_))
+    ));
+    assert!(matches!(
+        matrix_market::read_bitmap::<f32>(dir.join("Pd.mtx"), &BitmapOptions::default()),
+        Err(Error::Format(FormatError::BitmapFlagsTooLarge { .. }))
+    ));
+}
+
+/// Operands of another context are refused before anything is recorded, by every op.
+#[test]
+fn operands_of_another_context_are_refused() {
+    let all = common::contexts();
+    if all.len() < 2 {
+        return;
+    }
+    let (one, other) = (&all[0].1, &all[1].1);
+    let host = bitmap(&generate::random(20, 20, 0.2, seed("contexts")));
+    let (a, b) = (GpuBitmap::upload(one, &host).unwrap(), GpuBitmap::upload(other, &host).unwrap());
+    let mismatch = |r: Result<(), Error>| assert!(matches!(r, Err(Error::ContextMismatch(_))), "{r:?}");
+    mismatch(bitmap::add(one, &a, &b).map(drop));
+    mismatch(bitmap::multiply(one, &a, &b, MultiplyAlgorithm::Auto).map(drop));
+    mismatch(a.to_sparse(other, Format::Csr).map(drop));
+    mismatch(BitmapSpmv::new(other, &a).map(drop));
+    let plan = BitmapSpmv::new(one, &a).unwrap();
+    let (x, mut y) = (one.zeros::<f32>(20).unwrap(), one.zeros::<f32>(20).unwrap());
+    mismatch(plan.run(1.0, &b, &x, 0.0, &mut y));
+    let access = ElementAccess::new(one).unwrap();
+    let (rows, cols) = (one.zeros::<u32>(3).unwrap(), one.zeros::<u32>(3).unwrap());
+    let (mut values, mut present) = (one.zeros::<f32>(3).unwrap(), one.zeros::<u32>(3).unwrap());
+    mismatch(access.get(&b, &rows, &cols, &mut values, &mut present).map(drop));
+    let mut lu = BitmapLu::<f32>::new(one, 4, 5, Pivoting::None).unwrap();
+    mismatch(lu.factor(&b).map(drop));
+}

@@ -13,7 +13,7 @@ use std::fmt;
 use std::io::{BufRead, BufWriter, Write};
 use std::path::Path;
 
-use super::{CooMatrix, CsrMatrix, DenseMatrix, Scalar};
+use super::{BitmapMatrix, BitmapOptions, CooMatrix, CsrMatrix, DenseMatrix, Scalar};
 
 /// Why a Matrix Market file could not be read or written, and where.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -308,6 +308,17 @@ pub fn read_path<T: Scalar>(path: impl AsRef<Path>) -> Result<(Header, MatrixMar
 /// Reads a Matrix Market file from disk straight into CSR (see [`MatrixMarket::into_csr`]).
 pub fn read_csr<T: Scalar>(path: impl AsRef<Path>) -> Result<CsrMatrix<T>, MatrixMarketError> {
     Ok(read_path::<T>(path)?.1.into_csr())
+}
+
+/// Reads a Matrix Market file into the bitmap format, through CSR (repeated entries add up,
+/// symmetric files are expanded), refused as [`BitmapMatrix::from_csr`] refuses.
+pub fn read_bitmap<T: Scalar>(path: impl AsRef<Path>, options: &BitmapOptions) -> crate::Result<BitmapMatrix<T>> {
+    Ok(BitmapMatrix::from_csr(&read_csr(path)?, options)?)
+}
+
+/// Writes a bitmap matrix as `coordinate real general`, through CSR.
+pub fn write_bitmap<T: Scalar, W: Write>(writer: W, matrix: &BitmapMatrix<T>) -> Result<(), MatrixMarketError> {
+    write_csr(writer, &matrix.to_csr())
 }
 
 /// Writes COO as `coordinate real general`; duplicates are written as they are. Values are
