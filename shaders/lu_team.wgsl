@@ -6,7 +6,9 @@
 // LAPACK's swaps so far (`pos`) and writes it there at the end, which is getrf's output
 // (the multipliers travel with their rows, as dlaswp moves them). Same outputs and
 // conventions as lu_small.wgsl; WG_SIZE / TEAM matrices per workgroup. Without subgroups the
-// team's exchanges go through workgroup memory (two barriers each): correct, slower.
+// team's exchanges go through workgroup memory (two barriers each): correct, slower. With
+// NO_PIVOT row k is step k's pivot and updates whose l_ik or u_kj is zero are skipped (seed
+// 004's elimination, lu_small's NO_PIVOT).
 #import entry
 #import real
 
@@ -137,7 +139,13 @@ fn step_block(r: vec4<Real>, b: u32, k: u32, pivot_lane: u32, me: u32, l: Real, 
         shuffle_real(r.z, pivot_lane, me),
         shuffle_real(r.w, pivot_lane, me),
     );
+#ifdef NO_PIVOT
+    let zero = vec4<Real>(0.0);
+    let skip = (vec4<Real>(l) == zero) | (u == zero);
+    let updated = select(r, fma(vec4<Real>(-l), u, r), (columns > vec4<u32>(k)) & !skip);
+#else
     let updated = select(r, fma(vec4<Real>(-l), u, r), columns > vec4<u32>(k));
+#endif
     return select(updated, vec4<Real>(l), columns == vec4<u32>(k) & vec4<bool>(eliminate));
 }
 
@@ -187,12 +195,16 @@ fn run(workgroup: u32, lane: Lane) {
             default: {}
         }
         let v = block[k % 4u];
+#ifdef NO_PIVOT
+        let best = k;
+#else
         // Candidates by |v| (NaN below every number, done rows below NaN), ties to the lowest row.
         var key = Real(-2.0);
         if !done {
             key = select(Real(-1.0), abs(v), abs(v) >= 0.0);
         }
         let best = team_argmax(key, t, me, lane.sg_size);
+#endif
         // The row at position k and the pivot row trade places (LAPACK's swap of step k).
         let pivot_lane = base + best;
         let p = shuffle_u32(pos, pivot_lane, me);

@@ -58,7 +58,7 @@ fn team_limit(ctx: &Context) -> usize {
 fn check_batch<T: Scalar>(ctx: &Context, n: usize, batch: usize, pivoting: Pivoting, kinds: &[Kind], rng: &mut Rng) {
     for algorithm in LuAlgorithm::ALL {
         let skip = match algorithm {
-            LuAlgorithm::Team => n > team_limit(ctx) || pivoting == Pivoting::None,
+            LuAlgorithm::Team => n > team_limit(ctx),
             LuAlgorithm::Blocked => pivoting == Pivoting::None,
             _ => false,
         };

@@ -203,7 +203,7 @@ impl<T: Scalar> BatchedLu<T> {
                     staged,
                 }
             }
-            LuAlgorithm::Team if !no_pivot => {
+            LuAlgorithm::Team => {
                 // The stage: rows of 33 elements, a team of rows per matrix.
                 let stage = wg_size * 33;
                 let bytes = stage as u64 * T::KIND.size();
@@ -216,7 +216,7 @@ impl<T: Scalar> BatchedLu<T> {
                     });
                 }
                 let kernel = |out_of_place| {
-                    ctx.kernel(lu_team::Flags { out_of_place }, lu_team::Overrides { wg_size, team, stage })
+                    ctx.kernel(lu_team::Flags { out_of_place, no_pivot }, lu_team::Overrides { wg_size, team, stage })
                 };
                 Factor::Team { in_place: kernel(false)?, out_of_place: kernel(true)?, team, wg_size }
             }
