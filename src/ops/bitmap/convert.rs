@@ -13,7 +13,7 @@ use crate::{Error, Result};
 impl<T: Scalar> GpuBitmap<T> {
     /// The bitmap form of a CSR or COO matrix on the GPU (repeated COO positions add up, in
     /// entry order), refused as the host conversion is when the flags would pass `options`'
-    /// bound ([`FormatError::BitmapFlagsTooLarge`]). The matrix must be in one row panel.
+    /// bound ([`crate::FormatError::BitmapFlagsTooLarge`]). The matrix must be in one row panel.
     pub fn from_sparse(ctx: &Context, a: &GpuSparse<T>, options: &BitmapOptions) -> Result<Self> {
         ctx.check_owner("GpuBitmap::from_sparse", a.device_id())?;
         let (rows, cols) = (a.rows(), a.cols());
