@@ -6,6 +6,7 @@
 // instead of CSR's 4-byte column index per entry: fewer bytes once density passes 1/32.
 #import entry
 #import real
+#import lane_group_sum
 #import spmv_store
 
 struct Params {
@@ -28,10 +29,6 @@ override WG_SIZE: u32 = 256u;
 // Lanes per row: a power of two dividing WG_SIZE; with subgroups, at most the subgroup size.
 override GROUP: u32 = 32u;
 
-#ifndef SUBGROUP
-var<workgroup> partial: array<Acc, WG_SIZE>;
-#endif
-
 fn run(workgroup: u32, lane: Lane) {
     let row = workgroup * (WG_SIZE / GROUP) + lane.index / GROUP;
     let member = lane.index % GROUP;
@@ -52,21 +49,7 @@ fn run(workgroup: u32, lane: Lane) {
             }
         }
     }
-#ifdef SUBGROUP
-    for (var offset = GROUP >> 1u; offset > 0u; offset >>= 1u) {
-        sum += subgroupShuffleXor(sum, offset);
-    }
-#else
-    partial[lane.index] = sum;
-    workgroupBarrier();
-    for (var offset = GROUP >> 1u; offset > 0u; offset >>= 1u) {
-        if member < offset {
-            partial[lane.index] += partial[lane.index + offset];
-        }
-        workgroupBarrier();
-    }
-    sum = partial[lane.index];
-#endif
+    sum = lane_group_sum(sum, lane.index);
     if member == 0u && row < params.rows {
         store_y(row, sum);
     }

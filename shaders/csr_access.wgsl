@@ -5,6 +5,7 @@
 // (status[1]); status[2] keeps the first offending query.
 #import invocation
 #import real
+#import element_query
 
 struct Params {
     rows: u32,
@@ -23,11 +24,6 @@ var<immediate> params: Params;
 @group(0) @binding(7) var<storage, read_write> status: array<atomic<u32>>;
 
 override WG_SIZE: u32 = 256u;
-
-fn refuse(q: u32, counter: u32) {
-    atomicAdd(&status[counter], 1u);
-    atomicMin(&status[2], q);
-}
 
 fn run(q: u32) {
     if q >= params.count {
@@ -55,18 +51,5 @@ fn run(q: u32) {
     } else {
         refuse(q, 1u);
     }
-#ifdef SET
-    if found {
-        values[p] = data[q];
-    } else if row < params.rows && col < params.cols {
-        refuse(q, 0u);
-    }
-#else
-    var v = Real(0.0);
-    if found {
-        v = values[p];
-    }
-    data[q] = v;
-    present[q] = u32(found);
-#endif
+    finish_query(q, row < params.rows && col < params.cols, found, p);
 }
