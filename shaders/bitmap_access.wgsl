@@ -7,6 +7,7 @@
 // 0xffffffff by the host).
 #import invocation
 #import real
+#import bitmap_position
 #import element_query
 
 struct Params {
@@ -38,17 +39,9 @@ fn run(q: u32) {
     var found = false;
     var p = 0u;
     if row < params.rows && col < params.cols {
-        let base = row * params.words;
-        let w = col / 32u;
-        let word = flags[base + w];
-        let below = word & ((1u << (col % 32u)) - 1u);
-        if (word >> (col % 32u) & 1u) == 1u {
+        if (flags[row * params.words + col / 32u] >> (col % 32u) & 1u) == 1u {
             found = true;
-            let block = w / 8u;
-            p = rank[row * params.blocks + block] + countOneBits(below);
-            for (var k = base + block * 8u; k < base + w; k++) {
-                p += countOneBits(flags[k]);
-            }
+            p = entry_position(row, col);
         }
     } else {
         refuse(q, 1u);

@@ -5,6 +5,7 @@
 // row's entries are found by binary searches of the sorted row indices.
 #import invocation
 #import real
+#import bitmap_position
 
 struct Params {
     rows: u32,
@@ -39,18 +40,6 @@ fn first_entry_of(row: u32) -> u32 {
     return lo;
 }
 
-// Where (row, col) is in the values: the block's position plus the bits before it.
-fn position(row: u32, col: u32) -> u32 {
-    let base = row * params.words;
-    let w = col / 32u;
-    let block = w / 8u;
-    var p = rank[row * params.blocks + block];
-    for (var k = base + block * 8u; k < base + w; k++) {
-        p += countOneBits(flags[k]);
-    }
-    return p + countOneBits(flags[base + w] & ((1u << (col % 32u)) - 1u));
-}
-
 fn run(row: u32) {
     if row >= params.rows {
         return;
@@ -65,7 +54,7 @@ fn run(row: u32) {
     for (var e = first; e < end; e++) {
         let col = col_indices[e];
 #ifdef VALUES
-        let p = position(row, col);
+        let p = entry_position(row, col);
         out[p] += values[e];
 #else
         let k = row * params.words + col / 32u;

@@ -3,6 +3,7 @@
 // word's 32 columns of a dense matrix (zeros where no flag is set), row- or column-major.
 #import invocation
 #import real
+#import bitmap_position
 
 struct Params {
     rows: u32,
@@ -29,11 +30,7 @@ fn run(item: u32) {
     }
     let row = item / params.words;
     let w = item - row * params.words;
-    let block = w / 8u;
-    var p = rank[row * params.blocks + block];
-    for (var k = item - (w - block * 8u); k < item; k++) {
-        p += countOneBits(flags[k]);
-    }
+    var p = word_position(row, w);
     let word = flags[item];
 #ifdef DENSE
     let end = min(32u, params.cols - w * 32u);

@@ -5,6 +5,7 @@
 // structure steps of bitmap_rank) writes those values at their positions.
 #import invocation
 #import real
+#import bitmap_position
 
 struct Params {
     rows: u32,
@@ -63,11 +64,7 @@ fn run(item: u32) {
     let w = item - row * params.words;
     let end = min(32u, params.cols - w * 32u);
 #ifdef VALUES
-    let block = w / 8u;
-    var p = rank[row * params.blocks + block];
-    for (var k = item - (w - block * 8u); k < item; k++) {
-        p += countOneBits(flags[k]);
-    }
+    var p = word_position(row, w);
     var bits = flags[item];
     while bits != 0u {
         let b = firstTrailingBit(bits);

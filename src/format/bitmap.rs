@@ -299,6 +299,11 @@ impl<T> BitmapMatrix<T> {
     }
 }
 
+/// The columns whose flags are set in a row's words, increasing.
+pub fn flagged_columns(words: &[u32]) -> impl Iterator<Item = usize> + '_ {
+    words.iter().enumerate().flat_map(|(w, &word)| (0..32).filter(move |b| word >> b & 1 == 1).map(move |b| w * 32 + b))
+}
+
 /// Refuses a conversion of a `rows × cols` matrix of `nnz` entries whose flags and rank
 /// directory would take more than `options.max_flag_ratio` times the bytes of its CSR arrays.
 pub(crate) fn check_flag_bound<T: Scalar>(

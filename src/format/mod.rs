@@ -13,7 +13,7 @@ pub mod matrix_market;
 
 pub use crate::element::Scalar;
 pub(crate) use bitmap::check_flag_bound;
-pub use bitmap::{blocks_per_row, words_per_row, BitmapMatrix, BitmapOptions, RANK_BLOCK_WORDS};
+pub use bitmap::{blocks_per_row, flagged_columns, words_per_row, BitmapMatrix, BitmapOptions, RANK_BLOCK_WORDS};
 pub(crate) use coo::row_indices_from_offsets;
 pub use coo::CooMatrix;
 pub use csr::CsrMatrix;

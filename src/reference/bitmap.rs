@@ -3,7 +3,7 @@
 //! stored), and the batched LU whose factors keep the entries that are not zero.
 
 use super::lu_factor;
-use crate::format::{words_per_row, BitmapMatrix, DenseMatrix, Scalar};
+use crate::format::{flagged_columns, words_per_row, BitmapMatrix, DenseMatrix, Scalar};
 
 /// `A ± B`: flags OR'ed; both stored: `a ± b`; one stored: `a` or `±b`.
 pub fn bitmap_add<T: Scalar>(a: &BitmapMatrix<T>, b: &BitmapMatrix<T>, subtract: bool) -> BitmapMatrix<f64> {
@@ -13,7 +13,7 @@ pub fn bitmap_add<T: Scalar>(a: &BitmapMatrix<T>, b: &BitmapMatrix<T>, subtract:
     let (mut offsets, mut values) = (vec![0u32], Vec::new());
     for i in 0..a.rows() {
         let words = &flags[i * a.words_per_row()..(i + 1) * a.words_per_row()];
-        for j in columns(words) {
+        for j in flagged_columns(words) {
             let v = match (a.get(i, j), b.get(i, j)) {
                 (Some(x), Some(y)) => x.to_f64() + sign * y.to_f64(),
                 (Some(x), None) => x.to_f64(),
@@ -43,7 +43,7 @@ pub fn bitmap_multiply<T: Scalar>(a: &BitmapMatrix<T>, b: &BitmapMatrix<T>) -> B
                 sums[j] += a_ik * b.get(k, j).expect("a stored entry").to_f64();
             }
         }
-        for j in columns(row) {
+        for j in flagged_columns(row) {
             values.push(std::mem::take(&mut sums[j]));
         }
         offsets.push(values.len() as u32);
@@ -78,9 +78,4 @@ pub fn bitmap_lu<T: Scalar>(
     }
     let to_bitmap = |data: Vec<f64>| BitmapMatrix::from_dense(&DenseMatrix::try_new(a.rows(), n, data).unwrap());
     (to_bitmap(lower), to_bitmap(upper), infos)
-}
-
-/// The columns of a row's flag words, increasing.
-fn columns(words: &[u32]) -> Vec<usize> {
-    (0..words.len() * 32).filter(|&j| words[j / 32] >> (j % 32) & 1 == 1).collect()
 }

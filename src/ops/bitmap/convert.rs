@@ -131,8 +131,9 @@ impl<T: Scalar> GpuBitmap<T> {
         ctx.check_owner("GpuBitmap::to_dense", self.device_id())?;
         let mut dense = GpuDense::zeros(ctx, self.rows(), self.cols(), layout)?;
         dense_panel(ctx, &dense)?;
+        let no_entries = [ctx.zeros::<u32>(1)?, ctx.zeros::<u32>(1)?];
         let mut batch = ctx.batch();
-        self.record_to_dense(&mut batch.recorder(), &mut dense)?;
+        self.record_to_dense(&mut batch.recorder(), &mut dense, &no_entries)?;
         batch.submit()?;
         Ok(dense)
     }
@@ -181,12 +182,25 @@ impl<T: Scalar> GpuBitmap<T> {
     }
 
     /// Records `dense ← this matrix` (every element written), `dense` of its shape in one panel.
-    pub(crate) fn record_to_dense(&self, rec: &mut Recorder<'_, '_>, dense: &mut GpuDense<T>) -> Result<()> {
+    /// `no_entries`: two distinct vectors bound in place of the entry arrays the dense export
+    /// does not write (both are bound writable, so they cannot be one), kept by the caller.
+    pub(crate) fn record_to_dense(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        dense: &mut GpuDense<T>,
+        no_entries: &[GpuVec<u32>; 2],
+    ) -> Result<()> {
         let ctx = rec.context().clone();
         let panel = dense_panel(&ctx, dense)?;
-        // No entries are written: one-element stand-ins (two, as both are bound writable).
-        let (no_rows, no_cols) = (ctx.zeros::<u32>(1)?, ctx.zeros::<u32>(1)?);
-        self.record_export(rec, true, false, &no_rows, &no_cols, panel, dense.layout() == DenseLayout::ColMajor)
+        self.record_export(
+            rec,
+            true,
+            false,
+            &no_entries[0],
+            &no_entries[1],
+            panel,
+            dense.layout() == DenseLayout::ColMajor,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -34,6 +34,8 @@ pub struct BitmapLu<T: Scalar> {
     pivots: GpuVec<u32>,
     info: GpuVec<u32>,
     steps: [StructureSteps; 2],
+    /// Bound by the densify in place of the entry arrays it does not write.
+    no_entries: [GpuVec<u32>; 2],
     l: GpuBitmap<T>,
     u: GpuBitmap<T>,
 }
@@ -57,6 +59,7 @@ impl<T: Scalar> BitmapLu<T> {
             pivots: ctx.zeros(rows)?,
             info: ctx.zeros(batch)?,
             steps: [StructureSteps::new(ctx, rows, n)?, StructureSteps::new(ctx, rows, n)?],
+            no_entries: [ctx.zeros(1)?, ctx.zeros(1)?],
             l: GpuBitmap::allocate(ctx, rows, n, batch * n * n.saturating_sub(1) / 2)?,
             u: GpuBitmap::allocate(ctx, rows, n, batch * n * (n + 1) / 2)?,
         })
@@ -78,7 +81,7 @@ impl<T: Scalar> BitmapLu<T> {
         Operands::new(rec.context(), "bitmap lu")?.owned("the plan", self.ctx.id())?.owned("A", a.device_id())?;
         check_len("bitmap lu", "A rows", self.n * self.batch, a.rows())?;
         check_len("bitmap lu", "A columns", self.n, a.cols())?;
-        a.record_to_dense(rec, &mut self.dense)?;
+        a.record_to_dense(rec, &mut self.dense, &self.no_entries)?;
         self.lu.record_factor_in_place(rec, &mut self.dense, &mut self.pivots, &mut self.info)?;
         let panel = dense_panel(&self.ctx, &self.dense)?;
         let parts = [(&self.l, Part::StrictlyLower, &self.steps[0]), (&self.u, Part::Upper, &self.steps[1])];
