@@ -14,6 +14,7 @@ pub mod matrix;
 pub mod ops;
 pub mod record;
 pub mod reference;
+pub mod solvers;
 
 pub use context::{AdapterReport, Context, ContextOptions};
 pub use element::{ElementKind, Scalar};

@@ -148,6 +148,11 @@ impl<T: Scalar> Reduction<T> {
         Ok(Reduction { len, chunk, partials: ctx.zeros(len.div_ceil(chunk).max(1))?, owner: ctx.id() })
     }
 
+    /// Device bytes of the partials.
+    pub fn bytes(&self) -> u64 {
+        self.partials.byte_len()
+    }
+
     /// Records `out ← x·y`.
     pub fn dot(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &GpuVec<T>, out: &GpuScalar<T>) -> Result<()> {
         self.dot_into(rec, x, y, out.as_vec(), 0)

@@ -71,6 +71,15 @@ impl<'r, 'p> Recorder<'r, 'p> {
         self.ctx
     }
 
+    /// The compute pass, for a caller's own dispatches between wgsparse's (a caller's
+    /// [`crate::solvers::LinOp`]). What the caller binds is unknown to the recorder, so it
+    /// forgets what the pass had bound. Inside a batch's gated section these dispatches are
+    /// not gated.
+    pub fn raw_pass(&mut self) -> &mut wgpu::ComputePass<'p> {
+        *self.state.get() = PassState::default();
+        self.pass
+    }
+
     /// Records `workgroups` workgroups of `kernel` (folded into two dimensions past the
     /// per-dimension limit; shaders recover the linear index).
     pub(crate) fn dispatch<S: ShaderSpec, T: Scalar>(

@@ -347,6 +347,11 @@ impl<T: Scalar> Spmv<T> {
         Ok(Spmv { ctx: ctx.clone(), matrix: a.clone(), algorithm, panels })
     }
 
+    /// The matrix the plan was made for.
+    pub fn matrix(&self) -> &GpuSparse<T> {
+        &self.matrix
+    }
+
     /// The algorithm in use (never `Auto`).
     pub fn algorithm(&self) -> SpmvAlgorithm {
         self.algorithm

@@ -1,0 +1,227 @@
+// The scalar steps of the iterative solvers, run by one invocation between the vector passes:
+// coefficients from the reductions already in `state` (CG's α = ρ/(p·q), BiCGSTAB's ω,
+// GMRES's Givens rotations and back substitution), the convergence test, and the status
+// words the host reads once per batch. A failed step writes zeros where its coefficients go,
+// so that the vector passes recorded after it in the same iteration change nothing.
+#import invocation
+#import real
+
+// status words
+const STOP: u32 = 0u;        // why the solve stopped, 0 while it runs
+const ITERATIONS: u32 = 1u;  // iterations done
+const CYCLE: u32 = 2u;       // GMRES: iterations done in this restart cycle
+const SKIP_UPDATE: u32 = 3u; // GMRES: 0 while a cycle has an update to apply
+
+// why the solve stopped (the host's StopReason)
+const CONVERGED: u32 = 1u;
+const MAX_ITERATIONS: u32 = 2u;
+const BREAKDOWN: u32 = 3u;
+const NON_FINITE: u32 = 4u;
+const INDEFINITE: u32 = 5u;
+
+// ops
+const RATIO: u32 = 0u;
+const CHECK: u32 = 1u;
+const GIVENS: u32 = 2u;
+const BACK_SOLVE: u32 = 3u;
+const CYCLE_START: u32 = 4u;
+const CYCLE_END: u32 = 5u;
+
+const NONE: u32 = 0xffffffffu;
+
+// RATIO flags
+const POSITIVE: u32 = 1u;  // the denominator must be > 0 (CG: p·Ap > 0, else A is not SPD)
+const NONZERO_NUM: u32 = 2u; // a zero numerator is a breakdown (BiCGSTAB: ρ = r̂·r = 0)
+
+struct Params {
+    op: u32,
+    // RATIO: out = a·c / (b·d), neg_out = -out, keep = a·c. CHECK: the norm is a, the
+    // threshold b. GIVENS: H at a, cosines at b, sines at b + m, g at c, column `index`,
+    // the residual estimate to out. BACK_SOLVE: H at a, g at c, y to out.
+    a: u32,
+    b: u32,
+    c: u32,
+    d: u32,
+    out: u32,
+    neg_out: u32,
+    keep: u32,
+    flags: u32,
+    // CHECK: the history entry (NONE: none) and whether the check counts an iteration.
+    // GIVENS: the column.
+    index: u32,
+    counts: u32,
+    max_iterations: u32,
+    // GMRES: the restart length (H has m + 1 rows).
+    m: u32,
+}
+
+var<immediate> params: Params;
+@group(0) @binding(0) var<storage, read_write> state: array<Real>;
+@group(0) @binding(1) var<storage, read_write> status: array<u32>;
+@group(0) @binding(2) var<storage, read_write> history: array<Real>;
+
+override WG_SIZE: u32 = 32u;
+
+#ifdef F64
+const MAX_REAL: f64 = 1.7976931348623157e308;
+#else
+const MAX_REAL: f32 = 3.40282347e38;
+#endif
+
+fn finite(v: Real) -> bool {
+    // NaN fails the comparison, and so does ±Inf.
+    return abs(v) <= MAX_REAL;
+}
+
+fn stop(reason: u32) {
+    if status[STOP] == 0u {
+        status[STOP] = reason;
+    }
+}
+
+fn ratio() {
+    let num = state[params.a] * state[params.c];
+    let den = state[params.b] * state[params.d];
+    let q = num / den;
+    var failed = 0u;
+    if !finite(num) || !finite(den) {
+        failed = NON_FINITE;
+    } else if (params.flags & POSITIVE) != 0u && den <= 0.0 {
+        failed = INDEFINITE;
+    } else if den == 0.0 || !finite(q) || ((params.flags & NONZERO_NUM) != 0u && num == 0.0) {
+        failed = BREAKDOWN;
+    }
+    if failed != 0u {
+        stop(failed);
+        state[params.out] = Real(0.0);
+        if params.neg_out != NONE {
+            state[params.neg_out] = Real(0.0);
+        }
+        return;
+    }
+    state[params.out] = q;
+    if params.neg_out != NONE {
+        state[params.neg_out] = -q;
+    }
+    if params.keep != NONE {
+        state[params.keep] = num;
+    }
+}
+
+fn check() {
+    let norm = state[params.a];
+    var done = status[ITERATIONS];
+    if params.counts != 0u {
+        done += 1u;
+        status[ITERATIONS] = done;
+        status[CYCLE] += 1u;
+    }
+    if params.index != NONE {
+        history[params.index] = norm;
+    }
+    if !finite(norm) {
+        stop(NON_FINITE);
+    } else if norm <= state[params.b] {
+        stop(CONVERGED);
+    } else if done >= params.max_iterations {
+        stop(MAX_ITERATIONS);
+    }
+}
+
+// H[i, j] of the (m + 1) × m Hessenberg matrix, column-major.
+fn h_at(i: u32, j: u32) -> u32 {
+    return params.a + i + j * (params.m + 1u);
+}
+
+// Applies the earlier rotations to column j of H, makes the one that zeroes H[j + 1, j], and
+// rotates g: |g[j + 1]| is then the residual norm of the least-squares problem.
+fn givens() {
+    let j = params.index;
+    let cs = params.b;
+    let sn = params.b + params.m;
+    for (var i = 0u; i < j; i += 1u) {
+        let hi = state[h_at(i, j)];
+        let hn = state[h_at(i + 1u, j)];
+        state[h_at(i, j)] = state[cs + i] * hi + state[sn + i] * hn;
+        state[h_at(i + 1u, j)] = -state[sn + i] * hi + state[cs + i] * hn;
+    }
+    let x = state[h_at(j, j)];
+    let y = state[h_at(j + 1u, j)];
+    // The next basis vector's scale 1/‖w‖, taken before the rotation zeroes ‖w‖; 0 for the
+    // lucky breakdown ‖w‖ = 0, whose residual estimate below is 0: the check stops there.
+    var inv_norm = Real(0.0);
+    if y == 0.0 {
+    } else {
+        inv_norm = Real(1.0) / y;
+    }
+    state[params.d] = inv_norm;
+    let r = sqrt(x * x + y * y);
+    var c = Real(1.0);
+    var s = Real(0.0);
+    if r == 0.0 {
+    } else {
+        c = x / r;
+        s = y / r;
+    }
+    state[cs + j] = c;
+    state[sn + j] = s;
+    state[h_at(j, j)] = r;
+    state[h_at(j + 1u, j)] = Real(0.0);
+    let g = state[params.c + j];
+    state[params.c + j] = c * g;
+    state[params.c + j + 1u] = -s * g;
+    state[params.out] = abs(-s * g);
+}
+
+// y = R⁻¹ g over the k = status[CYCLE] columns done this cycle; y past k is zero, so the
+// update's axpys with those coefficients read nothing.
+fn back_solve() {
+    let k = min(status[CYCLE], params.m);
+    for (var i = k; i < params.m; i += 1u) {
+        state[params.out + i] = Real(0.0);
+    }
+    for (var step = 0u; step < k; step += 1u) {
+        let i = k - 1u - step;
+        var sum = state[params.c + i];
+        for (var j = i + 1u; j < k; j += 1u) {
+            sum -= state[h_at(i, j)] * state[params.out + j];
+        }
+        let pivot = state[h_at(i, i)];
+        var y = Real(0.0);
+        if pivot == 0.0 {
+            stop(BREAKDOWN);
+        } else {
+            y = sum / pivot;
+        }
+        state[params.out + i] = y;
+    }
+}
+
+fn run(item: u32) {
+    if item != 0u {
+        return;
+    }
+    switch params.op {
+        case RATIO: {
+            ratio();
+        }
+        case CHECK: {
+            check();
+        }
+        case GIVENS: {
+            givens();
+        }
+        case BACK_SOLVE: {
+            back_solve();
+        }
+        case CYCLE_START: {
+            status[CYCLE] = 0u;
+            status[SKIP_UPDATE] = 0u;
+        }
+        case CYCLE_END: {
+            status[SKIP_UPDATE] = 1u;
+        }
+        default: {
+        }
+    }
+}

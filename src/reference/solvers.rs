@@ -1,0 +1,249 @@
+//! f64 twins of the iterative solvers: the same recurrences, stopping rules and iteration
+//! counts as `wgsparse::solvers`, on the host (SciPy's algorithms, written out so that the
+//! counts can be compared one to one).
+
+use crate::element::Scalar;
+use crate::format::CsrMatrix;
+
+/// What a twin solve did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TwinSolve {
+    /// The solution.
+    pub x: Vec<f64>,
+    /// Iterations counted as the GPU solvers count them.
+    pub iterations: usize,
+    /// Whether the recurrence's norm met the threshold.
+    pub converged: bool,
+}
+
+/// The preconditioner of a twin solve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TwinPreconditioner {
+    /// None.
+    Identity,
+    /// z = D⁻¹·r.
+    Jacobi,
+}
+
+struct Problem<'a, T: Scalar> {
+    a: &'a CsrMatrix<T>,
+    inverse_diagonal: Option<Vec<f64>>,
+}
+
+impl<T: Scalar> Problem<'_, T> {
+    fn apply(&self, x: &[f64]) -> Vec<f64> {
+        let a = self.a;
+        (0..a.rows())
+            .map(|r| {
+                let range = a.row_offsets()[r] as usize..a.row_offsets()[r + 1] as usize;
+                range.map(|p| a.values()[p].to_f64() * x[a.col_indices()[p] as usize]).sum()
+            })
+            .collect()
+    }
+
+    fn precondition(&self, r: &[f64]) -> Vec<f64> {
+        match &self.inverse_diagonal {
+            Some(d) => r.iter().zip(d).map(|(r, d)| r * d).collect(),
+            None => r.to_vec(),
+        }
+    }
+}
+
+fn problem<T: Scalar>(a: &CsrMatrix<T>, m: TwinPreconditioner) -> Problem<'_, T> {
+    let inverse_diagonal = (m == TwinPreconditioner::Jacobi).then(|| {
+        (0..a.rows())
+            .map(|r| {
+                let range = a.row_offsets()[r] as usize..a.row_offsets()[r + 1] as usize;
+                let d: f64 = range.filter(|&p| a.col_indices()[p] as usize == r).map(|p| a.values()[p].to_f64()).sum();
+                1.0 / d
+            })
+            .collect()
+    });
+    Problem { a, inverse_diagonal }
+}
+
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    x.iter().zip(y).map(|(a, b)| a * b).sum()
+}
+
+fn norm(x: &[f64]) -> f64 {
+    dot(x, x).sqrt()
+}
+
+fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
+    y.iter_mut().zip(x).for_each(|(y, x)| *y += alpha * x);
+}
+
+fn residual<T: Scalar>(p: &Problem<'_, T>, b: &[f64], x: &[f64]) -> Vec<f64> {
+    let ax = p.apply(x);
+    b.iter().zip(ax).map(|(b, ax)| b - ax).collect()
+}
+
+fn to_f64<T: Scalar>(v: &[T]) -> Vec<f64> {
+    v.iter().map(|v| v.to_f64()).collect()
+}
+
+/// Preconditioned CG from `x0` until `‖r‖ ≤ max(rtol·‖b‖, atol)` or `max_iterations`.
+pub fn cg<T: Scalar>(
+    a: &CsrMatrix<T>,
+    m: TwinPreconditioner,
+    b: &[T],
+    x0: &[T],
+    rtol: f64,
+    atol: f64,
+    max_iterations: usize,
+) -> TwinSolve {
+    let p_ = problem(a, m);
+    let b = to_f64(b);
+    let mut x = to_f64(x0);
+    let threshold = (rtol * norm(&b)).max(atol);
+    let mut r = residual(&p_, &b, &x);
+    if norm(&r) <= threshold {
+        return TwinSolve { x, iterations: 0, converged: true };
+    }
+    let mut z = p_.precondition(&r);
+    let mut rho = dot(&r, &z);
+    let mut p = z.clone();
+    for k in 1..=max_iterations {
+        let q = p_.apply(&p);
+        let alpha = rho / dot(&p, &q);
+        axpy(alpha, &p, &mut x);
+        axpy(-alpha, &q, &mut r);
+        if norm(&r) <= threshold {
+            return TwinSolve { x, iterations: k, converged: true };
+        }
+        z = p_.precondition(&r);
+        let rho_new = dot(&r, &z);
+        let beta = rho_new / rho;
+        rho = rho_new;
+        p.iter_mut().zip(&z).for_each(|(p, z)| *p = z + beta * *p);
+    }
+    TwinSolve { x, iterations: max_iterations, converged: false }
+}
+
+/// Right-preconditioned BiCGSTAB, counted as the GPU's: an iteration ends at the full step
+/// (a stop at the half step does not count it).
+pub fn bicgstab<T: Scalar>(
+    a: &CsrMatrix<T>,
+    m: TwinPreconditioner,
+    b: &[T],
+    x0: &[T],
+    rtol: f64,
+    atol: f64,
+    max_iterations: usize,
+) -> TwinSolve {
+    let p_ = problem(a, m);
+    let b = to_f64(b);
+    let mut x = to_f64(x0);
+    let n = b.len();
+    let threshold = (rtol * norm(&b)).max(atol);
+    let mut r = residual(&p_, &b, &x);
+    if norm(&r) <= threshold {
+        return TwinSolve { x, iterations: 0, converged: true };
+    }
+    let r_hat = r.clone();
+    let (mut rho, mut alpha, mut omega) = (1.0, 1.0, 1.0);
+    let (mut p, mut v) = (vec![0.0; n], vec![0.0; n]);
+    for k in 1..=max_iterations {
+        let rho_new = dot(&r_hat, &r);
+        let beta = (rho_new / rho) * (alpha / omega);
+        rho = rho_new;
+        for i in 0..n {
+            p[i] = r[i] + beta * (p[i] - omega * v[i]);
+        }
+        let p_hat = p_.precondition(&p);
+        v = p_.apply(&p_hat);
+        alpha = rho / dot(&r_hat, &v);
+        axpy(-alpha, &v, &mut r);
+        axpy(alpha, &p_hat, &mut x);
+        if norm(&r) <= threshold {
+            return TwinSolve { x, iterations: k - 1, converged: true };
+        }
+        let s_hat = p_.precondition(&r);
+        let t = p_.apply(&s_hat);
+        omega = dot(&t, &r) / dot(&t, &t);
+        axpy(omega, &s_hat, &mut x);
+        axpy(-omega, &t, &mut r);
+        if norm(&r) <= threshold {
+            return TwinSolve { x, iterations: k, converged: true };
+        }
+    }
+    TwinSolve { x, iterations: max_iterations, converged: false }
+}
+
+/// Right-preconditioned GMRES(`restart`), modified Gram–Schmidt and Givens rotations; an
+/// iteration is one Arnoldi step, its norm the least-squares estimate.
+#[allow(clippy::too_many_arguments)]
+pub fn gmres<T: Scalar>(
+    a: &CsrMatrix<T>,
+    m: TwinPreconditioner,
+    b: &[T],
+    x0: &[T],
+    rtol: f64,
+    atol: f64,
+    max_iterations: usize,
+    restart: usize,
+) -> TwinSolve {
+    let p_ = problem(a, m);
+    let b = to_f64(b);
+    let mut x = to_f64(x0);
+    let threshold = (rtol * norm(&b)).max(atol);
+    let mut iterations = 0;
+    loop {
+        let r = residual(&p_, &b, &x);
+        let beta = norm(&r);
+        if beta <= threshold {
+            return TwinSolve { x, iterations, converged: true };
+        }
+        if iterations >= max_iterations {
+            return TwinSolve { x, iterations, converged: false };
+        }
+        let mut basis = vec![r.iter().map(|v| v / beta).collect::<Vec<_>>()];
+        let mut h = vec![vec![0.0; restart]; restart + 1];
+        let (mut cs, mut sn) = (vec![0.0; restart], vec![0.0; restart]);
+        let mut g = vec![0.0; restart + 1];
+        g[0] = beta;
+        let mut columns = 0;
+        let (mut stop, mut met) = (false, false);
+        for j in 0..restart {
+            let mut w = p_.apply(&p_.precondition(&basis[j]));
+            for (i, v) in basis.iter().enumerate() {
+                h[i][j] = dot(v, &w);
+                axpy(-h[i][j], v, &mut w);
+            }
+            h[j + 1][j] = norm(&w);
+            for i in 0..j {
+                let (hi, hn) = (h[i][j], h[i + 1][j]);
+                h[i][j] = cs[i] * hi + sn[i] * hn;
+                h[i + 1][j] = -sn[i] * hi + cs[i] * hn;
+            }
+            let rr = h[j][j].hypot(h[j + 1][j]);
+            (cs[j], sn[j]) = if rr == 0.0 { (1.0, 0.0) } else { (h[j][j] / rr, h[j + 1][j] / rr) };
+            h[j][j] = rr;
+            g[j + 1] = -sn[j] * g[j];
+            g[j] *= cs[j];
+            iterations += 1;
+            columns = j + 1;
+            met = g[j + 1].abs() <= threshold;
+            if met || iterations >= max_iterations {
+                stop = true;
+                break;
+            }
+            let inv = 1.0 / h[j + 1][j];
+            basis.push(w.iter().map(|v| v * inv).collect());
+        }
+        let mut y = vec![0.0; columns];
+        for i in (0..columns).rev() {
+            let sum = g[i] - (i + 1..columns).map(|j| h[i][j] * y[j]).sum::<f64>();
+            y[i] = sum / h[i][i];
+        }
+        let mut u = vec![0.0; x.len()];
+        for (yi, v) in y.iter().zip(&basis) {
+            axpy(*yi, v, &mut u);
+        }
+        axpy(1.0, &p_.precondition(&u), &mut x);
+        if stop {
+            return TwinSolve { x, iterations, converged: met };
+        }
+    }
+}

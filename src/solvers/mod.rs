@@ -1,0 +1,438 @@
+//! Iterative solvers of `A·x = b` on the GPU: conjugate gradients ([`Cg`]), BiCGSTAB
+//! ([`BiCgStab`]) and restarted GMRES ([`Gmres`]), with any [`LinOp`] as the operator and as
+//! the preconditioner ([`Jacobi`], or the caller's own).
+//!
+//! A solve never visits the host per iteration: iterations are recorded `k` at a time into
+//! one batch, their coefficients (α, β, ω, norms) stay in a device vector of scalars, and
+//! the convergence test writes a device flag that turns the rest of the batch into
+//! zero-sized dispatches ([`crate::Batch::gate`]). Two batches are in flight at once, so
+//! the GPU does not wait for the host to read a batch's status (four words and the
+//! residual history of its iterations) before the next one starts. At the end, the true
+//! residual `‖b − A·x‖` is recomputed; if the recurrence claimed convergence that the true
+//! residual does not confirm, the solve restarts from `x` (at most [`MAX_RESTARTS`] times).
+
+mod bicgstab;
+mod cg;
+mod gmres;
+mod jacobi;
+mod steps;
+
+pub use bicgstab::BiCgStab;
+pub use cg::Cg;
+pub use gmres::Gmres;
+pub use jacobi::Jacobi;
+
+use crate::element::Scalar;
+use crate::gpu::GpuVec;
+use crate::matrix::GpuDense;
+use crate::ops::bitmap::BitmapSpmv;
+use crate::ops::blas1;
+use crate::ops::{Gemv, Spmv};
+use crate::record::Recorder;
+use crate::{Batch, Context, Error, Result};
+use steps::{slot, Steps, Stop};
+
+/// A linear operator `y ← A·x` that records into a batch: what the solvers are written
+/// against, so that one solver serves every SpMV format and algorithm, dense GEMV, a
+/// preconditioner (`z ← M⁻¹·r`) and a caller's own operator.
+///
+/// A caller's operator records its own dispatches through [`Recorder::raw_pass`]; inside a
+/// solver's gated section those run unconditionally (only wgsparse's dispatches can be
+/// zeroed by the convergence flag), which costs time after convergence, not correctness, as
+/// long as the operator only writes `y`.
+pub trait LinOp<T: Scalar> {
+    /// Rows and columns of the operator.
+    fn shape(&self) -> (usize, usize);
+
+    /// Records `y ← A·x`.
+    fn apply(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &mut GpuVec<T>) -> Result<()>;
+}
+
+impl<T: Scalar> LinOp<T> for Spmv<T> {
+    fn shape(&self) -> (usize, usize) {
+        (self.matrix().rows(), self.matrix().cols())
+    }
+
+    fn apply(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &mut GpuVec<T>) -> Result<()> {
+        self.record(rec, T::from_f64(1.0), x, T::default(), y)
+    }
+}
+
+/// A dense matrix with its GEMV plan, as an operator.
+pub struct DenseOp<'a, T: Scalar> {
+    /// The plan (made for `matrix`, not transposed: `y ← A·x`).
+    pub gemv: &'a Gemv<T>,
+    /// The matrix.
+    pub matrix: &'a GpuDense<T>,
+}
+
+impl<T: Scalar> LinOp<T> for DenseOp<'_, T> {
+    fn shape(&self) -> (usize, usize) {
+        (self.matrix.rows(), self.matrix.cols())
+    }
+
+    fn apply(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &mut GpuVec<T>) -> Result<()> {
+        self.gemv.record(rec, T::from_f64(1.0), self.matrix, x, T::default(), y)
+    }
+}
+
+/// A bitmap matrix with its SpMV plan, as an operator.
+pub struct BitmapOp<'a, T: Scalar> {
+    /// The plan, made for `matrix`.
+    pub spmv: &'a BitmapSpmv<T>,
+    /// The matrix.
+    pub matrix: &'a crate::matrix::GpuBitmap<T>,
+}
+
+impl<T: Scalar> LinOp<T> for BitmapOp<'_, T> {
+    fn shape(&self) -> (usize, usize) {
+        (self.matrix.rows(), self.matrix.cols())
+    }
+
+    fn apply(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &mut GpuVec<T>) -> Result<()> {
+        self.spmv.record(rec, T::from_f64(1.0), self.matrix, x, T::default(), y)
+    }
+}
+
+/// When a solve stops, and how the iterations are batched.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SolverOptions {
+    /// Stop when `‖b − A·x‖ ≤ max(rtol·‖b‖, atol)`.
+    pub rtol: f64,
+    /// See `rtol`.
+    pub atol: f64,
+    /// Iterations at most (GMRES: inner iterations, all cycles together).
+    pub max_iterations: usize,
+    /// Iterations recorded per batch; `None` starts at 4 and doubles up to 32, so that easy
+    /// systems stop soon and long solves read their status rarely.
+    pub batch: Option<usize>,
+    /// GMRES: the restart length m (the Krylov basis holds m + 1 vectors).
+    pub restart: usize,
+}
+
+impl Default for SolverOptions {
+    fn default() -> Self {
+        SolverOptions { rtol: 1e-6, atol: 0.0, max_iterations: 10_000, batch: None, restart: 30 }
+    }
+}
+
+impl SolverOptions {
+    fn validate(&self, what: &str) -> Result<()> {
+        let bad = |why: String| Err(Error::InvalidArgument(format!("{what}: {why}")));
+        if !(self.rtol >= 0.0 && self.atol >= 0.0 && self.rtol.is_finite() && self.atol.is_finite()) {
+            return bad(format!("tolerances must be finite and ≥ 0 (rtol {}, atol {})", self.rtol, self.atol));
+        }
+        if self.max_iterations > u32::MAX as usize - 1 {
+            return bad(format!("max_iterations {} past u32", self.max_iterations));
+        }
+        if self.batch == Some(0) || self.batch.is_some_and(|k| k > MAX_BATCH) {
+            return bad(format!("batch {:?} outside 1..={MAX_BATCH}", self.batch));
+        }
+        if self.restart == 0 || self.restart > MAX_RESTART {
+            return bad(format!("restart {} outside 1..={MAX_RESTART}", self.restart));
+        }
+        Ok(())
+    }
+}
+
+/// Iterations per batch at most.
+pub const MAX_BATCH: usize = 1024;
+/// GMRES restart length at most (its Hessenberg matrix is worked on by one invocation).
+pub const MAX_RESTART: usize = 256;
+/// Restarts from the current `x` when the recurrence converged but the true residual did not.
+pub const MAX_RESTARTS: usize = 3;
+
+/// Why a solve stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The true residual met the tolerance.
+    Converged,
+    /// `max_iterations` ran out first.
+    MaxIterations,
+    /// A coefficient's denominator was zero (BiCGSTAB's `r̂·v` or `ρ`, a zero pivot of
+    /// GMRES's least squares): the method cannot go on from here.
+    Breakdown,
+    /// A NaN or an infinity appeared (in b, A, x0, or on the way).
+    NonFinite,
+    /// CG found `p·A·p ≤ 0`: A (or the preconditioner) is not positive definite.
+    Indefinite,
+    /// The recurrence converged, but the true residual stayed above the tolerance through
+    /// [`MAX_RESTARTS`] restarts (the precision of the element type is reached).
+    Stagnated,
+}
+
+/// What a solve did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolverReport {
+    /// Why it stopped.
+    pub reason: StopReason,
+    /// Iterations done (all restarts together).
+    pub iterations: usize,
+    /// The true relative residual `‖b − A·x‖ / ‖b‖` at the end, computed on the device in
+    /// the element type (0 when b = 0).
+    pub residual: f64,
+    /// The relative residual norm of the recurrence after each iteration (GMRES: its
+    /// least-squares estimate), in order.
+    pub history: Vec<f64>,
+    /// Batches submitted.
+    pub batches: usize,
+    /// Restarts from the true residual.
+    pub restarts: usize,
+}
+
+impl SolverReport {
+    /// Whether the solve converged.
+    pub fn converged(&self) -> bool {
+        self.reason == StopReason::Converged
+    }
+}
+
+/// Progress after each batch of iterations, for [`Cg::solve_with`] and the others.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Iterations done so far.
+    pub iterations: usize,
+    /// The latest relative residual norm of the recurrence.
+    pub residual: f64,
+}
+
+/// What a method records: the driver calls `start` (the residual of the current x), then
+/// `iteration` for each iteration index in order, and `finish` before the true residual.
+trait Method<T: Scalar> {
+    fn name(&self) -> &'static str;
+    fn steps(&self) -> &Steps<T>;
+    /// Records the start (or a restart) from the current x: the residual, its norm checked
+    /// against the threshold (without counting an iteration).
+    fn start(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<()>;
+    /// Records the next iteration, checking its norm into history entry `history_at` of its
+    /// batch.
+    fn iteration(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &mut GpuVec<T>, history_at: usize) -> Result<()>;
+    /// Records what must follow the last recorded iteration (GMRES's pending update).
+    fn finish(&mut self, _batch: &mut Batch<'_>, _x: &mut GpuVec<T>) -> Result<()> {
+        Ok(())
+    }
+    /// Records `state[TRUE_NORM] ← ‖b − A·x‖` using the method's work vectors.
+    fn true_residual(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()>;
+}
+
+/// The vectors and plans every method shares: the operators, a reduction, the scalars.
+struct Common<'a, T: Scalar> {
+    ctx: Context,
+    op: &'a dyn LinOp<T>,
+    precond: Option<&'a dyn LinOp<T>>,
+    steps: Steps<T>,
+    options: SolverOptions,
+}
+
+impl<'a, T: Scalar> Common<'a, T> {
+    fn new(
+        ctx: &Context,
+        what: &'static str,
+        op: &'a dyn LinOp<T>,
+        precond: Option<&'a dyn LinOp<T>>,
+        options: SolverOptions,
+        slots: usize,
+    ) -> Result<Self> {
+        ctx.check_element::<T>()?;
+        options.validate(what)?;
+        let (rows, cols) = op.shape();
+        if rows != cols {
+            return Err(Error::dimension(what, "operator columns (a square operator)", rows, cols));
+        }
+        if let Some(m) = precond {
+            let (r, c) = m.shape();
+            if (r, c) != (rows, cols) {
+                return Err(Error::dimension(what, "preconditioner rows", rows, r));
+            }
+        }
+        let history = options.batch.unwrap_or(AUTO_BATCH_MAX);
+        Ok(Common {
+            ctx: ctx.clone(),
+            op,
+            precond,
+            steps: Steps::new(ctx, rows, slots, history, options.max_iterations)?,
+            options,
+        })
+    }
+
+    fn n(&self) -> usize {
+        self.op.shape().0
+    }
+
+    fn vector(&self) -> Result<GpuVec<T>> {
+        self.ctx.zeros(self.n())
+    }
+
+    /// `r ← b − A·x` (`ax` a work vector), then `state[norm] ← ‖r‖`.
+    fn residual(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        b: &GpuVec<T>,
+        x: &GpuVec<T>,
+        r: &mut GpuVec<T>,
+        ax: &mut GpuVec<T>,
+        norm: usize,
+    ) -> Result<()> {
+        self.op.apply(rec, x, ax)?;
+        blas1::copy(rec, b, r)?;
+        blas1::axpy(rec, T::from_f64(-1.0), ax, r)?;
+        self.steps.norm(rec, r, norm)
+    }
+
+    /// `z ← M⁻¹·r`, or `z ← r` without a preconditioner.
+    fn precondition(&self, rec: &mut Recorder<'_, '_>, r: &GpuVec<T>, z: &mut GpuVec<T>) -> Result<()> {
+        match self.precond {
+            Some(m) => m.apply(rec, r, z),
+            None => blas1::copy(rec, r, z),
+        }
+    }
+}
+
+/// The largest batch `SolverOptions::batch = None` grows to.
+const AUTO_BATCH_MAX: usize = 32;
+const AUTO_BATCH_FIRST: usize = 4;
+
+/// Runs `method` on `b` from the `x` given: batches of iterations, two in flight, until the
+/// device flag says stop; then the true residual, and restarts while it disagrees.
+fn drive<T: Scalar, M: Method<T>>(
+    method: &mut M,
+    options: &SolverOptions,
+    b: &GpuVec<T>,
+    x: &mut GpuVec<T>,
+    mut progress: impl FnMut(Progress),
+) -> Result<SolverReport> {
+    let what = method.name();
+    let ctx = method.steps().context().clone();
+    crate::ops::common::Operands::new(&ctx, what)?.input("b", b)?.output("x", x)?;
+    let n = method.steps().rows();
+    crate::ops::common::check_len(what, "b length", n, b.len())?;
+    crate::ops::common::check_len(what, "x length", n, x.len())?;
+
+    // ‖b‖, read once: the threshold is set from it on the host.
+    let b_norm = {
+        let mut batch = ctx.batch();
+        method.steps().reset()?;
+        method.steps().norm(&mut batch.recorder(), b, slot::B_NORM)?;
+        let ticket = batch.read_back(method.steps().state())?;
+        batch.submit()?;
+        ticket.wait()?[slot::B_NORM].to_f64()
+    };
+    let mut report = SolverReport {
+        reason: StopReason::Converged,
+        iterations: 0,
+        residual: 0.0,
+        history: Vec::new(),
+        batches: 1,
+        restarts: 0,
+    };
+    if !b_norm.is_finite() {
+        report.reason = StopReason::NonFinite;
+        report.residual = f64::NAN;
+        return Ok(report);
+    }
+    if b_norm == 0.0 {
+        // SciPy's convention: the solution of A·x = 0 is x = 0, whatever x0.
+        let mut batch = ctx.batch();
+        blas1::fill(&mut batch.recorder(), T::default(), x)?;
+        batch.submit()?;
+        return Ok(report);
+    }
+    let threshold = (options.rtol * b_norm).max(options.atol);
+    let tolerance = threshold / b_norm;
+    method.steps().set_threshold(T::from_f64(threshold))?;
+
+    loop {
+        let stop = run_batches(method, options, b, x, b_norm, &mut report, &mut progress)?;
+        // The true residual, from x.
+        let mut batch = ctx.batch();
+        method.true_residual(&mut batch, b, x)?;
+        let ticket = batch.read_back(method.steps().state())?;
+        batch.submit()?;
+        report.batches += 1;
+        let true_norm = ticket.wait()?[slot::TRUE_NORM].to_f64();
+        report.residual = true_norm / b_norm;
+        report.reason = match stop {
+            Stop::Converged if report.residual <= tolerance => StopReason::Converged,
+            Stop::Converged if report.restarts < MAX_RESTARTS && report.iterations < options.max_iterations => {
+                report.restarts += 1;
+                method.steps().restart()?;
+                continue;
+            }
+            Stop::Converged => StopReason::Stagnated,
+            Stop::MaxIterations if report.residual <= tolerance => StopReason::Converged,
+            Stop::MaxIterations => StopReason::MaxIterations,
+            Stop::Breakdown => StopReason::Breakdown,
+            Stop::NonFinite => StopReason::NonFinite,
+            Stop::Indefinite => StopReason::Indefinite,
+        };
+        if !report.residual.is_finite() {
+            report.reason = StopReason::NonFinite;
+        }
+        return Ok(report);
+    }
+}
+
+/// One start and the batches after it, until the device says stop.
+fn run_batches<T: Scalar, M: Method<T>>(
+    method: &mut M,
+    options: &SolverOptions,
+    b: &GpuVec<T>,
+    x: &mut GpuVec<T>,
+    b_norm: f64,
+    report: &mut SolverReport,
+    progress: &mut impl FnMut(Progress),
+) -> Result<Stop> {
+    let ctx = method.steps().context().clone();
+    let budget = options.max_iterations;
+    let mut batch = ctx.batch();
+    method.start(&mut batch, b, x)?;
+    let mut recorded = report.iterations;
+    let mut size = options.batch.unwrap_or(AUTO_BATCH_FIRST);
+    let mut in_flight = std::collections::VecDeque::new();
+    let mut done = report.iterations;
+    // The start's own status comes with the first batch of iterations.
+    let mut pending = Some(batch);
+    loop {
+        while in_flight.len() < 2 && (recorded < budget || pending.is_some()) {
+            let mut batch = pending.take().unwrap_or_else(|| ctx.batch());
+            let count = size.min(budget - recorded);
+            for j in 0..count {
+                method.iteration(&mut batch, b, x, j)?;
+            }
+            recorded += count;
+            if recorded >= budget {
+                method.finish(&mut batch, x)?;
+            }
+            let tickets = method.steps().read_status(&mut batch)?;
+            batch.submit()?;
+            report.batches += 1;
+            in_flight.push_back((tickets, count));
+            if options.batch.is_none() {
+                size = (size * 2).min(AUTO_BATCH_MAX);
+            }
+        }
+        let Some((tickets, count)) = in_flight.pop_front() else {
+            // Nothing in flight and nothing left to record: the budget is spent.
+            return Ok(Stop::MaxIterations);
+        };
+        let status = tickets.wait()?;
+        let ran = (status.iterations as usize).saturating_sub(done).min(count);
+        report.history.extend(status.history[..ran].iter().map(|&v| v / b_norm));
+        done += ran;
+        report.iterations = done;
+        if ran > 0 {
+            progress(Progress { iterations: done, residual: *report.history.last().expect("ran > 0") });
+        }
+        if let Some(stop) = status.stop {
+            // Later batches are no-ops on the device; wait for them, then close the method.
+            for (tickets, _) in in_flight.drain(..) {
+                tickets.wait()?;
+            }
+            let mut batch = ctx.batch();
+            method.finish(&mut batch, x)?;
+            batch.submit()?;
+            return Ok(stop);
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! The device side of a solve between vector passes: a vector of scalars (the solver's
+//! coefficients and norms, used as device α/β by the vector ops), the status words, the
+//! residual history of a batch, and the one-invocation kernel that computes coefficients
+//! and tests convergence (`shaders/solver_step.wgsl`).
+
+use crate::element::Scalar;
+use crate::gpu::{GpuVec, ScalarArg};
+use crate::kernel::shaders::solver_step as kernel;
+use crate::kernel::Kernel;
+use crate::ops::blas1::Reduction;
+use crate::record::{ReadTicket, Recorder};
+use crate::{Batch, Context, Error, Result};
+
+/// Scalar slots every method shares; a method's own start at [`slot::FIRST_FREE`].
+pub(super) mod slot {
+    /// Always 1: the neutral factor of a ratio.
+    pub const ONE: usize = 0;
+    pub const B_NORM: usize = 1;
+    pub const THRESHOLD: usize = 2;
+    pub const TRUE_NORM: usize = 3;
+    /// The recurrence's residual norm.
+    pub const R_NORM: usize = 4;
+    pub const FIRST_FREE: usize = 5;
+}
+
+/// Status words (`STOP`… in the shader).
+const STOP: usize = 0;
+const ITERATIONS: usize = 1;
+pub(super) const SKIP_UPDATE: usize = 3;
+const STATUS_WORDS: usize = 4;
+const NONE: u32 = u32::MAX;
+
+#[repr(u32)]
+enum Op {
+    Ratio = 0,
+    Check = 1,
+    Givens = 2,
+    BackSolve = 3,
+    CycleStart = 4,
+    CycleEnd = 5,
+}
+
+/// Why the device stopped the iterations (status word `STOP`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stop {
+    Converged,
+    MaxIterations,
+    Breakdown,
+    NonFinite,
+    Indefinite,
+}
+
+impl Stop {
+    fn from_word(word: u32) -> Option<Self> {
+        Some(match word {
+            1 => Stop::Converged,
+            2 => Stop::MaxIterations,
+            3 => Stop::Breakdown,
+            4 => Stop::NonFinite,
+            5 => Stop::Indefinite,
+            _ => return None,
+        })
+    }
+}
+
+/// A coefficient `out = (a·c) / (b·d)`; `neg_out` gets −out and `keep` the numerator a·c.
+/// A zero denominator (or with `positive`, one ≤ 0) stops the solve and writes zeros.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ratio {
+    pub num: (usize, usize),
+    pub den: (usize, usize),
+    pub out: usize,
+    pub neg_out: Option<usize>,
+    pub keep: Option<usize>,
+    /// The denominator must be positive (CG's p·A·p).
+    pub positive: bool,
+    /// A zero numerator is a breakdown (BiCGSTAB's ρ).
+    pub nonzero_num: bool,
+}
+
+impl Ratio {
+    /// `out = a / b`, with −out in `neg_out`.
+    pub fn quotient(a: usize, b: usize, out: usize, neg_out: Option<usize>) -> Self {
+        Ratio {
+            num: (a, slot::ONE),
+            den: (b, slot::ONE),
+            out,
+            neg_out,
+            keep: None,
+            positive: false,
+            nonzero_num: false,
+        }
+    }
+}
+
+/// A batch's status on its way to the host.
+pub(super) struct StatusTickets<T> {
+    status: ReadTicket<u32>,
+    history: ReadTicket<T>,
+}
+
+/// A batch's status on the host.
+pub(super) struct Status {
+    pub stop: Option<Stop>,
+    pub iterations: u32,
+    /// The norms checked by the batch's iterations, by history index.
+    pub history: Vec<f64>,
+}
+
+impl<T: Scalar> StatusTickets<T> {
+    pub fn wait(self) -> Result<Status> {
+        let status = self.status.wait()?;
+        let history = self.history.wait()?;
+        Ok(Status {
+            stop: Stop::from_word(status[STOP]),
+            iterations: status[ITERATIONS],
+            history: history.iter().map(|v| v.to_f64()).collect(),
+        })
+    }
+}
+
+/// The scalars, status and step kernel of one solver.
+pub(super) struct Steps<T: Scalar> {
+    ctx: Context,
+    rows: usize,
+    state: GpuVec<T>,
+    status: GpuVec<u32>,
+    history: GpuVec<T>,
+    reduce: Reduction<T>,
+    kernel: Kernel<kernel::Shader, T>,
+    max_iterations: u32,
+}
+
+impl<T: Scalar> Steps<T> {
+    pub fn new(ctx: &Context, rows: usize, slots: usize, history: usize, max_iterations: usize) -> Result<Self> {
+        Ok(Steps {
+            ctx: ctx.clone(),
+            rows,
+            state: ctx.zeros(slots.max(slot::FIRST_FREE))?,
+            status: ctx.zeros(STATUS_WORDS)?,
+            history: ctx.zeros(history.max(1))?,
+            reduce: Reduction::new(ctx, rows)?,
+            kernel: ctx.kernel::<kernel::Shader, T>(Default::default(), Default::default())?,
+            max_iterations: max_iterations as u32,
+        })
+    }
+
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The scalars, as a vector (dot products write into it).
+    pub fn state(&self) -> &GpuVec<T> {
+        &self.state
+    }
+
+    /// Device bytes of the scalars, status, history and reduction partials.
+    pub fn bytes(&self) -> u64 {
+        self.state.byte_len() + self.status.byte_len() + self.history.byte_len() + self.reduce.bytes()
+    }
+
+    /// `state[slot]` as a device α or β.
+    pub fn arg(&self, slot: usize) -> ScalarArg<'_, T> {
+        ScalarArg::Device { vector: &self.state, index: slot }
+    }
+
+    /// A fresh solve: scalars zero but ONE, status running with no update pending.
+    pub fn reset(&self) -> Result<()> {
+        let mut state = vec![T::default(); self.state.len()];
+        state[slot::ONE] = T::from_f64(1.0);
+        self.state.write(&state)?;
+        let mut status = [0u32; STATUS_WORDS];
+        status[SKIP_UPDATE] = 1;
+        self.status.write(&status)
+    }
+
+    /// Sets scalars before the start is submitted (no batch of this solver is in flight).
+    pub fn set(&self, slot: usize, value: T) -> Result<()> {
+        self.state.write_at(slot, &[value])
+    }
+
+    pub fn set_threshold(&self, value: T) -> Result<()> {
+        self.set(slot::THRESHOLD, value)
+    }
+
+    /// Clears the stop flag for a restart; the iteration count goes on.
+    pub fn restart(&self) -> Result<()> {
+        self.status.write_at(STOP, &[0])
+    }
+
+    /// Makes the dispatches recorded next in `batch` run only while the solve goes on.
+    pub fn gate(&self, batch: &mut Batch<'_>) -> Result<()> {
+        batch.gate(&self.status, STOP)
+    }
+
+    /// Makes them run only while a GMRES cycle has an update to apply.
+    pub fn gate_update(&self, batch: &mut Batch<'_>) -> Result<()> {
+        batch.gate(&self.status, SKIP_UPDATE)
+    }
+
+    pub fn dot(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &GpuVec<T>, slot: usize) -> Result<()> {
+        self.reduce.dot_into(rec, x, y, &self.state, slot)
+    }
+
+    pub fn norm(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, slot: usize) -> Result<()> {
+        self.reduce.nrm2_into(rec, x, &self.state, slot)
+    }
+
+    fn record(&self, rec: &mut Recorder<'_, '_>, params: kernel::Params) -> Result<()> {
+        let bindings =
+            kernel::Bindings { state: self.state.bind(), status: self.status.bind(), history: self.history.bind() };
+        rec.dispatch(&self.kernel, params, bindings, 1)
+    }
+
+    fn params(op: Op) -> kernel::Params {
+        kernel::Params {
+            op: op as u32,
+            a: 0,
+            b: 0,
+            c: 0,
+            d: 0,
+            out: 0,
+            neg_out: NONE,
+            keep: NONE,
+            flags: 0,
+            index: NONE,
+            counts: 0,
+            max_iterations: 0,
+            m: 0,
+        }
+    }
+
+    pub fn ratio(&self, rec: &mut Recorder<'_, '_>, r: Ratio) -> Result<()> {
+        let params = kernel::Params {
+            a: r.num.0 as u32,
+            c: r.num.1 as u32,
+            b: r.den.0 as u32,
+            d: r.den.1 as u32,
+            out: r.out as u32,
+            neg_out: r.neg_out.map_or(NONE, |s| s as u32),
+            keep: r.keep.map_or(NONE, |s| s as u32),
+            flags: r.positive as u32 | (r.nonzero_num as u32) << 1,
+            ..Self::params(Op::Ratio)
+        };
+        self.record(rec, params)
+    }
+
+    /// Tests `state[norm]` against the threshold; with `history_at`, counts an iteration and
+    /// keeps the norm in that history entry.
+    pub fn check(&self, rec: &mut Recorder<'_, '_>, norm: usize, history_at: Option<usize>) -> Result<()> {
+        if history_at.is_some_and(|h| h >= self.history.len()) {
+            return Err(Error::InvalidArgument(format!("solver history entry {history_at:?}")));
+        }
+        let params = kernel::Params {
+            a: norm as u32,
+            b: slot::THRESHOLD as u32,
+            index: history_at.map_or(NONE, |h| h as u32),
+            counts: history_at.is_some() as u32,
+            max_iterations: self.max_iterations,
+            ..Self::params(Op::Check)
+        };
+        self.record(rec, params)
+    }
+
+    /// GMRES: rotates column `column` of H (at `h`, (m + 1) × m), rotations at `rotations`
+    /// (m cosines, m sines), g at `g`; the residual estimate to `out`, and 1/‖w‖ (the entry
+    /// below the diagonal, before it is rotated away; 0 if it is 0) to `inv_norm`.
+    pub fn givens(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        gmres: GmresSlots,
+        column: usize,
+        out: usize,
+        inv_norm: usize,
+    ) -> Result<()> {
+        let params = kernel::Params {
+            a: gmres.h as u32,
+            b: gmres.rotations as u32,
+            c: gmres.g as u32,
+            d: inv_norm as u32,
+            out: out as u32,
+            index: column as u32,
+            m: gmres.m as u32,
+            ..Self::params(Op::Givens)
+        };
+        self.record(rec, params)
+    }
+
+    /// GMRES: y ← R⁻¹·g over the cycle's columns (zero past them).
+    pub fn back_solve(&self, rec: &mut Recorder<'_, '_>, gmres: GmresSlots) -> Result<()> {
+        let params = kernel::Params {
+            a: gmres.h as u32,
+            c: gmres.g as u32,
+            out: gmres.y as u32,
+            m: gmres.m as u32,
+            ..Self::params(Op::BackSolve)
+        };
+        self.record(rec, params)
+    }
+
+    pub fn cycle_start(&self, rec: &mut Recorder<'_, '_>) -> Result<()> {
+        self.record(rec, Self::params(Op::CycleStart))
+    }
+
+    pub fn cycle_end(&self, rec: &mut Recorder<'_, '_>) -> Result<()> {
+        self.record(rec, Self::params(Op::CycleEnd))
+    }
+
+    /// Records the copies of the status and history to the host.
+    pub fn read_status(&self, batch: &mut Batch<'_>) -> Result<StatusTickets<T>> {
+        batch.ungate();
+        Ok(StatusTickets { status: batch.read_back(&self.status)?, history: batch.read_back(&self.history)? })
+    }
+}
+
+/// Where GMRES keeps its small dense arrays among the scalars.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct GmresSlots {
+    pub m: usize,
+    /// H, (m + 1) × m, column-major.
+    pub h: usize,
+    /// m cosines, then m sines.
+    pub rotations: usize,
+    /// g, m + 1.
+    pub g: usize,
+    /// y, m.
+    pub y: usize,
+}
+
+impl GmresSlots {
+    pub fn after(first: usize, m: usize) -> Self {
+        let h = first;
+        let rotations = h + (m + 1) * m;
+        let g = rotations + 2 * m;
+        let y = g + m + 1;
+        GmresSlots { m, h, rotations, g, y }
+    }
+
+    /// The first slot past the arrays.
+    pub fn end(&self) -> usize {
+        self.y + self.m
+    }
+
+    pub fn h_at(&self, i: usize, j: usize) -> usize {
+        self.h + i + j * (self.m + 1)
+    }
+}

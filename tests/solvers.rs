@@ -1,0 +1,282 @@
+//! The iterative solvers against their f64 twins (`reference::{cg, bicgstab, gmres}`): the
+//! same iteration counts within a few percent, the true residual under the tolerance, f32 and
+//! f64, both subgroup modes, with and without Jacobi; and every way a solve can fail reported
+//! as such (indefinite, singular, NaN, b = 0), misuse refused.
+
+mod common;
+
+use wgsparse::generate::{self, Rng};
+use wgsparse::ops::{Spmv, SpmvAlgorithm};
+use wgsparse::reference::{self, TwinPreconditioner, TwinSolve};
+use wgsparse::solvers::{BiCgStab, Cg, Gmres, Jacobi, LinOp, SolverOptions, SolverReport, StopReason};
+use wgsparse::{Context, Conversion, CsrMatrix, Error, GpuSparse, GpuVec, Scalar};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Method {
+    Cg,
+    BiCgStab,
+    Gmres,
+}
+
+fn cast<T: Scalar>(a: &CsrMatrix<f32>) -> CsrMatrix<T> {
+    a.map_values(|v| T::from_f64(v as f64))
+}
+
+fn vector<T: Scalar>(n: usize, seed: u64) -> Vec<T> {
+    generate::random_vector(n, seed).into_iter().map(|v| T::from_f64(v as f64)).collect()
+}
+
+/// Solves on the GPU with `method`, returning the report and x.
+#[allow(clippy::too_many_arguments)]
+fn solve<T: Scalar>(
+    ctx: &Context,
+    method: Method,
+    a: &CsrMatrix<T>,
+    jacobi: bool,
+    b: &[T],
+    x0: &[T],
+    options: SolverOptions,
+) -> wgsparse::Result<(SolverReport, Vec<T>)> {
+    let gpu_a = GpuSparse::from_csr(ctx, a, Conversion::Csr)?;
+    let spmv = Spmv::new(ctx, &gpu_a, SpmvAlgorithm::Auto)?;
+    let precond = if jacobi { Some(Jacobi::new(ctx, &gpu_a)?) } else { None };
+    let m = precond.as_ref().map(|j| j as &dyn LinOp<T>);
+    let b = ctx.upload(b)?;
+    let mut x = ctx.upload(x0)?;
+    let mut calls = 0;
+    let mut last = (0, f64::NAN);
+    let progress = |p: wgsparse::solvers::Progress| {
+        calls += 1;
+        assert!(p.iterations >= last.0, "progress goes forward");
+        last = (p.iterations, p.residual);
+    };
+    let report = match method {
+        Method::Cg => Cg::new(ctx, &spmv, m, options)?.solve_with(&b, &mut x, progress)?,
+        Method::BiCgStab => BiCgStab::new(ctx, &spmv, m, options)?.solve_with(&b, &mut x, progress)?,
+        Method::Gmres => Gmres::new(ctx, &spmv, m, options)?.solve_with(&b, &mut x, progress)?,
+    };
+    assert_eq!(report.history.len(), report.iterations, "one history entry per iteration: {report:?}");
+    if report.iterations > 0 {
+        assert!(calls > 0 && last.0 == report.iterations, "progress reported up to the end");
+    }
+    Ok((report, x.read_blocking()?))
+}
+
+fn twin<T: Scalar>(method: Method, a: &CsrMatrix<T>, jacobi: bool, b: &[T], x0: &[T], o: &SolverOptions) -> TwinSolve {
+    let m = if jacobi { TwinPreconditioner::Jacobi } else { TwinPreconditioner::Identity };
+    match method {
+        Method::Cg => reference::cg(a, m, b, x0, o.rtol, o.atol, o.max_iterations),
+        Method::BiCgStab => reference::bicgstab(a, m, b, x0, o.rtol, o.atol, o.max_iterations),
+        Method::Gmres => reference::gmres(a, m, b, x0, o.rtol, o.atol, o.max_iterations, o.restart),
+    }
+}
+
+/// The systems: SPD ones for every method, non-symmetric ones for BiCGSTAB and GMRES.
+fn systems<T: Scalar>() -> Vec<(String, CsrMatrix<T>, bool)> {
+    let mut out = vec![
+        ("poisson 2-D 24²".to_string(), cast(&generate::laplacian_2d(24)), true),
+        ("poisson 3-D 9³".to_string(), cast(&generate::laplacian_3d(9)), true),
+        ("convection-diffusion 24²".to_string(), cast(&generate::convection_diffusion_2d(24, 0.8)), false),
+        ("poisson 2-D 1".to_string(), cast(&generate::laplacian_2d(1)), true),
+    ];
+    for (name, a) in common::real_matrices::<T>() {
+        if name == "cage5.mtx" {
+            out.push((name, a, false));
+        }
+    }
+    out
+}
+
+fn matches_twin<T: Scalar>(rtol: f64) {
+    let mut rng = Rng::new(common::seed("solvers matches twin"));
+    for (mode, ctx) in common::contexts_for::<T>() {
+        for (name, a, spd) in systems::<T>() {
+            let n = a.rows();
+            let b = vector::<T>(n, rng.next_u64());
+            for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
+                if method == Method::Cg && !spd {
+                    continue;
+                }
+                for jacobi in [false, true] {
+                    // x0 = 0, then a random x0.
+                    for x0 in [vec![T::default(); n], vector::<T>(n, rng.next_u64())] {
+                        let options = SolverOptions { rtol, max_iterations: 2000, restart: 20, ..Default::default() };
+                        let what = format!("{mode} {} {name} {method:?} jacobi {jacobi}", T::KIND.name());
+                        let want = twin(method, &a, jacobi, &b, &x0, &options);
+                        assert!(want.converged, "{what}: the twin converges");
+                        let (report, x) = solve(ctx, method, &a, jacobi, &b, &x0, options).unwrap();
+                        assert_eq!(report.reason, StopReason::Converged, "{what}: {report:?}");
+                        assert!(report.residual <= rtol, "{what}: true residual {}", report.residual);
+                        // f64 follows the twin's recurrence within 5%; f32 rounding moves a
+                        // Krylov method's path (BiCGSTAB's most), so it gets 20%.
+                        let percent = if T::KIND == wgsparse::ElementKind::F64 { 5 } else { 20 };
+                        let slack = 2 + want.iterations * percent / 100;
+                        assert!(
+                            report.iterations.abs_diff(want.iterations) <= slack,
+                            "{what}: {} iterations, the twin {}",
+                            report.iterations,
+                            want.iterations
+                        );
+                        let error = reference::relative_error(&x, &want.x);
+                        assert!(error <= 100.0 * rtol, "{what}: x differs from the twin's by {error:e}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn solvers_match_twin_f32() {
+    matches_twin::<f32>(1e-4);
+}
+
+#[test]
+fn solvers_match_twin_f64() {
+    matches_twin::<f64>(1e-9);
+}
+
+/// b = 0 gives x = 0 at once, whatever x0; x0 already the solution stops before iterating.
+#[test]
+fn trivial_right_hand_sides() {
+    let ctx = common::context();
+    let a = generate::laplacian_2d(8);
+    let n = a.rows();
+    for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
+        let (report, x) =
+            solve(ctx, method, &a, false, &vec![0.0f32; n], &vec![1.0; n], SolverOptions::default()).unwrap();
+        assert_eq!((report.reason, report.iterations), (StopReason::Converged, 0), "{method:?}");
+        assert!(x.iter().all(|&v| v == 0.0), "{method:?}: x = 0");
+
+        let x_true = vec![1.0f32; n];
+        let b: Vec<f32> = reference::spmv_csr(1.0, &a, &x_true, 0.0, &vec![0.0; n]).iter().map(|&v| v as f32).collect();
+        let (report, x) = solve(ctx, method, &a, true, &b, &x_true, SolverOptions::default()).unwrap();
+        assert_eq!((report.reason, report.iterations), (StopReason::Converged, 0), "{method:?}: x0 solves it");
+        assert_eq!(x, x_true);
+    }
+}
+
+/// CG on an indefinite matrix says so; a singular system with b outside the range stops
+/// without converging (never loops, never claims convergence).
+#[test]
+fn failures_are_reported() {
+    let ctx = common::context();
+    // diag(1, −1, 2, −2, …): CG's p·A·p goes non-positive.
+    let n = 64;
+    let values: Vec<f32> = (0..n).map(|i| if i % 2 == 0 { 1.0 + i as f32 } else { -(i as f32) }).collect();
+    let indefinite =
+        CsrMatrix::try_from_csr_data(n, n, (0..=n as u32).collect(), (0..n as u32).collect(), values).unwrap();
+    let b = vec![1.0f32; n];
+    let (report, _) = solve(ctx, Method::Cg, &indefinite, false, &b, &vec![0.0; n], SolverOptions::default()).unwrap();
+    assert_eq!(report.reason, StopReason::Indefinite, "{report:?}");
+
+    // The graph Laplacian of a path (rows sum to 0: singular), b = e₀ not in its range.
+    let mut offsets = vec![0u32];
+    let (mut cols, mut vals) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        let mut degree = 0.0;
+        if i > 0 {
+            cols.push(i as u32 - 1);
+            vals.push(-1.0f32);
+            degree += 1.0;
+        }
+        cols.push(i as u32);
+        vals.push(0.0);
+        let diag = cols.len() - 1;
+        if i + 1 < n {
+            cols.push(i as u32 + 1);
+            vals.push(-1.0);
+            degree += 1.0;
+        }
+        vals[diag] = degree;
+        offsets.push(cols.len() as u32);
+    }
+    let singular = CsrMatrix::try_from_csr_data(n, n, offsets, cols, vals).unwrap();
+    let mut b = vec![0.0f32; n];
+    b[0] = 1.0;
+    for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
+        let options = SolverOptions { max_iterations: 300, rtol: 1e-6, ..Default::default() };
+        let (report, _) = solve(ctx, method, &singular, false, &b, &vec![0.0; n], options).unwrap();
+        assert!(!report.converged(), "{method:?} on a singular system: {report:?}");
+        assert!(report.iterations <= 300, "{method:?}: {report:?}");
+    }
+}
+
+/// NaN in b or in A is reported as non-finite, never as convergence.
+#[test]
+fn non_finite_values_are_reported() {
+    let ctx = common::context();
+    let a = generate::laplacian_2d(6);
+    let n = a.rows();
+    let mut b = vec![1.0f32; n];
+    b[3] = f32::NAN;
+    for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
+        let (report, _) = solve(ctx, method, &a, false, &b, &vec![0.0; n], SolverOptions::default()).unwrap();
+        assert_eq!(report.reason, StopReason::NonFinite, "{method:?} NaN in b");
+        let mut bad = a.clone();
+        bad.values_mut()[7] = f32::NAN;
+        let (report, _) =
+            solve(ctx, method, &bad, false, &vec![1.0; n], &vec![0.0; n], SolverOptions::default()).unwrap();
+        assert_eq!(report.reason, StopReason::NonFinite, "{method:?} NaN in A: {report:?}");
+    }
+}
+
+/// max_iterations stops the solve there, whatever the batch size; batches of 1 and 7 give
+/// the iterations of the automatic batching exactly (gated iterations change nothing).
+#[test]
+fn batches_and_budgets() {
+    let ctx = common::context();
+    let a = generate::laplacian_2d(16);
+    let n = a.rows();
+    let b = vector::<f32>(n, 5);
+    let x0 = vec![0.0f32; n];
+    for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
+        let auto = solve(ctx, method, &a, false, &b, &x0, SolverOptions::default()).unwrap();
+        for batch in [1, 7, 64] {
+            let options = SolverOptions { batch: Some(batch), ..Default::default() };
+            let got = solve(ctx, method, &a, false, &b, &x0, options).unwrap();
+            assert_eq!(got.0.iterations, auto.0.iterations, "{method:?} batch {batch}");
+            assert_eq!(got.1, auto.1, "{method:?} batch {batch}: x bit for bit");
+        }
+        let options = SolverOptions { max_iterations: 5, ..Default::default() };
+        let (report, _) = solve(ctx, method, &a, false, &b, &x0, options).unwrap();
+        assert_eq!((report.reason, report.iterations), (StopReason::MaxIterations, 5), "{method:?}");
+    }
+}
+
+/// Wrong shapes, another context's operands, bad options and a zero diagonal are refused.
+#[test]
+fn misuse_is_refused() {
+    let ctx = common::context();
+    let a = GpuSparse::from_csr(ctx, &generate::laplacian_2d(4), Conversion::Csr).unwrap();
+    let spmv = Spmv::new(ctx, &a, SpmvAlgorithm::Auto).unwrap();
+    let rect = GpuSparse::from_csr(ctx, &generate::random(5, 7, 0.5, 1), Conversion::Csr).unwrap();
+    let rect_spmv = Spmv::new(ctx, &rect, SpmvAlgorithm::Auto).unwrap();
+    let options = SolverOptions::default();
+    assert!(matches!(Cg::new(ctx, &rect_spmv, None, options), Err(Error::DimensionMismatch { .. })));
+    let other_op = GpuSparse::from_csr(ctx, &generate::laplacian_2d(5), Conversion::Csr).unwrap();
+    let jacobi = Jacobi::new(ctx, &other_op).unwrap();
+    assert!(matches!(Cg::new(ctx, &spmv, Some(&jacobi), options), Err(Error::DimensionMismatch { .. })));
+    for bad in [
+        SolverOptions { batch: Some(0), ..options },
+        SolverOptions { restart: 0, ..options },
+        SolverOptions { rtol: f64::NAN, ..options },
+        SolverOptions { atol: -1.0, ..options },
+    ] {
+        assert!(matches!(Gmres::new(ctx, &spmv, None, bad), Err(Error::InvalidArgument(_))), "{bad:?}");
+    }
+    let mut cg = Cg::new(ctx, &spmv, None, options).unwrap();
+    let b: GpuVec<f32> = ctx.zeros(15).unwrap();
+    let mut x: GpuVec<f32> = ctx.zeros(16).unwrap();
+    assert!(matches!(cg.solve(&b, &mut x), Err(Error::DimensionMismatch { .. })));
+    let (_, other) = &common::contexts()[common::contexts().len() - 1];
+    if other.id() != ctx.id() {
+        let b_other: GpuVec<f32> = other.zeros(16).unwrap();
+        assert!(matches!(cg.solve(&b_other, &mut x), Err(Error::ContextMismatch(_))));
+    }
+    // A zero and a missing diagonal entry, row named.
+    let mut zero = generate::laplacian_2d(3);
+    zero.values_mut()[0] = 0.0;
+    let zero = GpuSparse::from_csr(ctx, &zero, Conversion::Csr).unwrap();
+    assert!(matches!(Jacobi::new(ctx, &zero), Err(Error::NotSolvable { row: 0, .. })));
+}
