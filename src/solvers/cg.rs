@@ -2,7 +2,7 @@
 //! Saad's Algorithm 9.1, with every coefficient on the device.
 
 use super::steps::{slot, Ratio, Steps};
-use super::{drive, Common, LinOp, Method, Progress, SolverOptions, SolverReport};
+use super::{Common, LinOp, Method, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
 use crate::ops::blas1;
@@ -41,21 +41,7 @@ impl<'a, T: Scalar> Cg<'a, T> {
         Ok(Cg { r: common.vector()?, p: common.vector()?, q: common.vector()?, z, common })
     }
 
-    /// Solves `A·x = b` from the x given; see [`SolverReport`] for what comes back.
-    pub fn solve(&mut self, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<SolverReport> {
-        self.solve_with(b, x, |_| {})
-    }
-
-    /// [`Cg::solve`], calling `progress` after each batch of iterations.
-    pub fn solve_with(
-        &mut self,
-        b: &GpuVec<T>,
-        x: &mut GpuVec<T>,
-        progress: impl FnMut(Progress),
-    ) -> Result<SolverReport> {
-        let options = self.common.options;
-        drive(self, &options, b, x, progress)
-    }
+    solve_entry_points!();
 
     /// Device bytes of the work vectors and scalars.
     pub fn extra_bytes(&self) -> u64 {

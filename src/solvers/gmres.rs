@@ -3,7 +3,7 @@
 //! kernel, so a cycle never waits for the host.
 
 use super::steps::{slot, GmresSlots, Ratio, Steps};
-use super::{drive, Common, LinOp, Method, Progress, SolverOptions, SolverReport};
+use super::{Common, LinOp, Method, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
 use crate::ops::blas1;
@@ -48,21 +48,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         Ok(Gmres { slots, basis, z, u, column: 0, common })
     }
 
-    /// Solves `A·x = b` from the x given.
-    pub fn solve(&mut self, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<SolverReport> {
-        self.solve_with(b, x, |_| {})
-    }
-
-    /// [`Gmres::solve`], calling `progress` after each batch of iterations.
-    pub fn solve_with(
-        &mut self,
-        b: &GpuVec<T>,
-        x: &mut GpuVec<T>,
-        progress: impl FnMut(Progress),
-    ) -> Result<SolverReport> {
-        let options = self.common.options;
-        drive(self, &options, b, x, progress)
-    }
+    solve_entry_points!();
 
     /// Device bytes of the basis, work vectors and scalars.
     pub fn extra_bytes(&self) -> u64 {

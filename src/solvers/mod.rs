@@ -11,6 +11,29 @@
 //! residual `‖b − A·x‖` is recomputed; if the recurrence claimed convergence that the true
 //! residual does not confirm, the solve restarts from `x` (at most [`MAX_RESTARTS`] times).
 
+/// `solve` and `solve_with` of a solver type whose `common` field holds its options and
+/// which implements `Method`.
+macro_rules! solve_entry_points {
+    () => {
+        /// Solves `A·x = b` from the x given; see [`SolverReport`](super::SolverReport) for what
+        /// comes back.
+        pub fn solve(&mut self, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<super::SolverReport> {
+            self.solve_with(b, x, |_| {})
+        }
+
+        /// `solve`, calling `progress` after each batch of iterations.
+        pub fn solve_with(
+            &mut self,
+            b: &GpuVec<T>,
+            x: &mut GpuVec<T>,
+            progress: impl FnMut(super::Progress),
+        ) -> Result<super::SolverReport> {
+            let options = self.common.options;
+            super::drive(self, &options, b, x, progress)
+        }
+    };
+}
+
 mod bicgstab;
 mod cg;
 mod gmres;
