@@ -39,7 +39,10 @@ SpMM), of which the faster is reported: its name in "library", every library's t
 (the triangular solves: analysis, then solve) adds a fifth element, `repeated(copy)`: the
 repeated phase alone, timed like `run` into "repeated_time_us"; or, where that form could not
 be set up (an older CuPy without the bindings), the reason, reported as "repeated_error".
-An op whose output size the host learns between phases (the bitmap ops' sparse sum and
+The solvers (cg, bicgstab, gmres) solve A x = 1 from x0 = 0 by the manifest's "solver" rule
+({"rtol", "max_iterations", "restart"}); their run is a whole call, timed by the wall clock
+(median of a few), and they add "iterations" and "history" ([iteration, relative residual]
+pairs) to their result. An op whose output size the host learns between phases (the bitmap ops' sparse sum and
 product) marks run with `wall_clock`: it is then timed by the wall clock with a synchronize,
 as the bench times ours. Exit status 3: CuPy or a CUDA device is missing.
 """
@@ -523,6 +526,139 @@ def bitmap_lu(a, x, case, copies):
     return [(f"PyTorch {torch.__version__} torch.linalg.lu_factor", (run, check, torch_stream(), None))]
 
 
+def solver_system(a, manifest_solver):
+    """b = 1 and the stopping rule of the manifest: (b, rtol, maxiter, restart)."""
+    b = cp.ones(a.shape[0], dtype=a.dtype)
+    return b, manifest_solver["rtol"], manifest_solver["max_iterations"], manifest_solver["restart"]
+
+
+def tolerance_kwargs(function, rtol):
+    """CuPy 14 names the relative tolerance `rtol`, earlier versions `tol`; atol 0."""
+    import inspect
+
+    name = "rtol" if "rtol" in inspect.signature(function).parameters else "tol"
+    return {name: rtol, "atol": 0.0}
+
+
+def true_residual(a, b, x):
+    """||b - A x|| / ||b|| in float64."""
+    a64 = a.astype(cp.float64)
+    b64 = b.astype(cp.float64)
+    return float(cp.linalg.norm(b64 - a64 @ x.astype(cp.float64)) / cp.linalg.norm(b64))
+
+
+def solver_case(a, solve, rtol, history_run):
+    """The (run, check, stream, e2e) of a solver: run(copy) solves from x0 = 0 with the
+    result on the device (timed by the wall clock, a few calls: see main); run.figures()
+    gives the iteration count and residual history from history_run() (an untimed call)."""
+    b = cp.ones(a.shape[0], dtype=a.dtype)
+    solution = {}
+
+    def run(i):
+        solution["x"] = solve()
+        cp.cuda.get_current_stream().synchronize()
+
+    def check():
+        x = solution["x"]
+        if not bool(cp.isfinite(x).all()):
+            return sys.float_info.max
+        if rtol == 0.0:
+            return 0.0
+        return max(0.0, true_residual(a, b, x) - rtol)
+
+    def figures():
+        iterations, history = history_run()
+        # JSON has no NaN: a history entry that is not a number is left out.
+        return {"iterations": iterations, "history": [(i, v) for i, v in history if math.isfinite(v)]}
+
+    run.solve = True
+    run.figures = figures
+    return run, check, None, None
+
+
+def cg(a, x, case, copies):
+    """CuPy's CG on A x = 1 (A symmetric positive definite), the manifest's stopping rule."""
+    from cupyx.scipy.sparse.linalg import cg as cupy_cg
+
+    b, rtol, maxiter, _ = solver_system(a, case["solver"])
+    kwargs = tolerance_kwargs(cupy_cg, rtol)
+
+    def history_run():
+        history = []
+        b_norm = float(cp.linalg.norm(b))
+        cupy_cg(a, b, maxiter=maxiter, callback=lambda xk: history.append(
+            (len(history) + 1, float(cp.linalg.norm(b - a @ xk)) / b_norm)), **kwargs)
+        return len(history), history
+
+    return solver_case(a, lambda: cupy_cg(a, b, maxiter=maxiter, **kwargs)[0], rtol, history_run)
+
+
+def gmres(a, x, case, copies):
+    """CuPy's GMRES(m) on A x = 1 (convergence tested once a cycle)."""
+    from cupyx.scipy.sparse.linalg import gmres as cupy_gmres
+
+    b, rtol, maxiter, restart = solver_system(a, case["solver"])
+    kwargs = tolerance_kwargs(cupy_gmres, rtol)
+
+    def history_run():
+        history = []
+        cupy_gmres(a, b, restart=restart, maxiter=maxiter, callback_type="pr_norm",
+                   callback=lambda norm: history.append((restart * (len(history) + 1), float(norm))), **kwargs)
+        return restart * len(history), history
+
+    return solver_case(a, lambda: cupy_gmres(a, b, restart=restart, maxiter=maxiter, **kwargs)[0], rtol,
+                       history_run)
+
+
+def cupy_bicgstab(a, b, rtol, maxiter, history=None):
+    """BiCGSTAB (SciPy's form, no preconditioner) written with CuPy ops, in the style of CuPy's
+    own cg: coefficients stay on the device, the convergence test reads a norm each half step."""
+    from cupy import cublas
+
+    x = cp.zeros_like(b)
+    r = b.copy()
+    r_hat = r.copy()
+    p = cp.zeros_like(b)
+    v = cp.zeros_like(b)
+    rho = alpha = omega = cp.ones((), dtype=b.dtype)
+    b_norm = float(cublas.nrm2(b))
+    atol = rtol * b_norm
+    for iteration in range(1, maxiter + 1):
+        rho_new = cublas.dotc(r_hat, r)
+        beta = (rho_new / rho) * (alpha / omega)
+        p = r + beta * (p - omega * v)
+        v = a @ p
+        alpha = rho_new / cublas.dotc(r_hat, v)
+        s = r - alpha * v
+        x = x + alpha * p
+        s_norm = float(cublas.nrm2(s))
+        if s_norm <= atol or not math.isfinite(s_norm):
+            break
+        t = a @ s
+        omega = cublas.dotc(t, s) / cublas.dotc(t, t)
+        x = x + omega * s
+        r = s - omega * t
+        r_norm = float(cublas.nrm2(r))
+        if history is not None:
+            history.append((iteration, r_norm / b_norm))
+        if r_norm <= atol or r_norm == 0.0 or not math.isfinite(r_norm):
+            break  # converged, or broken down (as SciPy stops on a zero rho)
+        rho = rho_new
+    return x, iteration
+
+
+def bicgstab(a, x, case, copies):
+    """BiCGSTAB with CuPy ops (CuPy has no bicgstab) on A x = 1."""
+    b, rtol, maxiter, _ = solver_system(a, case["solver"])
+
+    def history_run():
+        history = []
+        _, iterations = cupy_bicgstab(a, b, rtol, maxiter, history)
+        return iterations, history
+
+    return solver_case(a, lambda: cupy_bicgstab(a, b, rtol, maxiter)[0], rtol, history_run)
+
+
 OPS = {
     "spmv": spmv,
     "spmm": spmm,
@@ -537,6 +673,9 @@ OPS = {
     "bitmap-sub": bitmap_sub,
     "bitmap-spgemm": bitmap_spgemm,
     "bitmap-lu": bitmap_lu,
+    "cg": cg,
+    "bicgstab": bicgstab,
+    "gmres": gmres,
 }
 
 
@@ -593,6 +732,7 @@ def main():
                 if case["op"] not in OPS:
                     raise KeyError(f"the peer has no op {case['op']!r}")
                 copies = max(1, case.get("copies", 1))
+                case["solver"] = manifest.get("solver")
                 libraries = OPS[case["op"]](a, x, case, copies)
                 if not isinstance(libraries, list):
                     libraries = [(None, libraries)]
@@ -600,7 +740,11 @@ def main():
                 for library, timings in libraries:
                     run, check, stream, e2e = timings[:4]
                     repeated = timings[4] if len(timings) > 4 else None
-                    if getattr(run, "wall", False):
+                    if getattr(run, "solve", False):
+                        # A whole solve a call: a few calls after one untimed.
+                        one = {"time_us": wall_us(run, 1, min(3, e2e_runs))}
+                        one.update(run.figures())
+                    elif getattr(run, "wall", False):
                         one = {"time_us": wall_us(run, copies, runs)}
                     else:
                         one = {"time_us": median_us(run, copies, warmup, runs, stream)}

@@ -8,7 +8,7 @@ mod common;
 use wgsparse::generate::{self, Rng};
 use wgsparse::ops::{Spmv, SpmvAlgorithm};
 use wgsparse::reference::{self, TwinPreconditioner, TwinSolve};
-use wgsparse::solvers::{BiCgStab, Cg, Gmres, Jacobi, LinOp, SolverOptions, SolverReport, StopReason};
+use wgsparse::solvers::{BiCgStab, Cg, Gmres, Jacobi, LinOp, Operator, SolverOptions, SolverReport, StopReason};
 use wgsparse::{Context, Conversion, CsrMatrix, Error, GpuSparse, GpuVec, Scalar};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,7 +40,7 @@ fn solve<T: Scalar>(
     let gpu_a = GpuSparse::from_csr(ctx, a, Conversion::Csr)?;
     let spmv = Spmv::new(ctx, &gpu_a, SpmvAlgorithm::Auto)?;
     let precond = if jacobi { Some(Jacobi::new(ctx, &gpu_a)?) } else { None };
-    let m = precond.as_ref().map(|j| j as &dyn LinOp<T>);
+    let m = precond.as_ref().map(Operator::from);
     let b = ctx.upload(b)?;
     let mut x = ctx.upload(x0)?;
     let mut calls = 0;
@@ -51,8 +51,8 @@ fn solve<T: Scalar>(
         last = (p.iterations, p.residual);
     };
     let report = match method {
-        Method::Cg => Cg::new(ctx, &spmv, m, options)?.solve_with(&b, &mut x, progress)?,
-        Method::BiCgStab => BiCgStab::new(ctx, &spmv, m, options)?.solve_with(&b, &mut x, progress)?,
+        Method::Cg => Cg::new(ctx, &spmv, m.clone(), options)?.solve_with(&b, &mut x, progress)?,
+        Method::BiCgStab => BiCgStab::new(ctx, &spmv, m.clone(), options)?.solve_with(&b, &mut x, progress)?,
         Method::Gmres => Gmres::new(ctx, &spmv, m, options)?.solve_with(&b, &mut x, progress)?,
     };
     assert_eq!(report.history.len(), report.iterations, "one history entry per iteration: {report:?}");
@@ -256,7 +256,7 @@ fn misuse_is_refused() {
     assert!(matches!(Cg::new(ctx, &rect_spmv, None, options), Err(Error::DimensionMismatch { .. })));
     let other_op = GpuSparse::from_csr(ctx, &generate::laplacian_2d(5), Conversion::Csr).unwrap();
     let jacobi = Jacobi::new(ctx, &other_op).unwrap();
-    assert!(matches!(Cg::new(ctx, &spmv, Some(&jacobi), options), Err(Error::DimensionMismatch { .. })));
+    assert!(matches!(Cg::new(ctx, &spmv, Some((&jacobi).into()), options), Err(Error::DimensionMismatch { .. })));
     for bad in [
         SolverOptions { batch: Some(0), ..options },
         SolverOptions { restart: 0, ..options },
@@ -273,10 +273,52 @@ fn misuse_is_refused() {
     if other.id() != ctx.id() {
         let b_other: GpuVec<f32> = other.zeros(16).unwrap();
         assert!(matches!(cg.solve(&b_other, &mut x), Err(Error::ContextMismatch(_))));
+        // Recording into another context's pass is refused before anything is recorded.
+        let mut batch = other.batch();
+        let mut x16: GpuVec<f32> = ctx.zeros(16).unwrap();
+        let b16: GpuVec<f32> = ctx.zeros(16).unwrap();
+        let refused = cg.record_iteration(&mut batch.recorder(), &b16, &mut x16);
+        assert!(matches!(refused, Err(Error::ContextMismatch(_))), "{refused:?}");
     }
+    let refused = cg.record_iteration(&mut ctx.batch().recorder(), &b, &mut x);
+    assert!(matches!(refused, Err(Error::DimensionMismatch { .. })), "{refused:?}");
     // A zero and a missing diagonal entry, row named.
     let mut zero = generate::laplacian_2d(3);
     zero.values_mut()[0] = 0.0;
     let zero = GpuSparse::from_csr(ctx, &zero, Conversion::Csr).unwrap();
     assert!(matches!(Jacobi::new(ctx, &zero), Err(Error::NotSolvable { row: 0, .. })));
+}
+
+/// A solver may own its operator through an `Arc` (kept in a struct beside it), and
+/// `record_iteration` records exactly one more iteration: a solve stopped after 5 iterations
+/// plus one recorded iteration lands where a 6-iteration solve does.
+#[test]
+fn shared_operators_and_recorded_iterations() {
+    let ctx = common::context();
+    let a = generate::laplacian_2d(12);
+    let n = a.rows();
+    let gpu_a = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+    let spmv = std::sync::Arc::new(Spmv::new(ctx, &gpu_a, SpmvAlgorithm::Auto).unwrap());
+    let b = ctx.upload(&vector::<f32>(n, 7)).unwrap();
+    let x_after = |iterations: usize, extra: usize| {
+        let options = SolverOptions { max_iterations: iterations, rtol: 0.0, ..Default::default() };
+        let mut x: GpuVec<f32> = ctx.zeros(n).unwrap();
+        let mut cg = Cg::new(ctx, spmv.clone(), None, options).unwrap();
+        let report = cg.solve(&b, &mut x).unwrap();
+        assert_eq!((report.reason, report.iterations), (StopReason::MaxIterations, iterations));
+        let mut batch = ctx.batch();
+        for _ in 0..extra {
+            cg.record_iteration(&mut batch.recorder(), &b, &mut x).unwrap();
+        }
+        batch.submit().unwrap();
+        x.read_blocking().unwrap()
+    };
+    let (six, five_and_one, five) = (x_after(6, 0), x_after(5, 1), x_after(5, 0));
+    // The solve ends by recomputing r from x, which the recorded iteration goes on from: the
+    // same iterate up to rounding, and clearly not the fifth.
+    let error = reference::relative_error(&five_and_one, &six.iter().map(|&v| v as f64).collect::<Vec<_>>());
+    assert!(error < 1e-4, "6 vs 5 + 1 recorded: {error:e}");
+    let moved = reference::relative_error(&five, &six.iter().map(|&v| v as f64).collect::<Vec<_>>());
+    assert!(moved > 1e-3, "the recorded iteration moved x ({moved:e})");
+    let _: Operator<'_, f32> = Operator::from(&*spmv as &dyn LinOp<f32>);
 }

@@ -28,6 +28,8 @@ usage: bench [OPTIONS]
   --json PATH          write the records as JSON
   --markdown PATH      write the table as Markdown
   --plot PATH.svg      write a bar chart of GB/s (or GFLOP/s) per matrix and algorithm
+  --convergence-plot PATH.svg
+                       write the solvers' residual histories (ours and the peer's)
   --peer cusparse      also time cuSPARSE (python3 + CuPy) on the same matrices
   --peer-script PATH   the peer script (default: benches/peer_cusparse.py, found beside
                        the current directory, the executable or the source tree)
@@ -69,6 +71,8 @@ pub struct Options {
     pub markdown: Option<PathBuf>,
     /// Where to write the SVG chart.
     pub plot: Option<PathBuf>,
+    /// `--convergence-plot`.
+    pub convergence_plot: Option<PathBuf>,
     /// The peer library to compare with (`cusparse`).
     pub peer: Option<String>,
     /// Explicit path of the peer script.
@@ -109,6 +113,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
         json: None,
         markdown: None,
         plot: None,
+        convergence_plot: None,
         peer: None,
         peer_script: None,
         seed: 1,
@@ -162,6 +167,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             "--json" => options.json = Some(value()?.into()),
             "--markdown" => options.markdown = Some(value()?.into()),
             "--plot" => options.plot = Some(value()?.into()),
+            "--convergence-plot" => options.convergence_plot = Some(value()?.into()),
             "--peer" => {
                 let peer = value()?.to_ascii_lowercase();
                 if !PEERS.contains(&peer.as_str()) {

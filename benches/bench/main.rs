@@ -11,6 +11,7 @@
 //! [`report`] and [`plot`] render.
 
 mod cli;
+mod convergence;
 mod cpu_peer;
 mod ops;
 mod peer;
@@ -132,8 +133,12 @@ fn run() -> Result<ExitCode, String> {
     print!("{}", report.text());
     let mut write_failed = false;
     type Render = fn(&Report) -> String;
-    let outputs: [(&Option<std::path::PathBuf>, Render); 3] =
-        [(&options.json, Report::json), (&options.markdown, Report::markdown), (&options.plot, plot::svg)];
+    let outputs: [(&Option<std::path::PathBuf>, Render); 4] = [
+        (&options.json, Report::json),
+        (&options.markdown, Report::markdown),
+        (&options.plot, plot::svg),
+        (&options.convergence_plot, convergence::svg),
+    ];
     for (path, render) in outputs {
         if let Some(path) = path {
             if let Err(e) = std::fs::write(path, render(&report)) {
@@ -244,7 +249,14 @@ fn own_peer(rows: &mut [Row], baseline: Option<&'static str>) {
     let Some(baseline) = baseline else { return };
     let Some(time_us) = rows.iter().find(|r| r.algorithm == baseline).and_then(Row::gpu_us) else { return };
     for row in rows.iter_mut().filter(|r| r.algorithm != baseline) {
-        row.peer = Some(PeerTime { name: format!("wgsparse {baseline}"), time_us, e2e_us: None, repeated_us: None });
+        row.peer = Some(PeerTime {
+            name: format!("wgsparse {baseline}"),
+            time_us,
+            e2e_us: None,
+            repeated_us: None,
+            iterations: None,
+            history: None,
+        });
     }
 }
 
@@ -296,6 +308,8 @@ impl Runner<'_> {
                     time_us: result.time_us?,
                     e2e_us: result.e2e_time_us,
                     repeated_us: result.repeated_time_us,
+                    iterations: result.iterations,
+                    history: result.history.clone(),
                 })
             });
             let inputs = op.inputs(m, case.k, self.seed);

@@ -76,6 +76,13 @@ pub struct PeerResult {
     pub library: Option<String>,
     /// Why the case failed.
     pub error: Option<String>,
+    /// The solvers: iterations the peer ran.
+    #[serde(default)]
+    pub iterations: Option<usize>,
+    /// The solvers: the peer's relative residual norms, in order (CG and BiCGSTAB: each
+    /// iteration's; GMRES: each cycle's, at its last iteration).
+    #[serde(default)]
+    pub history: Option<Vec<(usize, f64)>>,
 }
 
 #[derive(Deserialize)]
@@ -104,7 +111,18 @@ struct Manifest<'a> {
     /// `float32` or `float64`: the values the peer computes with.
     dtype: &'static str,
     e2e_runs: usize,
+    /// How the solver ops stop: as ours do for this dtype.
+    solver: ManifestSolver,
     matrices: Vec<ManifestMatrix<'a>>,
+}
+
+/// The solver ops' stopping rule: to `rtol` within `max_iterations` (f64), or exactly
+/// `max_iterations` with `rtol` 0 (f32); GMRES restarts every `restart`.
+#[derive(Serialize)]
+struct ManifestSolver {
+    rtol: f64,
+    max_iterations: usize,
+    restart: usize,
 }
 
 #[derive(Serialize)]
@@ -276,12 +294,19 @@ fn write_inputs(
         });
     }
     let manifest = dir.join("manifest.json");
-    let dtype = match dtype {
-        ElementKind::F32 => "float32",
-        ElementKind::F64 => "float64",
+    let (restart, rtol, f32_iterations, f64_budget) = crate::ops::solver_settings();
+    let (dtype, solver) = match dtype {
+        ElementKind::F32 => ("float32", ManifestSolver { rtol: 0.0, max_iterations: f32_iterations, restart }),
+        ElementKind::F64 => ("float64", ManifestSolver { rtol, max_iterations: f64_budget, restart }),
     };
-    let body =
-        Manifest { warmup: settings.warmup.runs, runs: settings.runs, dtype, e2e_runs: settings.e2e_runs, matrices };
+    let body = Manifest {
+        warmup: settings.warmup.runs,
+        runs: settings.runs,
+        dtype,
+        e2e_runs: settings.e2e_runs,
+        solver,
+        matrices,
+    };
     fs::write(&manifest, serde_json::to_vec_pretty(&body).map_err(std::io::Error::other)?)?;
     Ok(manifest)
 }

@@ -101,6 +101,9 @@ pub struct PeerTime {
     /// For ops with a one-shot form (then `time_us` is the one-shot time): the repeated
     /// form's median µs.
     pub repeated_us: Option<f64>,
+    /// The solvers: iterations the peer ran, and its residual history as (iteration, norm).
+    pub iterations: Option<usize>,
+    pub history: Option<Vec<(usize, f64)>>,
 }
 
 impl Row {
@@ -158,6 +161,15 @@ impl Row {
             None => self.gpu_us()?,
         };
         Some(self.peer.as_ref()?.time_us / ours)
+    }
+    /// What the solve did (the solvers).
+    pub fn solve(&self) -> Option<&crate::ops::SolveFigures> {
+        self.measurement()?.solve.as_deref()
+    }
+    /// The peer's wall clock per iteration, µs (the solvers).
+    pub fn peer_per_iteration_us(&self) -> Option<f64> {
+        let peer = self.peer.as_ref()?;
+        Some(peer.time_us / peer.iterations?.max(1) as f64)
     }
     /// The one-shot wall clock, µs, for ops that have one.
     pub fn one_shot_us(&self) -> Option<f64> {
@@ -284,6 +296,7 @@ impl Report {
         let with_k = self.rows.iter().any(|r| r.k.is_some());
         let with_peer = self.peer.is_some() || self.rows.iter().any(|r| r.peer.is_some());
         let with_one_shot = self.rows.iter().any(|r| r.one_shot_us().is_some());
+        let with_solve = self.rows.iter().any(|r| r.solve().is_some());
         let gpu = if self.timestamps { "GPU µs" } else { "GPU µs*" };
         let mut columns = vec![("matrix", false), ("rows", true), ("nnz", true), ("op", false), ("format", false)];
         columns.push(("algorithm", false));
@@ -296,10 +309,16 @@ impl Report {
         if with_one_shot {
             columns.extend([("one-shot µs", true), ("levels", true), ("relaunches", true)]);
         }
+        if with_solve {
+            columns.extend([("iterations", true), ("µs/iteration", true)]);
+        }
         if with_peer {
             columns.extend([("peer µs", true), ("speedup", true), ("peer e2e µs", true), ("e2e speedup", true)]);
             if with_one_shot {
                 columns.extend([("peer repeated µs", true), ("repeated speedup", true)]);
+            }
+            if with_solve {
+                columns.extend([("peer iterations", true), ("peer µs/iteration", true)]);
             }
         }
         columns.push(("status", false));
@@ -335,6 +354,10 @@ impl Report {
                 cells.push(opt(one_shot.and_then(|(_, s)| s.levels), |l| l.to_string()));
                 cells.push(opt(one_shot, |(_, s)| s.relaunches.to_string()));
             }
+            if with_solve {
+                cells.push(opt(r.solve(), |s| s.iterations.to_string()));
+                cells.push(opt(r.solve(), |s| format!("{:.1}", s.per_iteration_us)));
+            }
             if with_peer {
                 cells.push(opt(r.peer.as_ref(), |p| format!("{:.1}", p.time_us)));
                 cells.push(opt(r.speedup(), |s| format!("{s:.2}×")));
@@ -343,6 +366,10 @@ impl Report {
                 if with_one_shot {
                     cells.push(opt(r.peer.as_ref().and_then(|p| p.repeated_us), |e| format!("{e:.1}")));
                     cells.push(opt(r.repeated_speedup(), |s| format!("{s:.2}×")));
+                }
+                if with_solve {
+                    cells.push(opt(r.peer.as_ref().and_then(|p| p.iterations), |i| i.to_string()));
+                    cells.push(opt(r.peer_per_iteration_us(), |u| format!("{u:.1}")));
                 }
             }
             cells.push(r.status());
@@ -468,6 +495,27 @@ impl Report {
                  waited for (median of the end-to-end count); speedup compares one-shot times with the peer's \
                  analysis + solve, repeated speedup GPU µs with the peer's solve phase alone; relaunches: the most \
                  any one-shot solve needed"
+                    .into(),
+            );
+        }
+        if self.rows.iter().any(|r| r.solve().is_some()) {
+            lines.push(format!(
+                "cg/bicgstab/gmres rows: A·x = b with b = 1, x0 = 0, no preconditioner (GMRES restarts every {}); \
+                 f64 rows solve to rtol {:e}, f32 rows run {} iterations on both sides (f32 cannot reach that rtol \
+                 by the true residual on these systems); GPU µs is one iteration's kernels (recorded ungated); \
+                 one-shot µs the wall clock from planning (SpMV plan and solver) to the solution on the device, \
+                 which the speedup compares with the peer's call; µs/iteration the solve's wall clock per \
+                 iteration (planning excluded), the peer's its call's",
+                crate::ops::solver_settings().0,
+                crate::ops::solver_settings().1,
+                crate::ops::solver_settings().2,
+            ));
+            lines.push(
+                "peer solvers: CuPy's cupyx.scipy.sparse.linalg.cg and gmres (a host synchronisation per iteration, \
+                 GMRES's per cycle), and BiCGSTAB written with CuPy ops as SciPy writes it (CuPy has none); their \
+                 history: CG the true residual of each iterate (an untimed second call with a callback), BiCGSTAB \
+                 its recurrence's, GMRES its residual at each cycle's end; their check: 0 when the true residual \
+                 meets rtol (f64) or x is finite (f32)"
                     .into(),
             );
         }
@@ -716,6 +764,16 @@ struct JsonRecord<'a> {
     levels: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     relaunches: Option<u32>,
+    /// The solvers: iterations, why the solve stopped, its wall clock per iteration and the
+    /// recurrence's relative residual after each iteration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iterations: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop_reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    per_iteration_us: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    history: Option<&'a [f64]>,
     max_rel_err: f64,
     verified: bool,
     peer: Option<JsonPeer<'a>>,
@@ -742,6 +800,13 @@ struct JsonPeer<'a> {
     repeated_time_us: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     repeated_speedup: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iterations: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    per_iteration_us: Option<f64>,
+    /// (iteration, relative residual) pairs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    history: Option<&'a [(usize, f64)]>,
 }
 
 impl<'a> JsonRecord<'a> {
@@ -771,9 +836,13 @@ impl<'a> JsonRecord<'a> {
             transpose_bytes: *transpose_bytes,
             transfer_us: *transfer_us,
             one_shot_time_us: m.one_shot.map(|(us, _)| us),
-            repeated_time_us: m.one_shot.map(|_| m.gpu.median),
+            repeated_time_us: m.one_shot.filter(|_| m.solve.is_none()).map(|_| m.gpu.median),
             levels: m.one_shot.and_then(|(_, s)| s.levels),
             relaunches: m.one_shot.map(|(_, s)| s.relaunches),
+            iterations: m.solve.as_ref().map(|s| s.iterations),
+            stop_reason: m.solve.as_ref().map(|s| s.reason.as_str()),
+            per_iteration_us: m.solve.as_ref().map(|s| s.per_iteration_us),
+            history: m.solve.as_ref().map(|s| s.history.as_slice()),
             // JSON has no infinity (serde_json would write null): the largest double says "no
             // agreement at all" and still compares as a number.
             max_rel_err: if m.max_rel_err.is_finite() { m.max_rel_err } else { f64::MAX },
@@ -785,6 +854,9 @@ impl<'a> JsonRecord<'a> {
                 e2e_time_us: p.e2e_us,
                 repeated_time_us: p.repeated_us,
                 repeated_speedup: r.repeated_speedup(),
+                iterations: p.iterations,
+                per_iteration_us: r.peer_per_iteration_us(),
+                history: p.history.as_deref(),
             }),
             cpu_peers: r
                 .cpu_peers

@@ -81,7 +81,7 @@ impl DenseShape {
     /// Whether the entry is a generated sparse matrix (the bitmap families), whose arrays
     /// the peer is given.
     pub fn is_sparse(&self) -> bool {
-        self.family.starts_with("bitmap")
+        self.family.starts_with("bitmap") || self.family == "convdiff"
     }
 }
 
@@ -205,7 +205,7 @@ impl Suite {
             if kept && !self.matrices.iter().any(|m| m.name == name) {
                 let mut m = BenchMatrix::dense(name, shape);
                 if shape.is_sparse() {
-                    m.csr = crate::ops::bitmap_matrix(shape, seed);
+                    m.csr = crate::ops::generated_matrix(shape, seed);
                 }
                 self.matrices.push(m);
             }
@@ -218,6 +218,7 @@ fn dense_name(shape: DenseShape) -> String {
     match shape.family {
         "bitmap" => return format!("bitmap_{}x{}_{}pct", shape.rows, shape.cols, shape.batch as f64 / 1e4),
         "bitmap-lu" => return format!("bitmap_lu_{}x{}", shape.batch, shape.cols),
+        "convdiff" => return format!("convdiff_{}", (shape.rows as f64).sqrt().round()),
         _ => {}
     }
     match shape.batch {

@@ -10,7 +10,7 @@ use wgsparse::ops::blas1;
 use wgsparse::record::{Profiler, Recorder};
 use wgsparse::{Context, GpuVec};
 
-use crate::ops::{OneShot, OpError, Prepared};
+use crate::ops::{OneShot, OpError, Prepared, SolveFigures};
 
 /// Working sets below this are rotated among copies: a few hundred MiB is beyond the last
 /// cache level of current GPUs (50 MiB L2 on H100, 128 MiB Infinity Cache on RDNA).
@@ -124,7 +124,7 @@ pub struct CpuTimes {
 }
 
 /// What one row measured.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Measurement {
     /// GPU time of one run, µs.
     pub gpu: Spread,
@@ -144,6 +144,8 @@ pub struct Measurement {
     pub copies: usize,
     /// For ops with a one-shot form: its median wall clock, µs, and what the last one reported.
     pub one_shot: Option<(f64, OneShot)>,
+    /// For the solvers: what the last one-shot solve did.
+    pub solve: Option<Box<SolveFigures>>,
 }
 
 /// Runs the whole protocol on a prepared op: add rotation copies, time on the GPU, then time
@@ -193,7 +195,8 @@ pub fn measure(
     };
     let one_shot = time_one_shot(op, if timed.runs < settings.runs { 1 } else { settings.e2e_runs })?;
     let e2e_us = Spread::of(e2e).median;
-    Ok(Measurement { gpu, runs: timed.runs, e2e_us, batched_us, cpu, max_rel_err, copies, one_shot })
+    let solve = op.solve_figures().map(Box::new);
+    Ok(Measurement { gpu, runs: timed.runs, e2e_us, batched_us, cpu, max_rel_err, copies, one_shot, solve })
 }
 
 /// The median of `runs` one-shot runs (none for ops without one), with the report of the

@@ -66,6 +66,16 @@ impl<'r, 'p> Recorder<'r, 'p> {
         Recorder { ctx, pass, state: StateRef::Borrowed(state), gate }
     }
 
+    /// A recorder into the same pass for a shorter while (what `&mut *rec` would be).
+    pub(crate) fn reborrow(&mut self) -> Recorder<'_, 'p> {
+        Recorder {
+            ctx: self.ctx,
+            pass: &mut *self.pass,
+            state: StateRef::Borrowed(self.state.get()),
+            gate: self.gate.as_deref_mut(),
+        }
+    }
+
     /// The context recorded into.
     pub fn context(&self) -> &Context {
         self.ctx

@@ -2,7 +2,7 @@
 //! `bicgstab`), every coefficient on the device.
 
 use super::steps::{slot, Ratio, Steps};
-use super::{Common, LinOp, Method, SolverOptions};
+use super::{Common, Method, Operator, Sink, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
 use crate::ops::blas1;
@@ -37,13 +37,13 @@ impl<'a, T: Scalar> BiCgStab<'a, T> {
     /// Plans BiCGSTAB on `op` (square) with an optional right preconditioner `z ← M⁻¹·r`.
     pub fn new(
         ctx: &Context,
-        op: &'a dyn LinOp<T>,
-        precond: Option<&'a dyn LinOp<T>>,
+        op: impl Into<Operator<'a, T>>,
+        precond: Option<Operator<'a, T>>,
         options: SolverOptions,
     ) -> Result<Self> {
-        let common = Common::new(ctx, "bicgstab", op, precond, options, SLOTS)?;
+        let common = Common::new(ctx, "bicgstab", op.into(), precond, options, SLOTS)?;
         let preconditioned =
-            precond.map(|_| Ok::<_, crate::Error>([common.vector()?, common.vector()?])).transpose()?;
+            common.precond.as_ref().map(|_| Ok::<_, crate::Error>([common.vector()?, common.vector()?])).transpose()?;
         Ok(BiCgStab {
             r: common.vector()?,
             r_hat: common.vector()?,
@@ -86,10 +86,16 @@ impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
         blas1::fill(&mut rec, T::default(), &mut self.v)
     }
 
-    fn iteration(&mut self, batch: &mut Batch<'_>, _b: &GpuVec<T>, x: &mut GpuVec<T>, history_at: usize) -> Result<()> {
+    fn iteration<'p>(
+        &mut self,
+        sink: &mut impl Sink<'p>,
+        _b: &GpuVec<T>,
+        x: &mut GpuVec<T>,
+        history_at: usize,
+    ) -> Result<()> {
         let steps = &self.common.steps;
-        steps.gate(batch)?;
-        let mut rec = batch.recorder();
+        steps.gate(sink)?;
+        let mut rec = sink.rec();
         // ρ_new = r̂·r; β = (ρ_new/ρ)·(α/ω); ρ ← ρ_new.
         steps.dot(&mut rec, &self.r_hat, &self.r, RHO_NEW)?;
         steps.ratio(
@@ -117,8 +123,8 @@ impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
         steps.norm(&mut rec, &self.r, S_NORM)?;
         steps.check(&mut rec, S_NORM, None)?;
         drop(rec);
-        steps.gate(batch)?;
-        let mut rec = batch.recorder();
+        steps.gate(sink)?;
+        let mut rec = sink.rec();
         // ŝ = M⁻¹·s; t = A·ŝ; ω = (t·s)/(t·t); x += ω·ŝ; r = s − ω·t.
         let s_hat = match s_hat {
             Some(s_hat) => {

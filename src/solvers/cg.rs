@@ -2,7 +2,7 @@
 //! Saad's Algorithm 9.1, with every coefficient on the device.
 
 use super::steps::{slot, Ratio, Steps};
-use super::{Common, LinOp, Method, SolverOptions};
+use super::{Common, Method, Operator, Sink, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
 use crate::ops::blas1;
@@ -32,12 +32,12 @@ impl<'a, T: Scalar> Cg<'a, T> {
     /// preconditioner `z ← M⁻¹·r` (symmetric positive definite too).
     pub fn new(
         ctx: &Context,
-        op: &'a dyn LinOp<T>,
-        precond: Option<&'a dyn LinOp<T>>,
+        op: impl Into<Operator<'a, T>>,
+        precond: Option<Operator<'a, T>>,
         options: SolverOptions,
     ) -> Result<Self> {
-        let common = Common::new(ctx, "cg", op, precond, options, SLOTS)?;
-        let z = precond.map(|_| common.vector()).transpose()?;
+        let common = Common::new(ctx, "cg", op.into(), precond, options, SLOTS)?;
+        let z = common.precond.as_ref().map(|_| common.vector()).transpose()?;
         Ok(Cg { r: common.vector()?, p: common.vector()?, q: common.vector()?, z, common })
     }
 
@@ -50,8 +50,8 @@ impl<'a, T: Scalar> Cg<'a, T> {
     }
 
     /// `ρ ← r·z` (z = M⁻¹·r), then p ← z.
-    fn precondition_into_p(&mut self, batch: &mut Batch<'_>, rho: usize) -> Result<()> {
-        let mut rec = batch.recorder();
+    fn precondition_into_p<'p>(&mut self, sink: &mut impl Sink<'p>, rho: usize) -> Result<()> {
+        let mut rec = sink.rec();
         match &mut self.z {
             Some(z) => {
                 self.common.precondition(&mut rec, &self.r, z)?;
@@ -82,11 +82,17 @@ impl<T: Scalar> Method<T> for Cg<'_, T> {
         blas1::copy(&mut batch.recorder(), z, &mut self.p)
     }
 
-    fn iteration(&mut self, batch: &mut Batch<'_>, _b: &GpuVec<T>, x: &mut GpuVec<T>, history_at: usize) -> Result<()> {
+    fn iteration<'p>(
+        &mut self,
+        sink: &mut impl Sink<'p>,
+        _b: &GpuVec<T>,
+        x: &mut GpuVec<T>,
+        history_at: usize,
+    ) -> Result<()> {
         let steps = &self.common.steps;
-        steps.gate(batch)?;
+        steps.gate(sink)?;
         {
-            let mut rec = batch.recorder();
+            let mut rec = sink.rec();
             self.common.op.apply(&mut rec, &self.p, &mut self.q)?;
             steps.dot(&mut rec, &self.p, &self.q, PQ)?;
             steps.ratio(&mut rec, Ratio { positive: true, ..Ratio::quotient(RHO, PQ, ALPHA, Some(NEG_ALPHA)) })?;
@@ -97,13 +103,13 @@ impl<T: Scalar> Method<T> for Cg<'_, T> {
         }
         // β = ρ_new / ρ, ρ ← ρ_new; without a preconditioner ρ_new = ‖r‖², no second reduction.
         let beta = if self.z.is_some() {
-            self.precondition_into_p(batch, RHO_NEW)?;
+            self.precondition_into_p(sink, RHO_NEW)?;
             Ratio { keep: Some(RHO), ..Ratio::quotient(RHO_NEW, RHO, BETA, None) }
         } else {
             Ratio { num: (slot::R_NORM, slot::R_NORM), keep: Some(RHO), ..Ratio::quotient(RHO_NEW, RHO, BETA, None) }
         };
         let steps = &self.common.steps;
-        let mut rec = batch.recorder();
+        let mut rec = sink.rec();
         steps.ratio(&mut rec, beta)?;
         let z = self.z.as_ref().unwrap_or(&self.r);
         blas1::axpby(&mut rec, T::from_f64(1.0), z, steps.arg(BETA), &mut self.p)

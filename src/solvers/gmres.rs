@@ -3,7 +3,7 @@
 //! kernel, so a cycle never waits for the host.
 
 use super::steps::{slot, GmresSlots, Ratio, Steps};
-use super::{Common, LinOp, Method, SolverOptions};
+use super::{Common, Method, Operator, Sink, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
 use crate::ops::blas1;
@@ -35,16 +35,16 @@ impl<'a, T: Scalar> Gmres<'a, T> {
     /// preconditioner.
     pub fn new(
         ctx: &Context,
-        op: &'a dyn LinOp<T>,
-        precond: Option<&'a dyn LinOp<T>>,
+        op: impl Into<Operator<'a, T>>,
+        precond: Option<Operator<'a, T>>,
         options: SolverOptions,
     ) -> Result<Self> {
         let m = options.restart;
         let slots = GmresSlots::after(FIRST_ARRAY, m);
-        let common = Common::new(ctx, "gmres", op, precond, options, slots.end())?;
+        let common = Common::new(ctx, "gmres", op.into(), precond, options, slots.end())?;
         let basis = (0..=m).map(|_| common.vector()).collect::<Result<Vec<_>>>()?;
-        let z = precond.map(|_| common.vector()).transpose()?;
-        let u = precond.map(|_| common.vector()).transpose()?;
+        let z = common.precond.as_ref().map(|_| common.vector()).transpose()?;
+        let u = common.precond.as_ref().map(|_| common.vector()).transpose()?;
         Ok(Gmres { slots, basis, z, u, column: 0, common })
     }
 
@@ -57,10 +57,10 @@ impl<'a, T: Scalar> Gmres<'a, T> {
     }
 
     /// A cycle's start: v₀ = r / ‖r‖, g = ‖r‖·e₁.
-    fn cycle_start(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
+    fn cycle_start<'p>(&mut self, sink: &mut impl Sink<'p>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
         self.column = 0;
         let steps = &self.common.steps;
-        let mut rec = batch.recorder();
+        let mut rec = sink.rec();
         steps.cycle_start(&mut rec)?;
         let (first, rest) = self.basis.split_at_mut(1);
         self.common.residual(&mut rec, b, x, &mut first[0], &mut rest[0], slot::R_NORM)?;
@@ -71,10 +71,10 @@ impl<'a, T: Scalar> Gmres<'a, T> {
     }
 
     /// The open cycle's update, x += M⁻¹·V·y with y = R⁻¹·g, if the cycle ran.
-    fn update(&mut self, batch: &mut Batch<'_>, x: &mut GpuVec<T>) -> Result<()> {
+    fn update<'p>(&mut self, sink: &mut impl Sink<'p>, x: &mut GpuVec<T>) -> Result<()> {
         let steps = &self.common.steps;
-        steps.gate_update(batch)?;
-        let mut rec = batch.recorder();
+        steps.gate_update(sink)?;
+        let mut rec = sink.rec();
         steps.back_solve(&mut rec, self.slots)?;
         let target = match &mut self.u {
             Some(u) => {
@@ -108,13 +108,19 @@ impl<T: Scalar> Method<T> for Gmres<'_, T> {
         self.cycle_start(batch, b, x)
     }
 
-    fn iteration(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &mut GpuVec<T>, history_at: usize) -> Result<()> {
+    fn iteration<'p>(
+        &mut self,
+        sink: &mut impl Sink<'p>,
+        b: &GpuVec<T>,
+        x: &mut GpuVec<T>,
+        history_at: usize,
+    ) -> Result<()> {
         let j = self.column;
         let s = self.slots;
         let steps = &self.common.steps;
-        steps.gate(batch)?;
+        steps.gate(sink)?;
         {
-            let mut rec = batch.recorder();
+            let mut rec = sink.rec();
             let (done, next) = self.basis.split_at_mut(j + 1);
             let w = &mut next[0];
             match &mut self.z {
@@ -137,9 +143,9 @@ impl<T: Scalar> Method<T> for Gmres<'_, T> {
         }
         self.column += 1;
         if self.column == s.m {
-            self.update(batch, x)?;
-            self.common.steps.gate(batch)?;
-            self.cycle_start(batch, b, x)?;
+            self.update(sink, x)?;
+            self.common.steps.gate(sink)?;
+            self.cycle_start(sink, b, x)?;
         }
         Ok(())
     }

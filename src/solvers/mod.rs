@@ -11,8 +11,8 @@
 //! residual `‖b − A·x‖` is recomputed; if the recurrence claimed convergence that the true
 //! residual does not confirm, the solve restarts from `x` (at most [`MAX_RESTARTS`] times).
 
-/// `solve` and `solve_with` of a solver type whose `common` field holds its options and
-/// which implements `Method`.
+/// `solve`, `solve_with` and `record_iteration` of a solver type whose `common` field holds
+/// its options and which implements `Method`.
 macro_rules! solve_entry_points {
     () => {
         /// Solves `A·x = b` from the x given; see [`SolverReport`](super::SolverReport) for what
@@ -30,6 +30,20 @@ macro_rules! solve_entry_points {
         ) -> Result<super::SolverReport> {
             let options = self.common.options;
             super::drive(self, &options, b, x, progress)
+        }
+
+        /// Records one iteration on the solver's current state into `rec`, with no convergence
+        /// gate: for profiling what an iteration costs on the GPU (the bench's GPU time per
+        /// iteration). Solving goes through [`Self::solve`]; the state an iteration starts
+        /// from is the last solve's (on a fresh solver, zeros: the same kernels and bytes).
+        pub fn record_iteration(
+            &mut self,
+            rec: &mut crate::record::Recorder<'_, '_>,
+            b: &GpuVec<T>,
+            x: &mut GpuVec<T>,
+        ) -> Result<()> {
+            super::check_operands(self, rec.context(), b, x)?;
+            super::Method::iteration(self, &mut super::Ungated(rec), b, x, 0)
         }
     };
 }
@@ -52,6 +66,8 @@ use crate::ops::bitmap::BitmapSpmv;
 use crate::ops::blas1;
 use crate::ops::{Gemv, Spmv};
 use crate::record::Recorder;
+use std::sync::Arc;
+
 use crate::{Batch, Context, Error, Result};
 use steps::{slot, Steps, Stop};
 
@@ -69,6 +85,52 @@ pub trait LinOp<T: Scalar> {
 
     /// Records `y ← A·x`.
     fn apply(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &mut GpuVec<T>) -> Result<()>;
+}
+
+/// The operator (or preconditioner) a solver applies: borrowed for the solver's lifetime, or
+/// shared through an `Arc`, so that a solver can be kept beside its matrix in a caller's
+/// struct. `&spmv`, `&jacobi as &dyn LinOp<T>` and `Arc::new(spmv)` all convert into one.
+#[derive(Clone)]
+pub enum Operator<'a, T: Scalar> {
+    /// Borrowed from the caller.
+    Borrowed(&'a dyn LinOp<T>),
+    /// Shared with the caller.
+    Shared(Arc<dyn LinOp<T> + 'a>),
+}
+
+impl<'a, T: Scalar> std::ops::Deref for Operator<'a, T> {
+    type Target = dyn LinOp<T> + 'a;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Operator::Borrowed(op) => *op,
+            Operator::Shared(op) => op.as_ref(),
+        }
+    }
+}
+
+impl<'a, T: Scalar, L: LinOp<T> + 'a> From<&'a L> for Operator<'a, T> {
+    fn from(op: &'a L) -> Self {
+        Operator::Borrowed(op)
+    }
+}
+
+impl<'a, T: Scalar> From<&'a dyn LinOp<T>> for Operator<'a, T> {
+    fn from(op: &'a dyn LinOp<T>) -> Self {
+        Operator::Borrowed(op)
+    }
+}
+
+impl<'a, T: Scalar, L: LinOp<T> + 'a> From<Arc<L>> for Operator<'a, T> {
+    fn from(op: Arc<L>) -> Self {
+        Operator::Shared(op)
+    }
+}
+
+impl<'a, T: Scalar> From<Arc<dyn LinOp<T> + 'a>> for Operator<'a, T> {
+    fn from(op: Arc<dyn LinOp<T> + 'a>) -> Self {
+        Operator::Shared(op)
+    }
 }
 
 impl<T: Scalar> LinOp<T> for Spmv<T> {
@@ -230,7 +292,13 @@ trait Method<T: Scalar> {
     fn start(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<()>;
     /// Records the next iteration, checking its norm into history entry `history_at` of its
     /// batch.
-    fn iteration(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &mut GpuVec<T>, history_at: usize) -> Result<()>;
+    fn iteration<'p>(
+        &mut self,
+        sink: &mut impl Sink<'p>,
+        b: &GpuVec<T>,
+        x: &mut GpuVec<T>,
+        history_at: usize,
+    ) -> Result<()>;
     /// Records what must follow the last recorded iteration (GMRES's pending update).
     fn finish(&mut self, _batch: &mut Batch<'_>, _x: &mut GpuVec<T>) -> Result<()> {
         Ok(())
@@ -239,11 +307,55 @@ trait Method<T: Scalar> {
     fn true_residual(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()>;
 }
 
+/// Where a method records an iteration: a batch, whose gated sections the convergence flag
+/// turns into no-ops, or a caller's recorder ([`Ungated`]), for profiling one iteration.
+trait Sink<'p> {
+    /// A recorder into the current pass.
+    fn rec(&mut self) -> Recorder<'_, 'p>;
+    /// Gates what follows on `flag[index]` being zero.
+    fn gate(&mut self, flag: &GpuVec<u32>, index: usize) -> Result<()>;
+}
+
+impl Sink<'static> for Batch<'_> {
+    fn rec(&mut self) -> Recorder<'_, 'static> {
+        self.recorder()
+    }
+
+    fn gate(&mut self, flag: &GpuVec<u32>, index: usize) -> Result<()> {
+        Batch::gate(self, flag, index)
+    }
+}
+
+/// A caller's recorder: what is recorded runs whatever the flags say.
+struct Ungated<'a, 'r, 'p>(&'a mut Recorder<'r, 'p>);
+
+impl<'p> Sink<'p> for Ungated<'_, '_, 'p> {
+    fn rec(&mut self) -> Recorder<'_, 'p> {
+        self.0.reborrow()
+    }
+
+    fn gate(&mut self, _flag: &GpuVec<u32>, _index: usize) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// b and x belong to `ctx` (the solver's too) and have the operator's length.
+fn check_operands<T: Scalar, M: Method<T>>(method: &M, ctx: &Context, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
+    let what = method.name();
+    crate::ops::common::Operands::new(ctx, what)?
+        .owned("the solver", method.steps().context().id())?
+        .input("b", b)?
+        .output("x", x)?;
+    let n = method.steps().rows();
+    crate::ops::common::check_len(what, "b length", n, b.len())?;
+    crate::ops::common::check_len(what, "x length", n, x.len())
+}
+
 /// The vectors and plans every method shares: the operators, a reduction, the scalars.
 struct Common<'a, T: Scalar> {
     ctx: Context,
-    op: &'a dyn LinOp<T>,
-    precond: Option<&'a dyn LinOp<T>>,
+    op: Operator<'a, T>,
+    precond: Option<Operator<'a, T>>,
     steps: Steps<T>,
     options: SolverOptions,
 }
@@ -252,8 +364,8 @@ impl<'a, T: Scalar> Common<'a, T> {
     fn new(
         ctx: &Context,
         what: &'static str,
-        op: &'a dyn LinOp<T>,
-        precond: Option<&'a dyn LinOp<T>>,
+        op: Operator<'a, T>,
+        precond: Option<Operator<'a, T>>,
         options: SolverOptions,
         slots: usize,
     ) -> Result<Self> {
@@ -263,7 +375,7 @@ impl<'a, T: Scalar> Common<'a, T> {
         if rows != cols {
             return Err(Error::dimension(what, "operator columns (a square operator)", rows, cols));
         }
-        if let Some(m) = precond {
+        if let Some(m) = &precond {
             let (r, c) = m.shape();
             if (r, c) != (rows, cols) {
                 return Err(Error::dimension(what, "preconditioner rows", rows, r));
@@ -305,7 +417,7 @@ impl<'a, T: Scalar> Common<'a, T> {
 
     /// `z ← M⁻¹·r`, or `z ← r` without a preconditioner.
     fn precondition(&self, rec: &mut Recorder<'_, '_>, r: &GpuVec<T>, z: &mut GpuVec<T>) -> Result<()> {
-        match self.precond {
+        match &self.precond {
             Some(m) => m.apply(rec, r, z),
             None => blas1::copy(rec, r, z),
         }
@@ -325,12 +437,8 @@ fn drive<T: Scalar, M: Method<T>>(
     x: &mut GpuVec<T>,
     mut progress: impl FnMut(Progress),
 ) -> Result<SolverReport> {
-    let what = method.name();
     let ctx = method.steps().context().clone();
-    crate::ops::common::Operands::new(&ctx, what)?.input("b", b)?.output("x", x)?;
-    let n = method.steps().rows();
-    crate::ops::common::check_len(what, "b length", n, b.len())?;
-    crate::ops::common::check_len(what, "x length", n, x.len())?;
+    check_operands(method, &ctx, b, x)?;
 
     // ‖b‖, read once: the threshold is set from it on the host.
     let b_norm = {

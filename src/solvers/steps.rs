@@ -3,6 +3,7 @@
 //! residual history of a batch, and the one-invocation kernel that computes coefficients
 //! and tests convergence (`shaders/solver_step.wgsl`).
 
+use super::Sink;
 use crate::element::Scalar;
 use crate::gpu::{GpuVec, ScalarArg};
 use crate::kernel::shaders::solver_step as kernel;
@@ -193,13 +194,13 @@ impl<T: Scalar> Steps<T> {
     }
 
     /// Makes the dispatches recorded next in `batch` run only while the solve goes on.
-    pub fn gate(&self, batch: &mut Batch<'_>) -> Result<()> {
-        batch.gate(&self.status, STOP)
+    pub fn gate<'p>(&self, sink: &mut impl Sink<'p>) -> Result<()> {
+        sink.gate(&self.status, STOP)
     }
 
     /// Makes them run only while a GMRES cycle has an update to apply.
-    pub fn gate_update(&self, batch: &mut Batch<'_>) -> Result<()> {
-        batch.gate(&self.status, SKIP_UPDATE)
+    pub fn gate_update<'p>(&self, sink: &mut impl Sink<'p>) -> Result<()> {
+        sink.gate(&self.status, SKIP_UPDATE)
     }
 
     pub fn dot(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &GpuVec<T>, slot: usize) -> Result<()> {

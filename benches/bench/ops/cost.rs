@@ -119,3 +119,52 @@ pub fn lu(batch: u64, n: u64, v: u64) -> Cost {
     let flops = (4 * n * n * n - 3 * n * n + 5 * n) / 6;
     Cost { bytes: Some(batch * (2 * n * n * v + 4 * n)), flops: Some(batch * flops) }
 }
+
+/// What the solvers' error column measures.
+const SOLVER_ERROR: &str = "the true relative residual ‖b − A·x‖/‖b‖ (f64, on the host) above what the row must meet: \
+     f64 rows converged to rtol 1e-6; f32 rows (a fixed iteration count) 1.1 × the f64 twin's after as many \
+     iterations + 16·ε₃₂·‖|A|·|x|‖/‖b‖, or 1e-3 (f32's attainable accuracy on converged systems)";
+
+/// One CG iteration at its floor: A as SpMV counts it (p read, A·p written) and nine more
+/// vector passes (p·Ap with the product, x and r updated with ‖r‖, p updated); flops: the
+/// product and five vector ops.
+pub const CG: Model = Model {
+    bytes: "per iteration: SpMV's bytes + 9·rows·v",
+    flops: "per iteration: 2·nnz + 10·rows",
+    error: Some(SOLVER_ERROR),
+};
+
+/// See [`CG`].
+pub fn cg(a: Shape, v: u64) -> Cost {
+    let spmv = spmv(a, v);
+    Cost { bytes: spmv.bytes.map(|b| b + 9 * a.rows * v), flops: Some(2 * a.nnz + 10 * a.rows) }
+}
+
+/// One BiCGSTAB iteration at its floor: two products and fourteen vector passes (r̂·r, p,
+/// r̂·v, s and ‖s‖, t·s and t·t, x, r and ‖r‖).
+pub const BICGSTAB: Model = Model {
+    bytes: "per iteration: 2 × SpMV's bytes + 14·rows·v",
+    flops: "per iteration: 4·nnz + 20·rows",
+    error: Some(SOLVER_ERROR),
+};
+
+/// See [`BICGSTAB`].
+pub fn bicgstab(a: Shape, v: u64) -> Cost {
+    let spmv = spmv(a, v);
+    Cost { bytes: spmv.bytes.map(|b| 2 * b + 14 * a.rows * v), flops: Some(4 * a.nnz + 20 * a.rows) }
+}
+
+/// One GMRES(m) iteration, averaged over a cycle, at its floor: the product, then Gram–Schmidt
+/// against j + 1 basis vectors in two passes (dots, update: 2(j + 1) + 3 vector passes,
+/// m + 4 on average), normalisation (2) and the cycle's update spread over its iterations (1).
+pub const GMRES: Model = Model {
+    bytes: "per iteration: SpMV's bytes + (m + 7)·rows·v, m = 30",
+    flops: "per iteration: 2·nnz + 2·(m + 3)·rows",
+    error: Some(SOLVER_ERROR),
+};
+
+/// See [`GMRES`]; restart length `m`.
+pub fn gmres(a: Shape, v: u64, m: u64) -> Cost {
+    let spmv = spmv(a, v);
+    Cost { bytes: spmv.bytes.map(|b| b + (m + 7) * a.rows * v), flops: Some(2 * a.nnz + 2 * (m + 3) * a.rows) }
+}

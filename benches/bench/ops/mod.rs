@@ -7,6 +7,7 @@ pub mod cost;
 mod gemv;
 mod lu;
 mod sddmm;
+mod solver;
 mod spmm;
 mod spmv;
 mod sptrsv;
@@ -16,8 +17,21 @@ use wgsparse::record::Recorder;
 use wgsparse::{Context, ElementKind};
 
 use crate::suite::{BenchMatrix, DenseShape, Scale};
-pub use bitmap::generate as bitmap_matrix;
 pub use cost::{Cost, Model};
+
+/// The sparse matrix of an op's own generated shape (the bitmap ops' random matrices and
+/// LU batches, the solvers' convection–diffusion operator).
+pub fn generated_matrix(shape: DenseShape, seed: u64) -> wgsparse::CsrMatrix<f32> {
+    match shape.family {
+        "convdiff" => solver::generate(shape),
+        _ => bitmap::generate(shape, seed),
+    }
+}
+
+/// The solver rows' settings: (GMRES restart, f64 rtol, f32 iteration count, f64 budget).
+pub fn solver_settings() -> (usize, f64, usize, usize) {
+    (solver::RESTART, solver::RTOL, solver::F32_ITERATIONS, solver::MAX_ITERATIONS)
+}
 
 /// The dense width of a case (K of SpMM and SDDMM); `None` for ops without one.
 pub type K = Option<usize>;
@@ -41,6 +55,9 @@ pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
             Box::new(bitmap::BitmapOp::<f32>::new(bitmap::Kind::Spgemm)),
             Box::new(bitmap::BitmapOp::<f32>::new(bitmap::Kind::Spmv)),
             Box::new(bitmap::BitmapOp::<f32>::new(bitmap::Kind::Lu)),
+            Box::new(solver::SolverOp::<f32>::new(solver::Method::Cg)),
+            Box::new(solver::SolverOp::<f32>::new(solver::Method::BiCgStab)),
+            Box::new(solver::SolverOp::<f32>::new(solver::Method::Gmres)),
         ],
         ElementKind::F64 => vec![
             Box::new(spmv::SpmvOp::<f64>::default()),
@@ -58,6 +75,9 @@ pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
             Box::new(bitmap::BitmapOp::<f64>::new(bitmap::Kind::Spgemm)),
             Box::new(bitmap::BitmapOp::<f64>::new(bitmap::Kind::Spmv)),
             Box::new(bitmap::BitmapOp::<f64>::new(bitmap::Kind::Lu)),
+            Box::new(solver::SolverOp::<f64>::new(solver::Method::Cg)),
+            Box::new(solver::SolverOp::<f64>::new(solver::Method::BiCgStab)),
+            Box::new(solver::SolverOp::<f64>::new(solver::Method::Gmres)),
         ],
     }
 }
@@ -148,6 +168,23 @@ pub trait Prepared {
     fn one_shot(&mut self) -> Result<Option<OneShot>, OpError> {
         Ok(None)
     }
+    /// For the solvers: what the last one-shot solve did. `None` for other ops.
+    fn solve_figures(&self) -> Option<SolveFigures> {
+        None
+    }
+}
+
+/// What a solve did ([`Prepared::solve_figures`]).
+#[derive(Debug, Clone)]
+pub struct SolveFigures {
+    /// Iterations to the tolerance (or the fixed count).
+    pub iterations: usize,
+    /// Why it stopped.
+    pub reason: String,
+    /// The solve's wall clock (planning excluded) per iteration, µs.
+    pub per_iteration_us: f64,
+    /// The recurrence's relative residual after each iteration.
+    pub history: Vec<f64>,
 }
 
 /// One run of an op from scratch ([`Prepared::one_shot`]).

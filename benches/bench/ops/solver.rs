@@ -1,0 +1,426 @@
+//! The iterative solvers (ops `cg`, `bicgstab`, `gmres`) on `A·x = b`, b = 1, x0 = 0, the
+//! operator an `Auto` SpMV plan of A, no preconditioner (the peer's CuPy solvers have none).
+//!
+//! f64 rows solve to `rtol = 1e-6` (the time to tolerance). f32 rows run a fixed
+//! [`F32_ITERATIONS`] on both sides instead: with b = 1 the suite's Laplacians have solutions
+//! up to 3·10⁵ (lap2d 2048²), whose rounding to f32 alone leaves a true residual near 10⁻²
+//! of ‖b‖, so no f32 solver reaches 1e-6 by the true residual; the f32 figure is the time
+//! per iteration.
+//!
+//! A row's times: GPU µs is one iteration recorded ungated (`record_iteration`: the sum of an
+//! iteration's kernels); one-shot µs the wall clock from planning (the SpMV plan and the
+//! solver) to the solution on the device, which `peer.speedup` compares with the CuPy call;
+//! the solve's iterations, its wall clock per iteration and the residual history go to the
+//! JSON and the convergence plot. The check is the true relative residual `‖b − A·x‖/‖b‖`
+//! recomputed in f64 on the host: f64 rows must have converged with it ≤ rtol; f32 rows must
+//! be within 10% of the f64 twin's after the same iterations (plus f32 rounding of `A·x`), or
+//! below [`F32_FLOOR`].
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Instant;
+
+use wgsparse::generate;
+use wgsparse::ops::{blas1, Spmv, SpmvAlgorithm};
+use wgsparse::record::Recorder;
+use wgsparse::reference::{self, TwinPreconditioner};
+use wgsparse::solvers::{BiCgStab, Cg, Gmres, SolverOptions, SolverReport, StopReason};
+use wgsparse::{Context, Conversion, CsrMatrix, ElementKind, GpuSparse, GpuVec, Scalar};
+
+use super::cost::{self, Cost, Model, Shape};
+use super::tiles;
+use super::{Inputs, OneShot, Op, OpError, Prepared, SolveFigures, K};
+use crate::suite::{BenchMatrix, DenseShape, Scale};
+
+/// Iterations of an f32 row, on both sides (a multiple of GMRES's restart length, so that
+/// CuPy's GMRES, which tests convergence once a cycle, runs as many).
+pub const F32_ITERATIONS: usize = 120;
+/// An f32 row whose system converged within its iterations goes on at f32's attainable
+/// accuracy, where BiCGSTAB's true residual drifts (to 4.5e-4 on convdiff_32 on the H100):
+/// below this, an f32 row passes whatever the twin reached.
+const F32_FLOOR: f64 = 1e-3;
+/// The tolerance of f64 rows.
+pub const RTOL: f64 = 1e-6;
+/// The iteration budget of f64 rows.
+pub const MAX_ITERATIONS: usize = 20_000;
+/// GMRES's restart length, CuPy's too.
+pub const RESTART: usize = 30;
+/// The convection–diffusion matrix's wind (grid units): convection-dominated enough to be
+/// clearly non-symmetric, still diagonally dominant.
+const WIND: f32 = 0.5;
+
+/// Which method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Cg,
+    BiCgStab,
+    Gmres,
+}
+
+/// An iterative solver for values of type `T`.
+pub struct SolverOp<T> {
+    method: Method,
+    values: PhantomData<T>,
+}
+
+impl<T> SolverOp<T> {
+    pub fn new(method: Method) -> Self {
+        SolverOp { method, values: PhantomData }
+    }
+}
+
+/// The 2-D convection–diffusion case of BiCGSTAB and GMRES at `scale`.
+fn convection_diffusion(scale: Scale) -> DenseShape {
+    let side = match scale {
+        Scale::Quick => 32,
+        Scale::Small => 128,
+        Scale::Large => 2048,
+    };
+    DenseShape { family: "convdiff", batch: 1, rows: side * side, cols: side * side }
+}
+
+/// The bench matrix of a `convdiff` shape.
+pub fn generate(shape: DenseShape) -> CsrMatrix<f32> {
+    let side = (shape.rows as f64).sqrt().round() as usize;
+    generate::convection_diffusion_2d(side, WIND)
+}
+
+/// Whether A equals Aᵀ, values included, with a positive diagonal: a CG case (positive
+/// definiteness is CG's to find out: it reports an indefinite operator).
+fn symmetric_positive_diagonal(a: &CsrMatrix<f32>) -> bool {
+    let mut sorted = a.clone();
+    sorted.sort_columns();
+    let t = sorted.transpose();
+    let same = sorted.row_offsets() == t.row_offsets()
+        && sorted.col_indices() == t.col_indices()
+        && sorted.values() == t.values();
+    same && diagonal(a).is_some_and(|d| d.iter().all(|&v| v > 0.0))
+}
+
+/// The diagonal, if every row has a nonzero one.
+fn diagonal(a: &CsrMatrix<f32>) -> Option<Vec<f32>> {
+    (0..a.rows())
+        .map(|i| {
+            let (cols, values) = a.row(i);
+            cols.iter().zip(values).find(|(&j, _)| j as usize == i).map(|(_, &v)| v).filter(|&v| v != 0.0)
+        })
+        .collect()
+}
+
+impl<T: Scalar> Op for SolverOp<T> {
+    fn name(&self) -> &'static str {
+        match self.method {
+            Method::Cg => "cg",
+            Method::BiCgStab => "bicgstab",
+            Method::Gmres => "gmres",
+        }
+    }
+
+    fn algorithms(&self) -> Vec<&'static str> {
+        vec!["auto"]
+    }
+
+    fn format(&self, _algorithm: &str) -> &'static str {
+        "csr"
+    }
+
+    fn cases(&self, m: &BenchMatrix, _scale: Scale) -> Vec<K> {
+        let a = &m.csr;
+        let takes = a.rows() == a.cols()
+            && a.rows() > 0
+            && match self.method {
+                Method::Cg => symmetric_positive_diagonal(a),
+                // The suite's own non-symmetric case, and files with a full diagonal.
+                Method::BiCgStab | Method::Gmres => m.dense.is_some() || diagonal(a).is_some(),
+            };
+        if takes {
+            vec![None]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn dense_shapes(&self, scale: Scale) -> Vec<DenseShape> {
+        match self.method {
+            // CG runs on the suite's Laplacians.
+            Method::Cg => Vec::new(),
+            Method::BiCgStab | Method::Gmres => vec![convection_diffusion(scale)],
+        }
+    }
+
+    fn model(&self) -> Model {
+        match self.method {
+            Method::Cg => cost::CG,
+            Method::BiCgStab => cost::BICGSTAB,
+            Method::Gmres => cost::GMRES,
+        }
+    }
+
+    fn dtype(&self) -> ElementKind {
+        T::KIND
+    }
+
+    fn cost(&self, m: &BenchMatrix, _k: K) -> Cost {
+        let a = &m.csr;
+        let shape = Shape { rows: a.rows() as u64, cols: a.cols() as u64, nnz: a.nnz() as u64 };
+        let v = T::KIND.size();
+        match self.method {
+            Method::Cg => cost::cg(shape, v),
+            Method::BiCgStab => cost::bicgstab(shape, v),
+            Method::Gmres => cost::gmres(shape, v, RESTART as u64),
+        }
+    }
+
+    fn peer_op(&self) -> Option<&'static str> {
+        Some(self.name())
+    }
+
+    fn inputs<'a>(&self, m: &'a BenchMatrix, _k: K, _seed: u64) -> Box<dyn Inputs + 'a> {
+        let a: CsrMatrix<T> = tiles::values_as(&m.csr);
+        let b = vec![T::from_f64(1.0); a.rows()];
+        let options = match T::KIND {
+            ElementKind::F64 => {
+                SolverOptions { rtol: RTOL, max_iterations: MAX_ITERATIONS, restart: RESTART, ..Default::default() }
+            }
+            ElementKind::F32 => {
+                SolverOptions { rtol: 0.0, max_iterations: F32_ITERATIONS, restart: RESTART, ..Default::default() }
+            }
+        };
+        // f32 rows: the twin's true residual after as many iterations bounds ours.
+        let twin_residual = (T::KIND == ElementKind::F32).then(|| {
+            let x0 = vec![T::default(); a.rows()];
+            let id = TwinPreconditioner::Identity;
+            let twin = match self.method {
+                Method::Cg => reference::cg(&a, id, &b, &x0, 0.0, 0.0, F32_ITERATIONS),
+                Method::BiCgStab => reference::bicgstab(&a, id, &b, &x0, 0.0, 0.0, F32_ITERATIONS),
+                Method::Gmres => reference::gmres(&a, id, &b, &x0, 0.0, 0.0, F32_ITERATIONS, RESTART),
+            };
+            true_residual(&a, &b, &twin.x)
+        });
+        Box::new(SolverInputs { method: self.method, a, b, options, twin_residual, must_converge: m.generated })
+    }
+}
+
+/// `‖b − A·x‖₂ / ‖b‖₂` in f64, and `‖|A|·|x|‖₂ / ‖b‖₂` (the scale of A·x's rounding).
+fn true_residual<T: Scalar, X: Scalar>(a: &CsrMatrix<T>, b: &[T], x: &[X]) -> (f64, f64) {
+    let (mut residual, mut scale, mut b_norm) = (0.0, 0.0, 0.0);
+    for (i, bi) in b.iter().enumerate() {
+        let (cols, values) = a.row(i);
+        let (mut ax, mut abs) = (0.0, 0.0);
+        for (&j, &v) in cols.iter().zip(values) {
+            let term = v.to_f64() * x[j as usize].to_f64();
+            ax += term;
+            abs += term.abs();
+        }
+        residual += (bi.to_f64() - ax).powi(2);
+        scale += abs * abs;
+        b_norm += bi.to_f64().powi(2);
+    }
+    let b_norm = b_norm.sqrt();
+    (residual.sqrt() / b_norm, scale.sqrt() / b_norm)
+}
+
+/// A, b, the options, and for f32 rows the twin's (residual, scale) after the same iterations.
+struct SolverInputs<T: Scalar> {
+    method: Method,
+    a: CsrMatrix<T>,
+    b: Vec<T>,
+    options: SolverOptions,
+    twin_residual: Option<(f64, f64)>,
+    /// The suite's systems must converge (else the row fails); a file that does not is
+    /// skipped, saying why.
+    must_converge: bool,
+}
+
+impl<T: Scalar> Inputs for SolverInputs<T> {
+    fn prepare(&self, ctx: &Context, algorithm: &str) -> Result<Box<dyn Prepared + '_>, OpError> {
+        if algorithm != "auto" {
+            return Err(OpError::failed(format!("unknown solver algorithm {algorithm:?}")));
+        }
+        let matrix = GpuSparse::from_csr(ctx, &self.a, Conversion::Csr)?;
+        let spmv = Arc::new(Spmv::new(ctx, &matrix, SpmvAlgorithm::Auto)?);
+        let solver = AnySolver::new(ctx, self.method, spmv.clone(), self.options)?;
+        Ok(Box::new(SolverRuns {
+            ctx: ctx.clone(),
+            inputs: self,
+            b: ctx.upload(&self.b)?,
+            x: ctx.zeros(self.b.len())?,
+            spmv,
+            matrix,
+            solver,
+            output: Vec::new(),
+            last: None,
+        }))
+    }
+}
+
+/// One of the three solvers, owning its operator.
+enum AnySolver<T: Scalar> {
+    Cg(Cg<'static, T>),
+    BiCgStab(BiCgStab<'static, T>),
+    Gmres(Gmres<'static, T>),
+}
+
+impl<T: Scalar> AnySolver<T> {
+    fn new(ctx: &Context, method: Method, op: Arc<Spmv<T>>, options: SolverOptions) -> wgsparse::Result<Self> {
+        Ok(match method {
+            Method::Cg => AnySolver::Cg(Cg::new(ctx, op, None, options)?),
+            Method::BiCgStab => AnySolver::BiCgStab(BiCgStab::new(ctx, op, None, options)?),
+            Method::Gmres => AnySolver::Gmres(Gmres::new(ctx, op, None, options)?),
+        })
+    }
+
+    fn solve(&mut self, b: &GpuVec<T>, x: &mut GpuVec<T>) -> wgsparse::Result<SolverReport> {
+        match self {
+            AnySolver::Cg(s) => s.solve(b, x),
+            AnySolver::BiCgStab(s) => s.solve(b, x),
+            AnySolver::Gmres(s) => s.solve(b, x),
+        }
+    }
+
+    fn record_iteration(
+        &mut self,
+        rec: &mut Recorder<'_, '_>,
+        b: &GpuVec<T>,
+        x: &mut GpuVec<T>,
+    ) -> wgsparse::Result<()> {
+        match self {
+            AnySolver::Cg(s) => s.record_iteration(rec, b, x),
+            AnySolver::BiCgStab(s) => s.record_iteration(rec, b, x),
+            AnySolver::Gmres(s) => s.record_iteration(rec, b, x),
+        }
+    }
+
+    fn extra_bytes(&self) -> u64 {
+        match self {
+            AnySolver::Cg(s) => s.extra_bytes(),
+            AnySolver::BiCgStab(s) => s.extra_bytes(),
+            AnySolver::Gmres(s) => s.extra_bytes(),
+        }
+    }
+}
+
+struct SolverRuns<'a, T: Scalar> {
+    ctx: Context,
+    inputs: &'a SolverInputs<T>,
+    matrix: GpuSparse<T>,
+    spmv: Arc<Spmv<T>>,
+    solver: AnySolver<T>,
+    b: GpuVec<T>,
+    x: GpuVec<T>,
+    /// The last x read back, for the check.
+    output: Vec<T>,
+    /// The last one-shot solve: its report and the solve's own wall clock.
+    last: Option<(SolverReport, std::time::Duration)>,
+}
+
+impl<T: Scalar> SolverRuns<'_, T> {
+    /// x ← 0, done on the device before a timed solve starts.
+    fn zero_x(&mut self) -> Result<(), OpError> {
+        let mut batch = self.ctx.batch();
+        blas1::fill(&mut batch.recorder(), T::default(), &mut self.x)?;
+        batch.submit()?;
+        Ok(self.ctx.synchronize()?)
+    }
+}
+
+impl<T: Scalar> Prepared for SolverRuns<'_, T> {
+    fn label(&self) -> String {
+        format!("auto (spmv {})", self.spmv.algorithm().name())
+    }
+
+    fn extra_bytes(&self) -> u64 {
+        self.solver.extra_bytes() + self.spmv.extra_bytes()
+    }
+
+    fn working_set_bytes(&self) -> u64 {
+        self.matrix.device_bytes() + self.b.byte_len() + self.x.byte_len()
+    }
+
+    fn copies(&self) -> usize {
+        1
+    }
+
+    fn add_copy(&mut self) -> Result<(), OpError> {
+        // A solve iterates on its own vectors: one copy (the timing loop stops asking).
+        Err(OpError { refused: true, message: "solvers run on one copy".into() })
+    }
+
+    fn record(&mut self, rec: &mut Recorder<'_, '_>, _copy: usize) -> Result<(), OpError> {
+        Ok(self.solver.record_iteration(rec, &self.b, &mut self.x)?)
+    }
+
+    fn poison(&mut self, _copy: usize) -> Result<(), OpError> {
+        self.x.write(&vec![T::from_f64(f64::NAN); self.x.len()])?;
+        self.ctx.queue().submit([]);
+        Ok(self.ctx.synchronize()?)
+    }
+
+    /// A solve from x0 = 0 (written after the poison, before the clock starts) with x read back.
+    fn run_and_read(&mut self, _copy: usize) -> Result<std::time::Duration, OpError> {
+        self.zero_x()?;
+        let start = Instant::now();
+        let report = self.solver.solve(&self.b, &mut self.x)?;
+        let inputs = self.inputs;
+        if inputs.twin_residual.is_none() && !report.converged() && !inputs.must_converge {
+            let why = format!("did not converge: {:?} after {} iterations", report.reason, report.iterations);
+            return Err(OpError { refused: true, message: why });
+        }
+        let mut batch = self.ctx.batch();
+        let ticket = batch.read_back(&self.x)?;
+        batch.submit()?;
+        let view = ticket.wait_view()?;
+        let took = start.elapsed();
+        self.output.clear();
+        self.output.extend_from_slice(&view);
+        self.last = Some((report, took));
+        Ok(took)
+    }
+
+    /// The excess of the true relative residual over what the row must meet (0 when it
+    /// meets it); a non-finite x or a solve that should have converged and did not is ∞.
+    fn check(&self) -> f64 {
+        let inputs = self.inputs;
+        let (residual, _) = true_residual(&inputs.a, &inputs.b, &self.output);
+        if !residual.is_finite() {
+            return f64::INFINITY;
+        }
+        match inputs.twin_residual {
+            Some((twin, scale)) => {
+                let bound = (1.1 * twin + 16.0 * f32::EPSILON as f64 * scale).max(F32_FLOOR);
+                (residual - bound).max(0.0)
+            }
+            None => match &self.last {
+                Some((report, _)) if report.reason == StopReason::Converged => {
+                    (residual - inputs.options.rtol).max(0.0)
+                }
+                _ => f64::INFINITY,
+            },
+        }
+    }
+
+    /// From planning (the SpMV plan and the solver, as the CuPy call makes its own) to the
+    /// solution on the device.
+    fn one_shot(&mut self) -> Result<Option<OneShot>, OpError> {
+        self.zero_x()?;
+        let inputs = self.inputs;
+        let start = Instant::now();
+        let spmv = Arc::new(Spmv::new(&self.ctx, &self.matrix, SpmvAlgorithm::Auto)?);
+        let mut solver = AnySolver::new(&self.ctx, inputs.method, spmv, inputs.options)?;
+        let solving = Instant::now();
+        let report = solver.solve(&self.b, &mut self.x)?;
+        let time = start.elapsed();
+        self.last = Some((report, solving.elapsed()));
+        Ok(Some(OneShot { time, levels: None, relaunches: 0 }))
+    }
+
+    fn solve_figures(&self) -> Option<SolveFigures> {
+        let (report, solve) = self.last.as_ref()?;
+        Some(SolveFigures {
+            iterations: report.iterations,
+            reason: format!("{:?}", report.reason),
+            per_iteration_us: solve.as_secs_f64() * 1e6 / report.iterations.max(1) as f64,
+            history: report.history.clone(),
+        })
+    }
+}
