@@ -137,6 +137,13 @@ impl Context {
         let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
         descriptor.backends = options.backends.unwrap_or(wgpu::Backends::all());
         descriptor.memory_budget_thresholds.for_resource_creation = options.memory_budget_percent;
+        // Every indirect dispatch wgsparse records has arguments valid by construction (a
+        // gate copies host-checked counts or zeros; the triangular solve's relaunch clamps to
+        // the limit), so wgpu's validation of indirect calls, on in release builds too, only
+        // adds a dispatch and barriers before each one. WGPU_VALIDATION_INDIRECT_CALL=1
+        // turns it back on.
+        descriptor.flags.remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+        descriptor.flags = descriptor.flags.with_env();
         let instance = wgpu::Instance::new(descriptor);
         let adapter = pick_adapter(&instance, &options).await?;
         let info = adapter.get_info();
