@@ -471,3 +471,61 @@ fn analyses_are_shared_listed_and_rebuilt_after_dropping() {
     let _third = Spmv::new(ctx, &matrix, SpmvAlgorithm::CsrSplit).unwrap();
     assert_eq!(matrix.analyses().len(), 1, "a new plan rebuilds what it needs");
 }
+
+/// `record_with_dot` (CG's A·p with p·A·p): the fused csr-thread kernel writes the same y and
+/// the same dot, bit for bit, as the product followed by the reduction, for sizes around the
+/// workgroup (256) and reduction-chunk (4096) boundaries; other algorithms fall back to the
+/// two steps; y and the dot match the f64 twin. y and the dot are NaN-poisoned first.
+fn fused_dot_matches<T: Scalar>() {
+    let mut rng = Rng::new(common::seed("fused spmv and dot"));
+    for (mode, ctx) in common::contexts_for::<T>() {
+        for n in [1usize, 255, 256, 257, 4095, 4096, 4097, 9000] {
+            let a: CsrMatrix<T> =
+                generate::uniform_random(n, n, 5.min(n), rng.next_u64()).map_values(|v| T::from_f64(v as f64));
+            let x_host: Vec<T> =
+                generate::random_vector(n, rng.next_u64()).into_iter().map(|v| T::from_f64(v as f64)).collect();
+            let gpu_a = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+            let x = ctx.upload(&x_host).unwrap();
+            let reduction = wgsparse::ops::blas1::Reduction::<T>::new(ctx, n).unwrap();
+            let run = |algorithm: SpmvAlgorithm, fused: bool| {
+                let plan = Spmv::new(ctx, &gpu_a, algorithm).unwrap();
+                let mut y = ctx.upload(&vec![T::from_f64(f64::NAN); n]).unwrap();
+                let out = ctx.upload(&[T::from_f64(f64::NAN); 2]).unwrap();
+                let mut batch = ctx.batch();
+                if fused {
+                    plan.record_with_dot(&mut batch.recorder(), &x, &mut y, &reduction, &out, 1).unwrap();
+                } else {
+                    plan.record(&mut batch.recorder(), T::from_f64(1.0), &x, T::default(), &mut y).unwrap();
+                    reduction.dot_into(&mut batch.recorder(), &x, &y, &out, 1).unwrap();
+                }
+                batch.submit().unwrap();
+                (y.read_blocking().unwrap(), out.read_blocking().unwrap()[1])
+            };
+            let what = format!("{mode} {} n = {n}", T::KIND.name());
+            let (y_fused, dot_fused) = run(SpmvAlgorithm::CsrThread, true);
+            let (y_plain, dot_plain) = run(SpmvAlgorithm::CsrThread, false);
+            assert_eq!(y_fused, y_plain, "{what}: y");
+            assert_eq!(dot_fused.to_f64().to_bits(), dot_plain.to_f64().to_bits(), "{what}: dot");
+            let (y_vector, dot_vector) = run(SpmvAlgorithm::CsrVector, true);
+            let y_ref = spmv_csr(1.0, &a, &x_host, 0.0, &vec![T::default(); n]);
+            let dot_ref: f64 = x_host.iter().zip(&y_ref).map(|(x, y)| x.to_f64() * y).sum();
+            for (y, name) in [(&y_fused, "fused"), (&y_vector, "csr-vector")] {
+                assert!(relative_error(y, &y_ref) <= common::tolerance::<T>(), "{what}: {name} y");
+            }
+            for (dot, name) in [(dot_fused, "fused"), (dot_vector, "csr-vector")] {
+                let error = (dot.to_f64() - dot_ref).abs() / dot_ref.abs().max(1e-30);
+                assert!(error <= 10.0 * common::tolerance::<T>(), "{what}: {name} dot {} vs {dot_ref}", dot.to_f64());
+            }
+        }
+    }
+}
+
+#[test]
+fn fused_spmv_dot_matches_f32() {
+    fused_dot_matches::<f32>();
+}
+
+#[test]
+fn fused_spmv_dot_matches_f64() {
+    fused_dot_matches::<f64>();
+}
