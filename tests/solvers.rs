@@ -71,6 +71,27 @@ fn twin<T: Scalar>(method: Method, a: &CsrMatrix<T>, jacobi: bool, b: &[T], x0: 
     }
 }
 
+/// The least and most iterations of the twin on b and on four copies of b perturbed by a
+/// relative 10⁻¹⁴ (f64) or 10⁻⁶ (f32) per element.
+fn twin_spread<T: Scalar>(
+    method: Method,
+    a: &CsrMatrix<T>,
+    jacobi: bool,
+    b: &[T],
+    x0: &[T],
+    options: &SolverOptions,
+    unperturbed: usize,
+) -> (usize, usize) {
+    let delta = if T::KIND == wgsparse::ElementKind::F64 { 1e-14 } else { 1e-6 };
+    (0..4u64).fold((unperturbed, unperturbed), |(lo, hi), seed| {
+        let noise = generate::random_vector(b.len(), seed);
+        let perturbed: Vec<T> =
+            b.iter().zip(&noise).map(|(v, &u)| T::from_f64(v.to_f64() * (1.0 + delta * u as f64))).collect();
+        let count = twin(method, a, jacobi, &perturbed, x0, options).iterations;
+        (lo.min(count), hi.max(count))
+    })
+}
+
 /// The systems: SPD ones for every method, non-symmetric ones for BiCGSTAB and GMRES.
 fn systems<T: Scalar>() -> Vec<(String, CsrMatrix<T>, bool)> {
     let mut out = vec![
@@ -107,13 +128,18 @@ fn matches_twin<T: Scalar>(rtol: f64) {
                         let (report, x) = solve(ctx, method, &a, jacobi, &b, &x0, options).unwrap();
                         assert_eq!(report.reason, StopReason::Converged, "{what}: {report:?}");
                         assert!(report.residual <= rtol, "{what}: true residual {}", report.residual);
-                        // f64 follows the twin's recurrence within 5%; f32 rounding moves a
-                        // Krylov method's path (BiCGSTAB's most), so it gets 20%.
+                        // A Krylov method's iteration count moves with rounding: BiCGSTAB's
+                        // by 10% and more on Poisson 24² when b changes by 1e-15. The GPU
+                        // rounds differently from the twin (its sums run in another order), so
+                        // its count must fall within the twin's own spread over copies of b
+                        // perturbed at the element type's rounding level, widened by 5% (f64)
+                        // or 20% (f32: rounding moves a path further) and 2.
+                        let (lo, hi) = twin_spread(method, &a, jacobi, &b, &x0, &options, want.iterations);
                         let percent = if T::KIND == wgsparse::ElementKind::F64 { 5 } else { 20 };
-                        let slack = 2 + want.iterations * percent / 100;
+                        let slack = 2 + hi * percent / 100;
                         assert!(
-                            report.iterations.abs_diff(want.iterations) <= slack,
-                            "{what}: {} iterations, the twin {}",
+                            report.iterations + slack >= lo && report.iterations <= hi + slack,
+                            "{what}: {} iterations, the twin {} (spread {lo}..={hi})",
                             report.iterations,
                             want.iterations
                         );

@@ -136,7 +136,7 @@ pub struct Reduction<T: Scalar> {
 }
 
 /// Lanes per workgroup of the reduction kernels.
-pub(crate) const REDUCE_LANES: usize = 256;
+const REDUCE_LANES: usize = 256;
 /// Partials are at most this many: the finishing workgroup reads each once or a few times.
 const MAX_PARTIALS: usize = 4096;
 
@@ -209,33 +209,11 @@ impl<T: Scalar> Reduction<T> {
             vector_reduce::Bindings { x: x.bind(), y: y.bind(), partials: self.partials.bind() },
             count as u64,
         )?;
-        self.finish(rec, out, index, nrm2)
-    }
-
-    /// Elements the reduction's vectors have.
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Elements each first-pass workgroup takes (strided by [`REDUCE_LANES`] lanes), and the
-    /// partials those workgroups write: a kernel that produces a vector can reduce it on its
-    /// way out in the same order (the fused SpMV and dot of CG), then call `finish`.
-    pub(crate) fn chunk(&self) -> usize {
-        self.chunk
-    }
-
-    pub(crate) fn partials(&self) -> &GpuVec<[T; 2]> {
-        &self.partials
-    }
-
-    /// Records the second pass: `out[index] ←` the partials combined (a sum, or a norm).
-    pub(crate) fn finish(&self, rec: &mut Recorder<'_, '_>, out: &GpuVec<T>, index: usize, nrm2: bool) -> Result<()> {
-        let ctx = rec.context().clone();
         let overrides = vector_reduce_finish::Overrides { wg_size: REDUCE_LANES as u32, ..Default::default() };
         let finish = ctx.kernel::<vector_reduce_finish::Shader, T>(vector_reduce_finish::Flags { nrm2 }, overrides)?;
         rec.dispatch(
             &finish,
-            vector_reduce_finish::Params { count: self.partials.len() as u32, at: index as u32 },
+            vector_reduce_finish::Params { count: count as u32, at: index as u32 },
             vector_reduce_finish::Bindings { partials: self.partials.bind(), result: out.bind() },
             1,
         )

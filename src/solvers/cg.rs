@@ -93,9 +93,12 @@ impl<T: Scalar> Method<T> for Cg<'_, T> {
         steps.gate(sink)?;
         {
             let mut rec = sink.rec();
-            steps.apply_dot(&mut rec, &*self.common.op, &self.p, &mut self.q, PQ)?;
+            self.common.op.apply(&mut rec, &self.p, &mut self.q)?;
+            steps.dot(&mut rec, &self.p, &self.q, PQ)?;
             steps.ratio(&mut rec, Ratio { positive: true, ..Ratio::quotient(RHO, PQ, ALPHA, Some(NEG_ALPHA)) })?;
-            steps.cg_update(&mut rec, &self.p, &self.q, x, &mut self.r, (ALPHA, NEG_ALPHA), slot::R_NORM)?;
+            blas1::axpy(&mut rec, steps.arg(ALPHA), &self.p, x)?;
+            blas1::axpy(&mut rec, steps.arg(NEG_ALPHA), &self.q, &mut self.r)?;
+            steps.norm(&mut rec, &self.r, slot::R_NORM)?;
             steps.check(&mut rec, slot::R_NORM, Some(history_at))?;
         }
         // β = ρ_new / ρ, ρ ← ρ_new; without a preconditioner ρ_new = ‖r‖², no second reduction.

@@ -85,21 +85,6 @@ pub trait LinOp<T: Scalar> {
 
     /// Records `y ← A·x`.
     fn apply(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &mut GpuVec<T>) -> Result<()>;
-
-    /// Records `y ← A·x` and `out[index] ← x·y` (CG's A·p and p·A·p). An operator that can
-    /// fold the dot into its product overrides this; the default applies, then reduces.
-    fn apply_dot(
-        &self,
-        rec: &mut Recorder<'_, '_>,
-        x: &GpuVec<T>,
-        y: &mut GpuVec<T>,
-        reduction: &blas1::Reduction<T>,
-        out: &GpuVec<T>,
-        index: usize,
-    ) -> Result<()> {
-        self.apply(rec, x, y)?;
-        reduction.dot_into(rec, x, y, out, index)
-    }
 }
 
 /// The operator (or preconditioner) a solver applies: borrowed for the solver's lifetime, or
@@ -155,18 +140,6 @@ impl<T: Scalar> LinOp<T> for Spmv<T> {
 
     fn apply(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &mut GpuVec<T>) -> Result<()> {
         self.record(rec, T::from_f64(1.0), x, T::default(), y)
-    }
-
-    fn apply_dot(
-        &self,
-        rec: &mut Recorder<'_, '_>,
-        x: &GpuVec<T>,
-        y: &mut GpuVec<T>,
-        reduction: &blas1::Reduction<T>,
-        out: &GpuVec<T>,
-        index: usize,
-    ) -> Result<()> {
-        self.record_with_dot(rec, x, y, reduction, out, index)
     }
 }
 

@@ -6,10 +6,9 @@
 use super::Sink;
 use crate::element::Scalar;
 use crate::gpu::{GpuVec, ScalarArg};
-use crate::kernel::shaders::cg_update;
 use crate::kernel::shaders::solver_step as kernel;
 use crate::kernel::Kernel;
-use crate::ops::blas1::{Reduction, REDUCE_LANES};
+use crate::ops::blas1::Reduction;
 use crate::record::{ReadTicket, Recorder};
 use crate::{Batch, Context, Error, Result};
 
@@ -208,60 +207,6 @@ impl<T: Scalar> Steps<T> {
         self.reduce.dot_into(rec, x, y, &self.state, slot)
     }
 
-    /// `y ← op·x` and `state[slot] ← x·y`, fused where the operator can.
-    pub fn apply_dot(
-        &self,
-        rec: &mut Recorder<'_, '_>,
-        op: &dyn super::LinOp<T>,
-        x: &GpuVec<T>,
-        y: &mut GpuVec<T>,
-        slot: usize,
-    ) -> Result<()> {
-        op.apply_dot(rec, x, y, &self.reduce, &self.state, slot)
-    }
-
-    /// CG's update in one pass: `x += α·p`, `r += (−α)·q` and `state[norm] ← ‖r‖`, with α and
-    /// −α in slots `alpha` and `neg_alpha` (what axpy, axpy and nrm2 would give, bit for bit).
-    #[allow(clippy::too_many_arguments)]
-    pub fn cg_update(
-        &self,
-        rec: &mut Recorder<'_, '_>,
-        p: &GpuVec<T>,
-        q: &GpuVec<T>,
-        x: &mut GpuVec<T>,
-        r: &mut GpuVec<T>,
-        (alpha, neg_alpha): (usize, usize),
-        norm: usize,
-    ) -> Result<()> {
-        crate::ops::common::Operands::new(rec.context(), "cg update")?
-            .input("p", p)?
-            .input("q", q)?
-            .output("x", x)?
-            .output("r", r)?;
-        let n = self.reduce.len();
-        for (name, v) in [("p", p.len()), ("q", q.len()), ("x", x.len()), ("r", r.len())] {
-            crate::ops::common::check_len("cg update", name, n, v)?;
-        }
-        let overrides = cg_update::Overrides { wg_size: REDUCE_LANES as u32 };
-        let kernel = rec.context().kernel::<cg_update::Shader, T>(Default::default(), overrides)?;
-        let params = cg_update::Params {
-            len: n as u32,
-            chunk: self.reduce.chunk() as u32,
-            alpha_at: alpha as u32,
-            neg_alpha_at: neg_alpha as u32,
-        };
-        let bindings = cg_update::Bindings {
-            scalars: self.state.bind(),
-            p: p.bind(),
-            q: q.bind(),
-            x: x.bind(),
-            r: r.bind(),
-            partials: self.reduce.partials().bind(),
-        };
-        rec.dispatch(&kernel, params, bindings, self.reduce.partials().len() as u64)?;
-        self.reduce.finish(rec, &self.state, norm, true)
-    }
-
     pub fn norm(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, slot: usize) -> Result<()> {
         self.reduce.nrm2_into(rec, x, &self.state, slot)
     }
@@ -403,58 +348,5 @@ impl GmresSlots {
 
     pub fn h_at(&self, i: usize, j: usize) -> usize {
         self.h + i + j * (self.m + 1)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{ContextOptions, Scalar};
-
-    /// The fused CG update gives x, r and ‖r‖ bit for bit as axpy, axpy and nrm2 do, around
-    /// the workgroup (256) and reduction-chunk (4096) boundaries, with and without subgroups.
-    fn fused_update_matches<T: Scalar>() {
-        for subgroups in [true, false] {
-            let ctx = Context::new_blocking(ContextOptions::from_env().unwrap().with_subgroups(subgroups)).unwrap();
-            if !ctx.supports::<T>() {
-                continue;
-            }
-            for n in [1usize, 255, 257, 4096, 4097, 9000] {
-                let values = |seed: u64| -> Vec<T> {
-                    crate::generate::random_vector(n, seed).into_iter().map(|v| T::from_f64(v as f64)).collect()
-                };
-                let (p, q) = (ctx.upload(&values(1)).unwrap(), ctx.upload(&values(2)).unwrap());
-                let steps = Steps::<T>::new(&ctx, n, 8, 4, 10).unwrap();
-                let mut state = vec![T::default(); steps.state().len()];
-                state[5] = T::from_f64(0.37);
-                state[6] = T::from_f64(-0.37);
-                let run = |fused: bool| {
-                    steps.state().write(&state).unwrap();
-                    let mut x = ctx.upload(&values(3)).unwrap();
-                    let mut r = ctx.upload(&values(4)).unwrap();
-                    let mut batch = ctx.batch();
-                    let mut rec = batch.recorder();
-                    if fused {
-                        steps.cg_update(&mut rec, &p, &q, &mut x, &mut r, (5, 6), 7).unwrap();
-                    } else {
-                        crate::ops::blas1::axpy(&mut rec, steps.arg(5), &p, &mut x).unwrap();
-                        crate::ops::blas1::axpy(&mut rec, steps.arg(6), &q, &mut r).unwrap();
-                        steps.norm(&mut rec, &r, 7).unwrap();
-                    }
-                    drop(rec);
-                    batch.submit().unwrap();
-                    let bits = |v: Vec<T>| v.iter().map(|e| e.to_f64().to_bits()).collect::<Vec<_>>();
-                    let norm = steps.state().read_blocking().unwrap()[7].to_f64().to_bits();
-                    (bits(x.read_blocking().unwrap()), bits(r.read_blocking().unwrap()), norm)
-                };
-                assert!(run(true) == run(false), "{} n = {n}, subgroups {subgroups}", T::KIND.name());
-            }
-        }
-    }
-
-    #[test]
-    fn fused_cg_update_matches_the_three_passes() {
-        fused_update_matches::<f32>();
-        fused_update_matches::<f64>();
     }
 }

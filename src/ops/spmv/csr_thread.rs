@@ -3,12 +3,9 @@
 use super::{panel_as, PanelKernel, Run, SpmvAlgorithm, SpmvOptions};
 use crate::context::Context;
 use crate::element::Scalar;
-use crate::gpu::GpuVec;
 use crate::kernel::shaders::spmv_csr_thread as kernel;
-use crate::kernel::shaders::spmv_csr_thread_dot as fused;
 use crate::kernel::Kernel;
 use crate::matrix::{GpuSparse, PanelStorage};
-use crate::ops::blas1::{Reduction, REDUCE_LANES};
 use crate::record::Recorder;
 use crate::Result;
 
@@ -43,28 +40,4 @@ impl<T: Scalar> PanelKernel<T> for CsrThread<T> {
         let params = kernel::Params { rows: run.rows as u32, scaling: run.scaling.params };
         rec.dispatch_items(&self.kernel, params, bindings, run.rows as u64)
     }
-}
-
-/// Records `y ← A·x` and the first pass of `x·y` into `reduction`'s partials in one kernel
-/// (A square, one panel, stored as CSR): `reduction.finish` completes the dot.
-pub(super) fn record_with_dot<T: Scalar>(
-    rec: &mut Recorder<'_, '_>,
-    panel: &PanelStorage<T>,
-    x: &GpuVec<T>,
-    y: &mut GpuVec<T>,
-    reduction: &Reduction<T>,
-) -> Result<()> {
-    let a = panel_as!(panel, Csr);
-    let overrides = fused::Overrides { wg_size: REDUCE_LANES as u32, ..Default::default() };
-    let kernel = rec.context().kernel::<fused::Shader, T>(Default::default(), overrides)?;
-    let bindings = fused::Bindings {
-        row_offsets: a.row_offsets().bind(),
-        col_indices: a.col_indices().bind(),
-        values: a.values().bind(),
-        x: x.bind(),
-        y: y.bind(),
-        partials: reduction.partials().bind(),
-    };
-    let params = fused::Params { rows: reduction.len() as u32, chunk: reduction.chunk() as u32 };
-    rec.dispatch(&kernel, params, bindings, reduction.partials().len() as u64)
 }

@@ -406,43 +406,6 @@ impl<T: Scalar> Spmv<T> {
         Ok(())
     }
 
-    /// Records `y ← A·x` and `out[index] ← x·y` (CG's A·p and p·A·p), in one pass over A, x
-    /// and y where the plan is csr-thread on one panel of a square matrix (the dot folded into
-    /// the product's rows, bit for bit what `reduction.dot_into` gives), else as the product
-    /// followed by the reduction.
-    pub fn record_with_dot(
-        &self,
-        rec: &mut Recorder<'_, '_>,
-        x: &GpuVec<T>,
-        y: &mut GpuVec<T>,
-        reduction: &blas1::Reduction<T>,
-        out: &GpuVec<T>,
-        index: usize,
-    ) -> Result<()> {
-        let fusable = self.algorithm == SpmvAlgorithm::CsrThread
-            && self.matrix.panel_count() == 1
-            && self.matrix.rows() == self.matrix.cols()
-            && reduction.len() == self.matrix.rows()
-            && self.matrix.rows() > 0;
-        if !fusable {
-            self.record(rec, T::from_f64(1.0), x, T::default(), y)?;
-            return reduction.dot_into(rec, x, y, out, index);
-        }
-        Operands::new(rec.context(), "spmv")?
-            .owned("the plan", self.ctx.id())?
-            .input("x", x)?
-            .output("y", y)?
-            .output("out", out)?;
-        check_len("spmv", "x length", self.matrix.cols(), x.len())?;
-        check_len("spmv", "y length", self.matrix.rows(), y.len())?;
-        rec.context().check_owner("dot: the reduction", reduction.partials().device_id())?;
-        if index >= out.len() {
-            return Err(Error::InvalidArgument(format!("dot: element {index} of a vector of {}", out.len())));
-        }
-        csr_thread::record_with_dot(rec, self.matrix.panels()[0].storage(), x, y, reduction)?;
-        reduction.finish(rec, out, index, false)
-    }
-
     /// Records and submits the product; returns without waiting for the GPU.
     pub fn run<'s>(
         &self,
