@@ -74,6 +74,20 @@ fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
     y.iter_mut().zip(x).for_each(|(y, x)| *y += alpha * x);
 }
 
+/// A twin solve's start: the problem, b and x0 in f64, and the threshold `max(rtol·‖b‖, atol)`.
+fn start<'a, T: Scalar>(
+    a: &'a CsrMatrix<T>,
+    m: TwinPreconditioner,
+    b: &[T],
+    x0: &[T],
+    rtol: f64,
+    atol: f64,
+) -> (Problem<'a, T>, Vec<f64>, Vec<f64>, f64) {
+    let b = to_f64(b);
+    let threshold = (rtol * norm(&b)).max(atol);
+    (problem(a, m), b, to_f64(x0), threshold)
+}
+
 fn residual<T: Scalar>(p: &Problem<'_, T>, b: &[f64], x: &[f64]) -> Vec<f64> {
     let ax = p.apply(x);
     b.iter().zip(ax).map(|(b, ax)| b - ax).collect()
@@ -93,10 +107,7 @@ pub fn cg<T: Scalar>(
     atol: f64,
     max_iterations: usize,
 ) -> TwinSolve {
-    let p_ = problem(a, m);
-    let b = to_f64(b);
-    let mut x = to_f64(x0);
-    let threshold = (rtol * norm(&b)).max(atol);
+    let (p_, b, mut x, threshold) = start(a, m, b, x0, rtol, atol);
     let mut r = residual(&p_, &b, &x);
     if norm(&r) <= threshold {
         return TwinSolve { x, iterations: 0, converged: true };
@@ -132,11 +143,8 @@ pub fn bicgstab<T: Scalar>(
     atol: f64,
     max_iterations: usize,
 ) -> TwinSolve {
-    let p_ = problem(a, m);
-    let b = to_f64(b);
-    let mut x = to_f64(x0);
+    let (p_, b, mut x, threshold) = start(a, m, b, x0, rtol, atol);
     let n = b.len();
-    let threshold = (rtol * norm(&b)).max(atol);
     let mut r = residual(&p_, &b, &x);
     if norm(&r) <= threshold {
         return TwinSolve { x, iterations: 0, converged: true };
@@ -184,10 +192,7 @@ pub fn gmres<T: Scalar>(
     max_iterations: usize,
     restart: usize,
 ) -> TwinSolve {
-    let p_ = problem(a, m);
-    let b = to_f64(b);
-    let mut x = to_f64(x0);
-    let threshold = (rtol * norm(&b)).max(atol);
+    let (p_, b, mut x, threshold) = start(a, m, b, x0, rtol, atol);
     let mut iterations = 0;
     loop {
         let r = residual(&p_, &b, &x);
