@@ -547,11 +547,11 @@ def true_residual(a, b, x):
     return float(cp.linalg.norm(b64 - a64 @ x.astype(cp.float64)) / cp.linalg.norm(b64))
 
 
-def solver_case(a, solve, rtol, history_run):
-    """The (run, check, stream, e2e) of a solver: run(copy) solves from x0 = 0 with the
-    result on the device (timed by the wall clock, a few calls: see main); run.figures()
-    gives the iteration count and residual history from history_run() (an untimed call)."""
-    b = cp.ones(a.shape[0], dtype=a.dtype)
+def solver_case(a, b, solve, rtol, history_run):
+    """The (run, check, stream, e2e) of a solver on A x = b: run(copy) solves from x0 = 0
+    with the result on the device (timed by the wall clock, a few calls: see main);
+    run.figures() gives the iteration count and residual history from history_run() (an
+    untimed call)."""
     solution = {}
 
     def run(i):
@@ -590,7 +590,7 @@ def cg(a, x, case, copies):
             (len(history) + 1, float(cp.linalg.norm(b - a @ xk)) / b_norm)), **kwargs)
         return len(history), history
 
-    return solver_case(a, lambda: cupy_cg(a, b, maxiter=maxiter, **kwargs)[0], rtol, history_run)
+    return solver_case(a, b, lambda: cupy_cg(a, b, maxiter=maxiter, **kwargs)[0], rtol, history_run)
 
 
 def gmres(a, x, case, copies):
@@ -606,7 +606,7 @@ def gmres(a, x, case, copies):
                    callback=lambda norm: history.append((restart * (len(history) + 1), float(norm))), **kwargs)
         return restart * len(history), history
 
-    return solver_case(a, lambda: cupy_gmres(a, b, restart=restart, maxiter=maxiter, **kwargs)[0], rtol,
+    return solver_case(a, b, lambda: cupy_gmres(a, b, restart=restart, maxiter=maxiter, **kwargs)[0], rtol,
                        history_run)
 
 
@@ -656,7 +656,7 @@ def bicgstab(a, x, case, copies):
         _, iterations = cupy_bicgstab(a, b, rtol, maxiter, history)
         return iterations, history
 
-    return solver_case(a, lambda: cupy_bicgstab(a, b, rtol, maxiter)[0], rtol, history_run)
+    return solver_case(a, b, lambda: cupy_bicgstab(a, b, rtol, maxiter)[0], rtol, history_run)
 
 
 OPS = {

@@ -499,6 +499,7 @@ impl Report {
             );
         }
         if self.rows.iter().any(|r| r.solve().is_some()) {
+            let (restart, rtol, f32_iterations, _) = crate::ops::solver_settings();
             lines.push(format!(
                 "cg/bicgstab/gmres rows: A·x = b with b = 1, x0 = 0, no preconditioner (GMRES restarts every {}); \
                  f64 rows solve to rtol {:e}, f32 rows run {} iterations on both sides (f32 cannot reach that rtol \
@@ -506,9 +507,7 @@ impl Report {
                  one-shot µs the wall clock from planning (SpMV plan and solver) to the solution on the device, \
                  which the speedup compares with the peer's call; µs/iteration the solve's wall clock per \
                  iteration (planning excluded), the peer's its call's",
-                crate::ops::solver_settings().0,
-                crate::ops::solver_settings().1,
-                crate::ops::solver_settings().2,
+                restart, rtol, f32_iterations,
             ));
             lines.push(
                 "peer solvers: CuPy's cupyx.scipy.sparse.linalg.cg and gmres (a host synchronisation per iteration, \

@@ -1,7 +1,7 @@
 //! BiCGSTAB for general square A, right-preconditioned (van der Vorst; the form of SciPy's
 //! `bicgstab`), every coefficient on the device.
 
-use super::steps::{slot, Ratio, Steps};
+use super::steps::{slot, Ratio};
 use super::{Common, Method, Operator, Sink, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
@@ -56,21 +56,11 @@ impl<'a, T: Scalar> BiCgStab<'a, T> {
     }
 
     solve_entry_points!();
-
-    /// Device bytes of the work vectors and scalars.
-    pub fn extra_bytes(&self) -> u64 {
-        let vectors = 5 + 2 * self.preconditioned.is_some() as u64;
-        vectors * self.r.byte_len() + self.common.steps.bytes()
-    }
 }
 
 impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
-    fn name(&self) -> &'static str {
-        "bicgstab"
-    }
-
-    fn steps(&self) -> &Steps<T> {
-        &self.common.steps
+    fn common(&self) -> &Common<'_, T> {
+        &self.common
     }
 
     fn start(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<()> {
@@ -79,7 +69,7 @@ impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
             self.common.steps.set(s, T::from_f64(1.0))?;
         }
         let mut rec = batch.recorder();
-        self.common.residual(&mut rec, b, x, &mut self.r, &mut self.t, slot::R_NORM)?;
+        self.common.residual(&mut rec, b, x, &mut self.r, slot::R_NORM)?;
         self.common.steps.check(&mut rec, slot::R_NORM, None)?;
         blas1::copy(&mut rec, &self.r, &mut self.r_hat)?;
         blas1::fill(&mut rec, T::default(), &mut self.p)?;
@@ -144,6 +134,6 @@ impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
     }
 
     fn true_residual(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
-        self.common.residual(&mut batch.recorder(), b, x, &mut self.r, &mut self.t, slot::TRUE_NORM)
+        self.common.residual(&mut batch.recorder(), b, x, &mut self.r, slot::TRUE_NORM)
     }
 }

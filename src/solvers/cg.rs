@@ -1,7 +1,7 @@
 //! Conjugate gradients for symmetric positive definite A (and M), preconditioned:
 //! Saad's Algorithm 9.1, with every coefficient on the device.
 
-use super::steps::{slot, Ratio, Steps};
+use super::steps::{slot, Ratio};
 use super::{Common, Method, Operator, Sink, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
@@ -43,12 +43,6 @@ impl<'a, T: Scalar> Cg<'a, T> {
 
     solve_entry_points!();
 
-    /// Device bytes of the work vectors and scalars.
-    pub fn extra_bytes(&self) -> u64 {
-        let vectors = 3 + self.z.is_some() as u64;
-        vectors * self.r.byte_len() + self.common.steps.bytes()
-    }
-
     /// `ρ ← r·z` (z = M⁻¹·r), then p ← z.
     fn precondition_into_p<'p>(&mut self, sink: &mut impl Sink<'p>, rho: usize) -> Result<()> {
         let mut rec = sink.rec();
@@ -63,18 +57,14 @@ impl<'a, T: Scalar> Cg<'a, T> {
 }
 
 impl<T: Scalar> Method<T> for Cg<'_, T> {
-    fn name(&self) -> &'static str {
-        "cg"
-    }
-
-    fn steps(&self) -> &Steps<T> {
-        &self.common.steps
+    fn common(&self) -> &Common<'_, T> {
+        &self.common
     }
 
     fn start(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<()> {
         {
             let mut rec = batch.recorder();
-            self.common.residual(&mut rec, b, x, &mut self.r, &mut self.q, slot::R_NORM)?;
+            self.common.residual(&mut rec, b, x, &mut self.r, slot::R_NORM)?;
             self.common.steps.check(&mut rec, slot::R_NORM, None)?;
         }
         self.precondition_into_p(batch, RHO)?;
@@ -116,6 +106,6 @@ impl<T: Scalar> Method<T> for Cg<'_, T> {
     }
 
     fn true_residual(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
-        self.common.residual(&mut batch.recorder(), b, x, &mut self.r, &mut self.q, slot::TRUE_NORM)
+        self.common.residual(&mut batch.recorder(), b, x, &mut self.r, slot::TRUE_NORM)
     }
 }

@@ -2,7 +2,7 @@
 //! Givens rotations and the back substitution on the device, by the one-invocation step
 //! kernel, so a cycle never waits for the host.
 
-use super::steps::{slot, GmresSlots, Ratio, Steps};
+use super::steps::{slot, GmresSlots, Ratio};
 use super::{Common, Method, Operator, Sink, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
@@ -50,24 +50,17 @@ impl<'a, T: Scalar> Gmres<'a, T> {
 
     solve_entry_points!();
 
-    /// Device bytes of the basis, work vectors and scalars.
-    pub fn extra_bytes(&self) -> u64 {
-        let vectors = self.basis.len() as u64 + self.z.is_some() as u64 + self.u.is_some() as u64;
-        vectors * self.basis[0].byte_len() + self.common.steps.bytes()
-    }
-
     /// A cycle's start: v₀ = r / ‖r‖, g = ‖r‖·e₁.
     fn cycle_start<'p>(&mut self, sink: &mut impl Sink<'p>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
         self.column = 0;
         let steps = &self.common.steps;
         let mut rec = sink.rec();
         steps.cycle_start(&mut rec)?;
-        let (first, rest) = self.basis.split_at_mut(1);
-        self.common.residual(&mut rec, b, x, &mut first[0], &mut rest[0], slot::R_NORM)?;
+        self.common.residual(&mut rec, b, x, &mut self.basis[0], slot::R_NORM)?;
         steps.check(&mut rec, slot::R_NORM, None)?;
         steps.ratio(&mut rec, Ratio::quotient(slot::R_NORM, slot::ONE, self.slots.g, None))?;
         steps.ratio(&mut rec, Ratio::quotient(slot::ONE, slot::R_NORM, INV, None))?;
-        blas1::scal(&mut rec, steps.arg(INV), &mut first[0])
+        blas1::scal(&mut rec, steps.arg(INV), &mut self.basis[0])
     }
 
     /// The open cycle's update, x += M⁻¹·V·y with y = R⁻¹·g, if the cycle ran.
@@ -96,12 +89,8 @@ impl<'a, T: Scalar> Gmres<'a, T> {
 }
 
 impl<T: Scalar> Method<T> for Gmres<'_, T> {
-    fn name(&self) -> &'static str {
-        "gmres"
-    }
-
-    fn steps(&self) -> &Steps<T> {
-        &self.common.steps
+    fn common(&self) -> &Common<'_, T> {
+        &self.common
     }
 
     fn start(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<()> {
@@ -158,7 +147,6 @@ impl<T: Scalar> Method<T> for Gmres<'_, T> {
     }
 
     fn true_residual(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
-        let (first, rest) = self.basis.split_at_mut(1);
-        self.common.residual(&mut batch.recorder(), b, x, &mut first[0], &mut rest[0], slot::TRUE_NORM)
+        self.common.residual(&mut batch.recorder(), b, x, &mut self.basis[0], slot::TRUE_NORM)
     }
 }

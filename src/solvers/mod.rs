@@ -11,10 +11,15 @@
 //! residual `‖b − A·x‖` is recomputed; if the recurrence claimed convergence that the true
 //! residual does not confirm, the solve restarts from `x` (at most [`MAX_RESTARTS`] times).
 
-/// `solve`, `solve_with` and `record_iteration` of a solver type whose `common` field holds
-/// its options and which implements `Method`.
+/// `solve`, `solve_with`, `record_iteration` and `extra_bytes` of a solver type whose
+/// `common` field holds its options and vectors and which implements `Method`.
 macro_rules! solve_entry_points {
     () => {
+        /// Device bytes of the work vectors, scalars and reduction partials.
+        pub fn extra_bytes(&self) -> u64 {
+            self.common.extra_bytes()
+        }
+
         /// Solves `A·x = b` from the x given; see [`SolverReport`](super::SolverReport) for what
         /// comes back.
         pub fn solve(&mut self, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<super::SolverReport> {
@@ -285,8 +290,14 @@ pub struct Progress {
 /// What a method records: the driver calls `start` (the residual of the current x), then
 /// `iteration` for each iteration index in order, and `finish` before the true residual.
 trait Method<T: Scalar> {
-    fn name(&self) -> &'static str;
-    fn steps(&self) -> &Steps<T>;
+    /// The operators, scalars and options every method has.
+    fn common(&self) -> &Common<'_, T>;
+    fn name(&self) -> &'static str {
+        self.common().what
+    }
+    fn steps(&self) -> &Steps<T> {
+        &self.common().steps
+    }
     /// Records the start (or a restart) from the current x: the residual, its norm checked
     /// against the threshold (without counting an iteration).
     fn start(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<()>;
@@ -353,7 +364,9 @@ fn check_operands<T: Scalar, M: Method<T>>(method: &M, ctx: &Context, b: &GpuVec
 
 /// The vectors and plans every method shares: the operators, a reduction, the scalars.
 struct Common<'a, T: Scalar> {
-    ctx: Context,
+    what: &'static str,
+    /// Work vectors the method allocated through [`Common::vector`].
+    vectors: std::cell::Cell<u64>,
     op: Operator<'a, T>,
     precond: Option<Operator<'a, T>>,
     steps: Steps<T>,
@@ -383,7 +396,8 @@ impl<'a, T: Scalar> Common<'a, T> {
         }
         let history = options.batch.unwrap_or(AUTO_BATCH_MAX);
         Ok(Common {
-            ctx: ctx.clone(),
+            what,
+            vectors: std::cell::Cell::new(0),
             op,
             precond,
             steps: Steps::new(ctx, rows, slots, history, options.max_iterations)?,
@@ -391,27 +405,29 @@ impl<'a, T: Scalar> Common<'a, T> {
         })
     }
 
-    fn n(&self) -> usize {
-        self.op.shape().0
-    }
-
+    /// A work vector of the operator's length, counted in [`Common::extra_bytes`].
     fn vector(&self) -> Result<GpuVec<T>> {
-        self.ctx.zeros(self.n())
+        let v = self.steps.context().zeros(self.steps.rows())?;
+        self.vectors.set(self.vectors.get() + v.byte_len());
+        Ok(v)
     }
 
-    /// `r ← b − A·x` (`ax` a work vector), then `state[norm] ← ‖r‖`.
+    /// Device bytes of the work vectors, scalars and reduction partials.
+    fn extra_bytes(&self) -> u64 {
+        self.vectors.get() + self.steps.bytes()
+    }
+
+    /// `r ← b − A·x`, then `state[norm] ← ‖r‖`.
     fn residual(
         &self,
         rec: &mut Recorder<'_, '_>,
         b: &GpuVec<T>,
         x: &GpuVec<T>,
         r: &mut GpuVec<T>,
-        ax: &mut GpuVec<T>,
         norm: usize,
     ) -> Result<()> {
-        self.op.apply(rec, x, ax)?;
-        blas1::copy(rec, b, r)?;
-        blas1::axpy(rec, T::from_f64(-1.0), ax, r)?;
+        self.op.apply(rec, x, r)?;
+        blas1::axpby(rec, T::from_f64(1.0), b, T::from_f64(-1.0), r)?;
         self.steps.norm(rec, r, norm)
     }
 
