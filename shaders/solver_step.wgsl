@@ -3,6 +3,7 @@
 // GMRES's Givens rotations and back substitution), the convergence test, and the status
 // words the host reads once per batch. A failed step writes zeros where its coefficients go,
 // so that the vector passes recorded after it in the same iteration change nothing.
+#import finite
 #import invocation
 #import real
 
@@ -61,17 +62,6 @@ var<immediate> params: Params;
 @group(0) @binding(2) var<storage, read_write> history: array<Real>;
 
 override WG_SIZE: u32 = 32u;
-
-#ifdef F64
-const MAX_REAL: f64 = 1.7976931348623157e308;
-#else
-const MAX_REAL: f32 = 3.40282347e38;
-#endif
-
-fn finite(v: Real) -> bool {
-    // NaN fails the comparison, and so does ±Inf.
-    return abs(v) <= MAX_REAL;
-}
 
 fn stop(reason: u32) {
     if status[STOP] == 0u {

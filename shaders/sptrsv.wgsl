@@ -18,9 +18,9 @@
 // With `params.capture`, each item also publishes its level, 1 + the largest level of its
 // predecessors: the level sets later solves run in.
 //
-// Bad input never hangs: an entry on the wrong side of the diagonal is skipped, a missing
-// diagonal divides by zero, and the first offending row is noted in the status for the
-// host to report.
+// Bad input never hangs: an entry on the wrong side of the diagonal is skipped (and reported
+// unless `other_triangle` says the matrix holds one on purpose), a missing diagonal divides
+// by zero, and the first offending row is noted in the status for the host to report.
 #import real
 #import sptrsv_words
 
@@ -40,6 +40,9 @@ struct Params {
     // (at most 32×) iterations of a multiply-add, so that waiting teams do not flood the
     // memory system with polls that slow the teams they wait on. 0: poll back to back.
     backoff: u32,
+    // Entries on the other side of the diagonal belong to another factor (an incomplete LU
+    // kept in one matrix): skipped without a problem.
+    other_triangle: u32,
 }
 
 var<immediate> params: Params;
@@ -194,7 +197,9 @@ fn take(item: ptr<function, Item>, e: u32, entry: Entry) -> bool {
             (*item).has_diagonal = true;
         }
         default: {
-            (*item).problem = PROBLEM_OUTSIDE_TRIANGLE;
+            if params.other_triangle == 0u {
+                (*item).problem = PROBLEM_OUTSIDE_TRIANGLE;
+            }
         }
     }
     (*item).next = walk(e, 1u);

@@ -111,6 +111,10 @@ pub enum SolveProblem {
     /// The diagonal entry is zero.
     #[error("the diagonal entry (pivot) is zero")]
     ZeroPivot,
+    /// A Cholesky-type factorization (IC(0)) met a pivot that is not positive (or a pivot
+    /// came out not finite): the matrix is not positive definite enough for it.
+    #[error("a pivot is not positive: the matrix is not positive definite")]
+    NotPositiveDefinite,
 }
 
 impl Error {

@@ -8,7 +8,10 @@ mod common;
 use wgsparse::generate::{self, Rng};
 use wgsparse::ops::{Spmv, SpmvAlgorithm};
 use wgsparse::reference::{self, TwinPreconditioner, TwinSolve};
-use wgsparse::solvers::{BiCgStab, Cg, Gmres, Jacobi, LinOp, Operator, SolverOptions, SolverReport, StopReason};
+use wgsparse::solvers::{
+    BiCgStab, Cg, Factorization, Gmres, IncompleteLu, IncompleteOptions, Jacobi, LinOp, Operator, SolverOptions,
+    SolverReport, StopReason, TriangularApply,
+};
 use wgsparse::{Context, Conversion, CsrMatrix, Error, GpuSparse, GpuVec, Scalar};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -16,6 +19,58 @@ enum Method {
     Cg,
     BiCgStab,
     Gmres,
+}
+
+/// The preconditioner of a solve: incomplete means IC(0) for CG, ILU(0) for the others, from
+/// the default three factorization sweeps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Precond {
+    None,
+    Jacobi,
+    Incomplete(TriangularApply),
+}
+
+const FACTOR_SWEEPS: u32 = 3;
+
+impl Precond {
+    fn factorization(method: Method) -> Factorization {
+        if method == Method::Cg {
+            Factorization::Ic0
+        } else {
+            Factorization::Ilu0
+        }
+    }
+
+    fn build<T: Scalar>(
+        self,
+        ctx: &Context,
+        method: Method,
+        a: &GpuSparse<T>,
+    ) -> wgsparse::Result<Option<Box<dyn LinOp<T>>>> {
+        Ok(match self {
+            Precond::None => None,
+            Precond::Jacobi => Some(Box::new(Jacobi::new(ctx, a)?)),
+            Precond::Incomplete(apply) => {
+                let options = IncompleteOptions { sweeps: FACTOR_SWEEPS, apply };
+                Some(Box::new(IncompleteLu::new(ctx, a, Self::factorization(method), options)?))
+            }
+        })
+    }
+
+    fn twin(self, method: Method) -> TwinPreconditioner {
+        match self {
+            Precond::None => TwinPreconditioner::Identity,
+            Precond::Jacobi => TwinPreconditioner::Jacobi,
+            Precond::Incomplete(apply) => TwinPreconditioner::Incomplete {
+                cholesky: Self::factorization(method) == Factorization::Ic0,
+                sweeps: FACTOR_SWEEPS,
+                apply: match apply {
+                    TriangularApply::Exact => None,
+                    TriangularApply::Sweeps(s) => Some(s),
+                },
+            },
+        }
+    }
 }
 
 fn cast<T: Scalar>(a: &CsrMatrix<f32>) -> CsrMatrix<T> {
@@ -32,15 +87,15 @@ fn solve<T: Scalar>(
     ctx: &Context,
     method: Method,
     a: &CsrMatrix<T>,
-    jacobi: bool,
+    precond: Precond,
     b: &[T],
     x0: &[T],
     options: SolverOptions,
 ) -> wgsparse::Result<(SolverReport, Vec<T>)> {
     let gpu_a = GpuSparse::from_csr(ctx, a, Conversion::Csr)?;
     let spmv = Spmv::new(ctx, &gpu_a, SpmvAlgorithm::Auto)?;
-    let precond = if jacobi { Some(Jacobi::new(ctx, &gpu_a)?) } else { None };
-    let m = precond.as_ref().map(Operator::from);
+    let precond = precond.build(ctx, method, &gpu_a)?;
+    let m = precond.as_deref().map(Operator::from);
     let b = ctx.upload(b)?;
     let mut x = ctx.upload(x0)?;
     let mut calls = 0;
@@ -62,8 +117,15 @@ fn solve<T: Scalar>(
     Ok((report, x.read_blocking()?))
 }
 
-fn twin<T: Scalar>(method: Method, a: &CsrMatrix<T>, jacobi: bool, b: &[T], x0: &[T], o: &SolverOptions) -> TwinSolve {
-    let m = if jacobi { TwinPreconditioner::Jacobi } else { TwinPreconditioner::Identity };
+fn twin<T: Scalar>(
+    method: Method,
+    a: &CsrMatrix<T>,
+    precond: Precond,
+    b: &[T],
+    x0: &[T],
+    o: &SolverOptions,
+) -> TwinSolve {
+    let m = precond.twin(method);
     match method {
         Method::Cg => reference::cg(a, m, b, x0, o.rtol, o.atol, o.max_iterations),
         Method::BiCgStab => reference::bicgstab(a, m, b, x0, o.rtol, o.atol, o.max_iterations),
@@ -76,7 +138,7 @@ fn twin<T: Scalar>(method: Method, a: &CsrMatrix<T>, jacobi: bool, b: &[T], x0: 
 fn twin_spread<T: Scalar>(
     method: Method,
     a: &CsrMatrix<T>,
-    jacobi: bool,
+    precond: Precond,
     b: &[T],
     x0: &[T],
     options: &SolverOptions,
@@ -87,7 +149,7 @@ fn twin_spread<T: Scalar>(
         let noise = generate::random_vector(b.len(), seed);
         let perturbed: Vec<T> =
             b.iter().zip(&noise).map(|(v, &u)| T::from_f64(v.to_f64() * (1.0 + delta * u as f64))).collect();
-        let count = twin(method, a, jacobi, &perturbed, x0, options).iterations;
+        let count = twin(method, a, precond, &perturbed, x0, options).iterations;
         (lo.min(count), hi.max(count))
     })
 }
@@ -108,6 +170,15 @@ fn systems<T: Scalar>() -> Vec<(String, CsrMatrix<T>, bool)> {
     out
 }
 
+/// Every preconditioner the solvers are checked with: none, Jacobi, and the incomplete
+/// factorizations applied exactly and by two Jacobi sweeps per triangle.
+const PRECONDITIONERS: [Precond; 4] = [
+    Precond::None,
+    Precond::Jacobi,
+    Precond::Incomplete(TriangularApply::Exact),
+    Precond::Incomplete(TriangularApply::Sweeps(2)),
+];
+
 fn matches_twin<T: Scalar>(rtol: f64) {
     let mut rng = Rng::new(common::seed("solvers matches twin"));
     for (mode, ctx) in common::contexts_for::<T>() {
@@ -118,14 +189,16 @@ fn matches_twin<T: Scalar>(rtol: f64) {
                 if method == Method::Cg && !spd {
                     continue;
                 }
-                for jacobi in [false, true] {
-                    // x0 = 0, then a random x0.
-                    for x0 in [vec![T::default(); n], vector::<T>(n, rng.next_u64())] {
+                for precond in PRECONDITIONERS {
+                    // x0 = 0, then a random x0 (without a preconditioner and with Jacobi).
+                    let x0s = [vec![T::default(); n], vector::<T>(n, rng.next_u64())];
+                    let x0s = if matches!(precond, Precond::Incomplete(_)) { &x0s[..1] } else { &x0s[..] };
+                    for x0 in x0s {
                         let options = SolverOptions { rtol, max_iterations: 2000, restart: 20, ..Default::default() };
-                        let what = format!("{mode} {} {name} {method:?} jacobi {jacobi}", T::KIND.name());
-                        let want = twin(method, &a, jacobi, &b, &x0, &options);
+                        let what = format!("{mode} {} {name} {method:?} {precond:?}", T::KIND.name());
+                        let want = twin(method, &a, precond, &b, x0, &options);
                         assert!(want.converged, "{what}: the twin converges");
-                        let (report, x) = solve(ctx, method, &a, jacobi, &b, &x0, options).unwrap();
+                        let (report, x) = solve(ctx, method, &a, precond, &b, x0, options).unwrap();
                         assert_eq!(report.reason, StopReason::Converged, "{what}: {report:?}");
                         assert!(report.residual <= rtol, "{what}: true residual {}", report.residual);
                         // A Krylov method's iteration count moves with rounding: BiCGSTAB's
@@ -134,7 +207,7 @@ fn matches_twin<T: Scalar>(rtol: f64) {
                         // its count must fall within the twin's own spread over copies of b
                         // perturbed at the element type's rounding level, widened by 5% (f64)
                         // or 20% (f32: rounding moves a path further) and 2.
-                        let (lo, hi) = twin_spread(method, &a, jacobi, &b, &x0, &options, want.iterations);
+                        let (lo, hi) = twin_spread(method, &a, precond, &b, x0, &options, want.iterations);
                         let percent = if T::KIND == wgsparse::ElementKind::F64 { 5 } else { 20 };
                         let slack = 2 + hi * percent / 100;
                         assert!(
@@ -170,13 +243,13 @@ fn trivial_right_hand_sides() {
     let n = a.rows();
     for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
         let (report, x) =
-            solve(ctx, method, &a, false, &vec![0.0f32; n], &vec![1.0; n], SolverOptions::default()).unwrap();
+            solve(ctx, method, &a, Precond::None, &vec![0.0f32; n], &vec![1.0; n], SolverOptions::default()).unwrap();
         assert_eq!((report.reason, report.iterations), (StopReason::Converged, 0), "{method:?}");
         assert!(x.iter().all(|&v| v == 0.0), "{method:?}: x = 0");
 
         let x_true = vec![1.0f32; n];
         let b: Vec<f32> = reference::spmv_csr(1.0, &a, &x_true, 0.0, &vec![0.0; n]).iter().map(|&v| v as f32).collect();
-        let (report, x) = solve(ctx, method, &a, true, &b, &x_true, SolverOptions::default()).unwrap();
+        let (report, x) = solve(ctx, method, &a, Precond::Jacobi, &b, &x_true, SolverOptions::default()).unwrap();
         assert_eq!((report.reason, report.iterations), (StopReason::Converged, 0), "{method:?}: x0 solves it");
         assert_eq!(x, x_true);
     }
@@ -193,7 +266,8 @@ fn failures_are_reported() {
     let indefinite =
         CsrMatrix::try_from_csr_data(n, n, (0..=n as u32).collect(), (0..n as u32).collect(), values).unwrap();
     let b = vec![1.0f32; n];
-    let (report, _) = solve(ctx, Method::Cg, &indefinite, false, &b, &vec![0.0; n], SolverOptions::default()).unwrap();
+    let (report, _) =
+        solve(ctx, Method::Cg, &indefinite, Precond::None, &b, &vec![0.0; n], SolverOptions::default()).unwrap();
     assert_eq!(report.reason, StopReason::Indefinite, "{report:?}");
 
     // The graph Laplacian of a path (rows sum to 0: singular), b = e₀ not in its range.
@@ -222,7 +296,7 @@ fn failures_are_reported() {
     b[0] = 1.0;
     for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
         let options = SolverOptions { max_iterations: 300, rtol: 1e-6, ..Default::default() };
-        let (report, _) = solve(ctx, method, &singular, false, &b, &vec![0.0; n], options).unwrap();
+        let (report, _) = solve(ctx, method, &singular, Precond::None, &b, &vec![0.0; n], options).unwrap();
         assert!(!report.converged(), "{method:?} on a singular system: {report:?}");
         assert!(report.iterations <= 300, "{method:?}: {report:?}");
     }
@@ -237,12 +311,12 @@ fn non_finite_values_are_reported() {
     let mut b = vec![1.0f32; n];
     b[3] = f32::NAN;
     for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
-        let (report, _) = solve(ctx, method, &a, false, &b, &vec![0.0; n], SolverOptions::default()).unwrap();
+        let (report, _) = solve(ctx, method, &a, Precond::None, &b, &vec![0.0; n], SolverOptions::default()).unwrap();
         assert_eq!(report.reason, StopReason::NonFinite, "{method:?} NaN in b");
         let mut bad = a.clone();
         bad.values_mut()[7] = f32::NAN;
         let (report, _) =
-            solve(ctx, method, &bad, false, &vec![1.0; n], &vec![0.0; n], SolverOptions::default()).unwrap();
+            solve(ctx, method, &bad, Precond::None, &vec![1.0; n], &vec![0.0; n], SolverOptions::default()).unwrap();
         assert_eq!(report.reason, StopReason::NonFinite, "{method:?} NaN in A: {report:?}");
     }
 }
@@ -257,15 +331,15 @@ fn batches_and_budgets() {
     let b = vector::<f32>(n, 5);
     let x0 = vec![0.0f32; n];
     for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
-        let auto = solve(ctx, method, &a, false, &b, &x0, SolverOptions::default()).unwrap();
+        let auto = solve(ctx, method, &a, Precond::None, &b, &x0, SolverOptions::default()).unwrap();
         for batch in [1, 7, 64] {
             let options = SolverOptions { batch: Some(batch), ..Default::default() };
-            let got = solve(ctx, method, &a, false, &b, &x0, options).unwrap();
+            let got = solve(ctx, method, &a, Precond::None, &b, &x0, options).unwrap();
             assert_eq!(got.0.iterations, auto.0.iterations, "{method:?} batch {batch}");
             assert_eq!(got.1, auto.1, "{method:?} batch {batch}: x bit for bit");
         }
         let options = SolverOptions { max_iterations: 5, ..Default::default() };
-        let (report, _) = solve(ctx, method, &a, false, &b, &x0, options).unwrap();
+        let (report, _) = solve(ctx, method, &a, Precond::None, &b, &x0, options).unwrap();
         assert_eq!((report.reason, report.iterations), (StopReason::MaxIterations, 5), "{method:?}");
     }
 }

@@ -126,11 +126,15 @@ pub struct SptrsvOptions {
     /// (teams wait on other teams: on the H100 it halves the solve of the suite's stencils and
     /// R-MAT), 0 in row order (chains within a team, where a pause delays the next link).
     pub backoff: Option<u32>,
+    /// Skip entries on the other side of the diagonal instead of refusing the matrix
+    /// ([`SolveProblem::OutsideTriangle`]): for a matrix that holds two factors, as an
+    /// incomplete LU does (L's strict part below the diagonal, U above and on it).
+    pub ignore_other_triangle: bool,
 }
 
 impl Default for SptrsvOptions {
     fn default() -> Self {
-        SptrsvOptions { rhs: 1, spin_limit: 1 << 16, relaunch_rounds: 2, backoff: None }
+        SptrsvOptions { rhs: 1, spin_limit: 1 << 16, relaunch_rounds: 2, backoff: None, ignore_other_triangle: false }
     }
 }
 
@@ -375,6 +379,13 @@ impl<T: Scalar> TriangularSolve<T> {
         self.record_launches(rec, b, x, Launch::First, false, self.level_sets().as_deref())
     }
 
+    /// [`TriangularSolve::record`] into an x the caller holds by shared reference (a
+    /// preconditioner's own scratch vector, written only by its recordings).
+    pub(crate) fn record_into_scratch(&self, rec: &mut Recorder<'_, '_>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
+        let (b, x) = self.vector_operands(rec.context(), b, x)?;
+        self.record_launches(rec, b, x, Launch::First, false, self.level_sets().as_deref())
+    }
+
     /// [`TriangularSolve::record`] for k right-hand sides: b and x n × k, row-major, one panel.
     pub fn record_dense(&self, rec: &mut Recorder<'_, '_>, b: &GpuDense<T>, x: &mut GpuDense<T>) -> Result<()> {
         let (b, x) = self.dense_operands(rec.context(), b, x)?;
@@ -557,6 +568,7 @@ impl<T: Scalar> TriangularSolve<T> {
             level_order: level_sets.is_some() as u32,
             capture: capture as u32,
             backoff: self.options.backoff.unwrap_or(if level_sets.is_some() { LEVEL_ORDER_BACKOFF } else { 0 }),
+            other_triangle: self.options.ignore_other_triangle as u32,
         };
         let bindings = kernel::Bindings {
             row_offsets: row_offsets.bind(),

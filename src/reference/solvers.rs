@@ -5,6 +5,8 @@
 use crate::element::Scalar;
 use crate::format::CsrMatrix;
 
+use super::incomplete::{apply_incomplete, incomplete_factor, TwinApply};
+
 /// What a twin solve did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TwinSolve {
@@ -23,11 +25,23 @@ pub enum TwinPreconditioner {
     Identity,
     /// z = D⁻¹·r.
     Jacobi,
+    /// ILU(0) (IC(0) with `cholesky`) from `sweeps` fine-grained sweeps, applied as `apply`
+    /// says ([`incomplete_factor`], [`apply_incomplete`]).
+    Incomplete {
+        /// IC(0) rather than ILU(0).
+        cholesky: bool,
+        /// Factorization sweeps.
+        sweeps: u32,
+        /// Exact (`None`) or Jacobi-sweep application.
+        apply: TwinApply,
+    },
 }
 
 struct Problem<'a, T: Scalar> {
     a: &'a CsrMatrix<T>,
-    inverse_diagonal: Option<Vec<f64>>,
+    m: TwinPreconditioner,
+    /// D⁻¹ (Jacobi) or the factor (incomplete).
+    data: Vec<f64>,
 }
 
 impl<T: Scalar> Problem<'_, T> {
@@ -42,24 +56,29 @@ impl<T: Scalar> Problem<'_, T> {
     }
 
     fn precondition(&self, r: &[f64]) -> Vec<f64> {
-        match &self.inverse_diagonal {
-            Some(d) => r.iter().zip(d).map(|(r, d)| r * d).collect(),
-            None => r.to_vec(),
+        match self.m {
+            TwinPreconditioner::Identity => r.to_vec(),
+            TwinPreconditioner::Jacobi => r.iter().zip(&self.data).map(|(r, d)| r * d).collect(),
+            TwinPreconditioner::Incomplete { cholesky, apply, .. } => {
+                apply_incomplete(self.a, &self.data, cholesky, apply, r)
+            }
         }
     }
 }
 
 fn problem<T: Scalar>(a: &CsrMatrix<T>, m: TwinPreconditioner) -> Problem<'_, T> {
-    let inverse_diagonal = (m == TwinPreconditioner::Jacobi).then(|| {
-        (0..a.rows())
+    let data = match m {
+        TwinPreconditioner::Identity => Vec::new(),
+        TwinPreconditioner::Jacobi => (0..a.rows())
             .map(|r| {
                 let range = a.row_offsets()[r] as usize..a.row_offsets()[r + 1] as usize;
                 let d: f64 = range.filter(|&p| a.col_indices()[p] as usize == r).map(|p| a.values()[p].to_f64()).sum();
                 1.0 / d
             })
-            .collect()
-    });
-    Problem { a, inverse_diagonal }
+            .collect(),
+        TwinPreconditioner::Incomplete { cholesky, sweeps, .. } => incomplete_factor(a, cholesky, sweeps),
+    };
+    Problem { a, m, data }
 }
 
 fn dot(x: &[f64], y: &[f64]) -> f64 {

@@ -1,6 +1,7 @@
 //! Iterative solvers of `A·x = b` on the GPU: conjugate gradients ([`Cg`]), BiCGSTAB
 //! ([`BiCgStab`]) and restarted GMRES ([`Gmres`]), with any [`LinOp`] as the operator and as
-//! the preconditioner ([`Jacobi`], or the caller's own).
+//! the preconditioner ([`Jacobi`], ILU(0) and IC(0) as [`IncompleteLu`], or the caller's
+//! own).
 //!
 //! A solve never visits the host per iteration: iterations are recorded `k` at a time into
 //! one batch, their coefficients (α, β, ω, norms) stay in a device vector of scalars, and
@@ -56,12 +57,14 @@ macro_rules! solve_entry_points {
 mod bicgstab;
 mod cg;
 mod gmres;
+mod incomplete;
 mod jacobi;
 mod steps;
 
 pub use bicgstab::BiCgStab;
 pub use cg::Cg;
 pub use gmres::Gmres;
+pub use incomplete::{Factorization, IncompleteLu, IncompleteOptions, TriangularApply};
 pub use jacobi::Jacobi;
 
 use crate::element::Scalar;

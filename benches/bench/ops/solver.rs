@@ -1,5 +1,8 @@
 //! The iterative solvers (ops `cg`, `bicgstab`, `gmres`) on `A·x = b`, b = 1, x0 = 0, the
-//! operator an `Auto` SpMV plan of A, no preconditioner (the peer's CuPy solvers have none).
+//! operator an `Auto` SpMV plan of A. Algorithm `auto` has no preconditioner (the peer's
+//! CuPy solvers have none); `ilu0`/`ic0` and their `-sweeps` forms precondition with
+//! [`IncompleteLu`] (IC(0) for CG), factorization inside the one-shot time, against the same
+//! unpreconditioned peer: what the incomplete factorizations gain or lose end to end.
 //!
 //! f64 rows solve to `rtol = 1e-6` (the time to tolerance). f32 rows run a fixed
 //! [`F32_ITERATIONS`] on both sides instead: with b = 1 the suite's Laplacians have solutions
@@ -25,7 +28,10 @@ use wgsparse::generate;
 use wgsparse::ops::{blas1, Spmv, SpmvAlgorithm};
 use wgsparse::record::Recorder;
 use wgsparse::reference::{self, TwinPreconditioner};
-use wgsparse::solvers::{BiCgStab, Cg, Gmres, SolverOptions, SolverReport, StopReason};
+use wgsparse::solvers::{
+    BiCgStab, Cg, Factorization, Gmres, IncompleteLu, IncompleteOptions, Operator, SolverOptions, SolverReport,
+    StopReason, TriangularApply,
+};
 use wgsparse::{Context, Conversion, CsrMatrix, ElementKind, GpuSparse, GpuVec, Scalar};
 
 use super::cost::{self, Cost, Model, Shape};
@@ -52,6 +58,22 @@ pub const RESTART: usize = 30;
 /// relative residuals of 3·10⁻² to 10²; ours reports it, Stagnated or Breakdown); at 0.2 the
 /// twin's true residual stays within 1e-6.
 const WIND: f32 = 0.2;
+
+/// Jacobi sweeps per triangle of the `-sweeps` preconditioned algorithms.
+const APPLY_SWEEPS: u32 = 2;
+
+/// The preconditioner of an algorithm: `auto` has none (as the peer's solvers); `ilu0` (IC(0)
+/// for CG, `ic0`) applies its factors exactly, `ilu0-sweeps` (`ic0-sweeps`) by
+/// [`APPLY_SWEEPS`] Jacobi sweeps per triangle. Factored by the default three sweeps, inside
+/// the timed one-shot.
+fn preconditioner(algorithm: &str) -> Option<Option<TriangularApply>> {
+    match algorithm {
+        "auto" => Some(None),
+        "ilu0" | "ic0" => Some(Some(TriangularApply::Exact)),
+        "ilu0-sweeps" | "ic0-sweeps" => Some(Some(TriangularApply::Sweeps(APPLY_SWEEPS))),
+        _ => None,
+    }
+}
 
 /// Which method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +143,10 @@ impl<T: Scalar> Op for SolverOp<T> {
     }
 
     fn algorithms(&self) -> Vec<&'static str> {
-        vec!["auto"]
+        match self.method {
+            Method::Cg => vec!["auto", "ic0", "ic0-sweeps"],
+            Method::BiCgStab | Method::Gmres => vec!["auto", "ilu0", "ilu0-sweeps"],
+        }
     }
 
     fn format(&self, _algorithm: &str) -> &'static str {
@@ -190,18 +215,61 @@ impl<T: Scalar> Op for SolverOp<T> {
                 SolverOptions { rtol: 0.0, max_iterations: F32_ITERATIONS, restart: RESTART, ..Default::default() }
             }
         };
-        // f32 rows: the twin's true residual after as many iterations bounds ours.
-        let twin_residual = (T::KIND == ElementKind::F32).then(|| {
+        Box::new(SolverInputs { method: self.method, a, b, options })
+    }
+}
+
+impl Method {
+    fn factorization(self) -> Factorization {
+        match self {
+            Method::Cg => Factorization::Ic0,
+            Method::BiCgStab | Method::Gmres => Factorization::Ilu0,
+        }
+    }
+}
+
+impl<T: Scalar> SolverInputs<T> {
+    /// For f32 rows, the f64 twin's (residual, scale) after [`F32_ITERATIONS`] with the same
+    /// preconditioner: what bounds ours.
+    fn twin_residual(&self, apply: Option<TriangularApply>) -> Option<(f64, f64)> {
+        (T::KIND == ElementKind::F32).then(|| {
+            let (a, b) = (&self.a, &self.b);
             let x0 = vec![T::default(); a.rows()];
-            let id = TwinPreconditioner::Identity;
-            let twin = match self.method {
-                Method::Cg => reference::cg(&a, id, &b, &x0, 0.0, 0.0, F32_ITERATIONS),
-                Method::BiCgStab => reference::bicgstab(&a, id, &b, &x0, 0.0, 0.0, F32_ITERATIONS),
-                Method::Gmres => reference::gmres(&a, id, &b, &x0, 0.0, 0.0, F32_ITERATIONS, RESTART),
+            let m = match apply {
+                None => TwinPreconditioner::Identity,
+                Some(apply) => TwinPreconditioner::Incomplete {
+                    cholesky: self.method.factorization() == Factorization::Ic0,
+                    sweeps: IncompleteOptions::default().sweeps,
+                    apply: match apply {
+                        TriangularApply::Exact => None,
+                        TriangularApply::Sweeps(s) => Some(s),
+                    },
+                },
             };
-            true_residual(&a, &b, &twin.x)
-        });
-        Box::new(SolverInputs { method: self.method, a, b, options, twin_residual })
+            let twin = match self.method {
+                Method::Cg => reference::cg(a, m, b, &x0, 0.0, 0.0, F32_ITERATIONS),
+                Method::BiCgStab => reference::bicgstab(a, m, b, &x0, 0.0, 0.0, F32_ITERATIONS),
+                Method::Gmres => reference::gmres(a, m, b, &x0, 0.0, 0.0, F32_ITERATIONS, RESTART),
+            };
+            true_residual(a, b, &twin.x)
+        })
+    }
+
+    /// The preconditioner of `apply` (none for `None`); a matrix it cannot factor is refused
+    /// (the row is skipped with the reason).
+    fn preconditioner(
+        &self,
+        ctx: &Context,
+        matrix: &GpuSparse<T>,
+        apply: Option<TriangularApply>,
+    ) -> Result<Option<Arc<IncompleteLu<T>>>, OpError> {
+        let Some(apply) = apply else { return Ok(None) };
+        let options = IncompleteOptions { apply, ..Default::default() };
+        match IncompleteLu::new(ctx, matrix, self.method.factorization(), options) {
+            Ok(m) => Ok(Some(Arc::new(m))),
+            Err(e @ wgsparse::Error::NotSolvable { .. }) => Err(OpError { refused: true, message: e.to_string() }),
+            Err(e) => Err(e.into()),
+        }
     }
 }
 
@@ -224,26 +292,30 @@ fn true_residual<T: Scalar, X: Scalar>(a: &CsrMatrix<T>, b: &[T], x: &[X]) -> (f
     (residual.sqrt() / b_norm, scale.sqrt() / b_norm)
 }
 
-/// A, b, the options, and for f32 rows the twin's (residual, scale) after the same iterations.
+/// A, b and the options.
 struct SolverInputs<T: Scalar> {
     method: Method,
     a: CsrMatrix<T>,
     b: Vec<T>,
     options: SolverOptions,
-    twin_residual: Option<(f64, f64)>,
 }
 
 impl<T: Scalar> Inputs for SolverInputs<T> {
     fn prepare(&self, ctx: &Context, algorithm: &str) -> Result<Box<dyn Prepared + '_>, OpError> {
-        if algorithm != "auto" {
+        let Some(apply) = preconditioner(algorithm) else {
             return Err(OpError::failed(format!("unknown solver algorithm {algorithm:?}")));
-        }
+        };
         let matrix = GpuSparse::from_csr(ctx, &self.a, Conversion::Csr)?;
         let spmv = Arc::new(Spmv::new(ctx, &matrix, SpmvAlgorithm::Auto)?);
-        let solver = AnySolver::new(ctx, self.method, spmv.clone(), self.options)?;
+        let precond = self.preconditioner(ctx, &matrix, apply)?;
+        let solver = AnySolver::new(ctx, self.method, spmv.clone(), precond.clone(), self.options)?;
         Ok(Box::new(SolverRuns {
             ctx: ctx.clone(),
             inputs: self,
+            algorithm: algorithm.to_string(),
+            apply,
+            precond,
+            twin_residual: self.twin_residual(apply),
             b: ctx.upload(&self.b)?,
             x: ctx.zeros(self.b.len())?,
             spmv,
@@ -263,11 +335,18 @@ enum AnySolver<T: Scalar> {
 }
 
 impl<T: Scalar> AnySolver<T> {
-    fn new(ctx: &Context, method: Method, op: Arc<Spmv<T>>, options: SolverOptions) -> wgsparse::Result<Self> {
+    fn new(
+        ctx: &Context,
+        method: Method,
+        op: Arc<Spmv<T>>,
+        precond: Option<Arc<IncompleteLu<T>>>,
+        options: SolverOptions,
+    ) -> wgsparse::Result<Self> {
+        let m = precond.map(Operator::from);
         Ok(match method {
-            Method::Cg => AnySolver::Cg(Cg::new(ctx, op, None, options)?),
-            Method::BiCgStab => AnySolver::BiCgStab(BiCgStab::new(ctx, op, None, options)?),
-            Method::Gmres => AnySolver::Gmres(Gmres::new(ctx, op, None, options)?),
+            Method::Cg => AnySolver::Cg(Cg::new(ctx, op, m, options)?),
+            Method::BiCgStab => AnySolver::BiCgStab(BiCgStab::new(ctx, op, m, options)?),
+            Method::Gmres => AnySolver::Gmres(Gmres::new(ctx, op, m, options)?),
         })
     }
 
@@ -304,6 +383,12 @@ impl<T: Scalar> AnySolver<T> {
 struct SolverRuns<'a, T: Scalar> {
     ctx: Context,
     inputs: &'a SolverInputs<T>,
+    algorithm: String,
+    /// The preconditioner's application (`None`: no preconditioner).
+    apply: Option<TriangularApply>,
+    precond: Option<Arc<IncompleteLu<T>>>,
+    /// For f32 rows: the twin's (residual, scale) after as many iterations, same preconditioner.
+    twin_residual: Option<(f64, f64)>,
     matrix: GpuSparse<T>,
     spmv: Arc<Spmv<T>>,
     solver: AnySolver<T>,
@@ -327,11 +412,16 @@ impl<T: Scalar> SolverRuns<'_, T> {
 
 impl<T: Scalar> Prepared for SolverRuns<'_, T> {
     fn label(&self) -> String {
-        format!("auto (spmv {})", self.spmv.algorithm().name())
+        let apply = match self.apply {
+            None => String::new(),
+            Some(TriangularApply::Exact) => "exact triangular solves, ".into(),
+            Some(TriangularApply::Sweeps(s)) => format!("{s} jacobi sweeps per triangle, "),
+        };
+        format!("{} ({apply}spmv {})", self.algorithm, self.spmv.algorithm().name())
     }
 
     fn extra_bytes(&self) -> u64 {
-        self.solver.extra_bytes() + self.spmv.extra_bytes()
+        self.solver.extra_bytes() + self.spmv.extra_bytes() + self.precond.as_ref().map_or(0, |m| m.extra_bytes())
     }
 
     fn working_set_bytes(&self) -> u64 {
@@ -365,7 +455,7 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
         // A solve to tolerance that reports it did not get there (a breakdown, max iterations)
         // has done its job: the row says so and is skipped. One that claims convergence is
         // checked against the true residual.
-        if self.inputs.twin_residual.is_none() && !report.converged() {
+        if self.twin_residual.is_none() && !report.converged() {
             let why = format!("did not converge: {:?} after {} iterations", report.reason, report.iterations);
             return Err(OpError { refused: true, message: why });
         }
@@ -388,7 +478,7 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
         if !residual.is_finite() {
             return f64::INFINITY;
         }
-        match inputs.twin_residual {
+        match self.twin_residual {
             Some((twin, scale)) => {
                 let bound = (1.1 * twin + 16.0 * f32::EPSILON as f64 * scale).max(F32_FLOOR);
                 (residual - bound).max(0.0)
@@ -402,14 +492,19 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
         }
     }
 
-    /// From planning (the SpMV plan and the solver, as the CuPy call makes its own) to the
-    /// solution on the device.
+    /// From planning (the SpMV plan, the preconditioner's factorization and the solver, as
+    /// the CuPy call makes its own) to the solution on the device.
     fn one_shot(&mut self) -> Result<Option<OneShot>, OpError> {
         self.zero_x()?;
         let inputs = self.inputs;
+        // A fresh upload (before the clock): no analyses kept from earlier plans of A, so the
+        // time includes every one this solve builds (the level sets of exact application).
+        let matrix = GpuSparse::from_csr(&self.ctx, &inputs.a, Conversion::Csr)?;
+        self.ctx.synchronize()?;
         let start = Instant::now();
-        let spmv = Arc::new(Spmv::new(&self.ctx, &self.matrix, SpmvAlgorithm::Auto)?);
-        let mut solver = AnySolver::new(&self.ctx, inputs.method, spmv, inputs.options)?;
+        let spmv = Arc::new(Spmv::new(&self.ctx, &matrix, SpmvAlgorithm::Auto)?);
+        let precond = inputs.preconditioner(&self.ctx, &matrix, self.apply)?;
+        let mut solver = AnySolver::new(&self.ctx, inputs.method, spmv, precond, inputs.options)?;
         let solving = Instant::now();
         let report = solver.solve(&self.b, &mut self.x)?;
         let time = start.elapsed();
