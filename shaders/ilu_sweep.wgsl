@@ -14,9 +14,13 @@
 // usual starting guess. The sweeps converge to the exact ILU(0)/IC(0) factors (their fixed
 // point, reached after finitely many sweeps); a few give most of the preconditioning.
 //
+// IC(0) reads A's lower triangle only: an upper entry's a_ij is taken from its mirror a_ji,
+// so the factor is symmetric whatever A stores above the diagonal.
+//
 // `problems[0]`: the first row without a diagonal entry (initial sweep); `problems[1]`, when
-// `check` is set (the last sweep): the first row whose pivot is zero or not finite, or for
-// IC(0) not positive (0xffffffff: none).
+// `check` is set (the last sweep): the first row whose pivot is zero or not finite (IC(0):
+// not positive) or with an entry that is not finite; `problems[2]` (IC(0), initial sweep):
+// the first row with an entry whose mirror is not stored (0xffffffff: none).
 #import csr_find
 #import finite
 #import invocation
@@ -70,6 +74,14 @@ fn run(i: u32) {
         let j = col_indices[p];
         let m = min(i, j);
         var s = Acc(a[p]);
+        if params.cholesky != 0u && j > i {
+            let mirror = csr_find(j, i);
+            if mirror == CSR_NONE {
+                atomicMin(&problems[2], i);
+            } else {
+                s = Acc(a[mirror]);
+            }
+        }
         if params.initial == 0u {
             // k runs over row i's columns below m (sorted: a prefix of the row).
             for (var q = first; q < end; q += 1u) {
@@ -95,6 +107,10 @@ fn run(i: u32) {
             }
         } else if j < i || params.cholesky != 0u {
             f = s / pivot(m);
+        }
+        // An earlier sweep's bad pivot can leave a non-finite entry behind a finite diagonal.
+        if params.check != 0u && !finite(Real(f)) {
+            atomicMin(&problems[1], i);
         }
         next[p] = Real(f);
     }

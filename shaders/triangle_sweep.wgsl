@@ -1,5 +1,5 @@
-// One Jacobi sweep towards the solution of a unit triangular system T·y = s⊙b, T the strict
-// lower or upper triangle of a CSR matrix that holds both (the unit-diagonal form of an
+// One Jacobi sweep towards the solution of a unit triangular system (I + T)·y = s⊙b, T the
+// strict lower or upper triangle of a CSR matrix that holds both (the unit-diagonal form of an
 // incomplete factorization: its strict lower part L's, its strict upper part U's, the
 // diagonals taken out into `scale`): y_new = s⊙b − T·y_old. T is nilpotent, so the sweeps
 // reach the exact solution after as many as T has levels; a few approximate it with no

@@ -124,6 +124,26 @@ fn factor_and_apply_match_twin_f64() {
     factor_and_apply::<f64>();
 }
 
+/// IC(0) reads A's lower triangle only: what is stored above the diagonal changes nothing.
+#[test]
+fn ic0_reads_the_lower_triangle() {
+    let ctx = common::context();
+    let a = generate::laplacian_2d(7);
+    let mut skewed = a.clone();
+    for i in 0..a.rows() {
+        for p in a.row_offsets()[i] as usize..a.row_offsets()[i + 1] as usize {
+            if a.col_indices()[p] as usize > i {
+                skewed.values_mut()[p] = 5.0;
+            }
+        }
+    }
+    let factor = |a: &CsrMatrix<f32>| {
+        let gpu = GpuSparse::from_csr(ctx, a, Conversion::Csr).unwrap();
+        factor_values(&IncompleteLu::ic0(ctx, &gpu).unwrap())
+    };
+    assert_eq!(factor(&a), factor(&skewed));
+}
+
 /// Enough sweeps reach the exact ILU(0)/IC(0) (the row-by-row elimination): on a 2-D
 /// Poisson 6² the twin's sweeps are there (to rounding) after 20.
 #[test]
@@ -170,6 +190,20 @@ fn bad_matrices_are_refused() {
     let indefinite =
         CsrMatrix::try_from_csr_data(2, 2, vec![0, 2, 4], vec![0, 1, 0, 1], vec![1.0, 2.0, 2.0, 1.0]).unwrap();
     refuse(&indefinite, Factorization::Ic0, 1, SolveProblem::NotPositiveDefinite);
+
+    // IC(0) of a pattern that is not symmetric: (0, 1) stored, (1, 0) not.
+    let lopsided = CsrMatrix::try_from_csr_data(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![2.0, 1.0, 2.0]).unwrap();
+    let lopsided = GpuSparse::from_csr(ctx, &lopsided, Conversion::Csr).unwrap();
+    assert!(matches!(IncompleteLu::ic0(ctx, &lopsided), Err(Error::InvalidArgument(_))));
+    // A 0 × 0 matrix factors to nothing and applies to empty vectors.
+    let empty = GpuSparse::from_csr(ctx, &CsrMatrix::<f32>::zeros(0, 0).unwrap(), Conversion::Csr).unwrap();
+    for apply in [TriangularApply::Exact, TriangularApply::Sweeps(2)] {
+        for form in [Factorization::Ilu0, Factorization::Ic0] {
+            let m = IncompleteLu::new(ctx, &empty, form, IncompleteOptions { sweeps: 3, apply }).unwrap();
+            let (r, mut z) = (ctx.zeros::<f32>(0).unwrap(), ctx.zeros::<f32>(0).unwrap());
+            m.apply(&mut ctx.batch().recorder(), &r, &mut z).unwrap();
+        }
+    }
 
     let rect = GpuSparse::from_csr(ctx, &generate::random(5, 7, 0.5, 1), Conversion::Csr).unwrap();
     assert!(matches!(IncompleteLu::ilu0(ctx, &rect), Err(Error::DimensionMismatch { .. })));

@@ -503,7 +503,7 @@ impl Report {
             lines.push(format!(
                 "cg/bicgstab/gmres rows: A·x = b with b = 1, x0 = 0 (GMRES restarts every {}); auto: no \
                  preconditioner, as the peer; ic0/ilu0: IC(0) for CG, ILU(0) for the others (3 factorization sweeps), \
-                 applied by exact triangular solves, -sweeps: by 2 Jacobi sweeps per triangle (the peer stays \
+                 applied by exact triangular solves (run when named), -sweeps: by 2 Jacobi sweeps per triangle (the peer stays \
                  unpreconditioned); f64 rows solve to rtol {:e}, f32 rows run {} iterations on both sides (f32 cannot \
                  reach that rtol by the true residual on these systems); GPU µs is one iteration's kernels (recorded \
                  ungated); one-shot µs the wall clock from planning (SpMV plan, factorization and solver, A freshly \

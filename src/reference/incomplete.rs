@@ -25,7 +25,7 @@ fn find<T: Scalar>(a: &CsrMatrix<T>, i: usize, j: usize) -> Option<usize> {
 /// `shaders/ilu_sweep.wgsl` runs them: each sweep from the previous one's factor, the first
 /// from A. Panics on a row without a diagonal entry (test input).
 pub fn incomplete_factor<T: Scalar>(a: &CsrMatrix<T>, cholesky: bool, sweeps: u32) -> Vec<f64> {
-    let values: Vec<f64> = a.values().iter().map(|v| v.to_f64()).collect();
+    let values = factored_values(a, cholesky);
     let diagonal: Vec<usize> =
         (0..a.rows()).map(|i| find(a, i, i).unwrap_or_else(|| panic!("row {i} has no diagonal entry"))).collect();
     let mut old = values.clone();
@@ -71,11 +71,29 @@ pub fn incomplete_factor<T: Scalar>(a: &CsrMatrix<T>, cholesky: bool, sweeps: u3
     old
 }
 
+/// The values the factorization reads: A's, with IC(0)'s upper entries taken from their
+/// mirrors below the diagonal (IC(0) reads the lower triangle only). Panics on a pattern
+/// that is not symmetric (IC(0); test input).
+fn factored_values<T: Scalar>(a: &CsrMatrix<T>, cholesky: bool) -> Vec<f64> {
+    let mut values: Vec<f64> = a.values().iter().map(|v| v.to_f64()).collect();
+    if cholesky {
+        for i in 0..a.rows() {
+            for p in row(a, i) {
+                let j = a.col_indices()[p] as usize;
+                if j > i {
+                    values[p] = a.values()[find(a, j, i).expect("a symmetric pattern")].to_f64();
+                }
+            }
+        }
+    }
+    values
+}
+
 /// The exact ILU(0) (or IC(0)) factor by row-by-row elimination restricted to A's pattern
 /// (Saad, "Iterative Methods for Sparse Linear Systems", Algorithm 10.4), in the layout of
 /// [`incomplete_factor`]; the fixed point of its sweeps.
 pub fn exact_incomplete_factor<T: Scalar>(a: &CsrMatrix<T>, cholesky: bool) -> Vec<f64> {
-    let mut f: Vec<f64> = a.values().iter().map(|v| v.to_f64()).collect();
+    let mut f = factored_values(a, cholesky);
     for i in 0..a.rows() {
         for q in row(a, i) {
             let k = a.col_indices()[q] as usize;

@@ -44,7 +44,8 @@ pub enum Factorization {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TriangularApply {
     /// The sync-free triangular solve: exact, but as many dependent steps as the triangle has
-    /// levels (4095 on a 2048² grid).
+    /// levels (4095 on a 2048² grid). Recorded with 4 relaunch rounds; rows a bound still left
+    /// unsolved come out NaN, which the solver reports as non-finite.
     Exact,
     /// `y ← D⁻¹·b`, then this many Jacobi sweeps `y ← D⁻¹·(b − T_strict·y)` per triangle: an
     /// approximation (a fixed polynomial in the factors, so still a linear operator, and
@@ -132,11 +133,11 @@ impl<T: Scalar> IncompleteLu<T> {
         Operands::new(ctx, op)?.owned("the matrix", a.device_id())?;
         ctx.check_element::<T>()?;
         check_len(op, "matrix columns (a square matrix)", a.rows(), a.cols())?;
-        if a.format() != Format::Csr || !a.columns_sorted() {
-            return Err(Error::InvalidArgument(format!(
-                "{op}: the matrix must be CSR with sorted columns, not {}",
-                a.format().name()
-            )));
+        if a.format() != Format::Csr {
+            return Err(Error::InvalidArgument(format!("{op}: the matrix must be CSR, not {}", a.format().name())));
+        }
+        if !a.columns_sorted() {
+            return Err(Error::InvalidArgument(format!("{op}: the matrix's columns must be sorted within rows")));
         }
         if a.panel_count() > 1 {
             return Err(Error::LimitExceeded {
@@ -218,6 +219,9 @@ impl<T: Scalar> Sweeps<T> {
             scale: ctx.zeros(n.max(1))?,
             spare: ctx.zeros(n.max(1))?,
         };
+        if n == 0 {
+            return Ok(sweeps);
+        }
         let PanelStorage::Csr(csr) = factor.panels()[0].storage() else {
             return Err(Error::Validation("incomplete factor: a panel that is not CSR".into()));
         };
@@ -290,17 +294,17 @@ fn factor_sweeps<T: Scalar>(
     sweeps: u32,
     op: &'static str,
 ) -> Result<()> {
-    let (PanelStorage::Csr(a_csr), PanelStorage::Csr(f_csr)) = (a.panels()[0].storage(), factor.panels()[0].storage())
-    else {
-        return Err(Error::Validation(format!("{op}: a panel that is not CSR")));
-    };
     let n = a.rows();
     if n == 0 {
         return Ok(());
     }
+    let (PanelStorage::Csr(a_csr), PanelStorage::Csr(f_csr)) = (a.panels()[0].storage(), factor.panels()[0].storage())
+    else {
+        return Err(Error::Validation(format!("{op}: a panel that is not CSR")));
+    };
     let kernel = ctx.kernel::<ilu_sweep::Shader, T>(Default::default(), Default::default())?;
     let spare = ctx.zeros::<T>(a.nnz().max(1))?;
-    let problems = ctx.upload(&[u32::MAX, u32::MAX])?;
+    let problems = ctx.upload(&[u32::MAX; 3])?;
     // Sweep t writes the factor's values when sweeps − 1 − t is even, else the spare: the last
     // writes the factor.
     let target = |t: u32| if (sweeps - 1 - t).is_multiple_of(2) { f_csr.values() } else { &spare };
@@ -330,6 +334,12 @@ fn factor_sweeps<T: Scalar>(
     batch.submit()?;
     let found = ticket.wait()?;
     let refuse = |row: u32, problem| Err(Error::NotSolvable { op, row: row as usize, problem });
+    if found[2] != u32::MAX {
+        return Err(Error::InvalidArgument(format!(
+            "{op}: the pattern is not symmetric (row {} stores an entry whose mirror is missing)",
+            found[2]
+        )));
+    }
     match (found[0], found[1]) {
         (u32::MAX, u32::MAX) => Ok(()),
         (missing, _) if missing != u32::MAX => refuse(missing, SolveProblem::MissingDiagonal),

@@ -142,11 +142,22 @@ impl<T: Scalar> Op for SolverOp<T> {
         }
     }
 
+    /// The default rows; the exact application (`ic0`, `ilu0`) runs when named with
+    /// `--algorithms` ([`Op::accepts`]): its triangular solves are latency-bound, minutes per
+    /// row on the suite's 2048² grids.
     fn algorithms(&self) -> Vec<&'static str> {
         match self.method {
-            Method::Cg => vec!["auto", "ic0", "ic0-sweeps"],
-            Method::BiCgStab | Method::Gmres => vec!["auto", "ilu0", "ilu0-sweeps"],
+            Method::Cg => vec!["ic0-sweeps", "auto"],
+            Method::BiCgStab | Method::Gmres => vec!["ilu0-sweeps", "auto"],
         }
+    }
+
+    fn accepts(&self, algorithm: &str) -> bool {
+        let exact = match self.method {
+            Method::Cg => "ic0",
+            Method::BiCgStab | Method::Gmres => "ilu0",
+        };
+        algorithm == exact || self.algorithms().contains(&algorithm)
     }
 
     fn format(&self, _algorithm: &str) -> &'static str {
