@@ -3,6 +3,7 @@
 // measured against): the default variant reads data[q] and present[q]; SET writes stored
 // entries and counts absent ones (status[0]); queries outside the matrix are counted
 // (status[1]); status[2] keeps the first offending query.
+#import csr_find
 #import invocation
 #import real
 #import element_query
@@ -34,20 +35,9 @@ fn run(q: u32) {
     var found = false;
     var p = 0u;
     if row < params.rows && col < params.cols {
-        var lo = row_offsets[row];
-        var hi = row_offsets[row + 1u];
-        while lo < hi {
-            let mid = (lo + hi) / 2u;
-            if col_indices[mid] < col {
-                lo = mid + 1u;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo < row_offsets[row + 1u] && col_indices[lo] == col {
-            found = true;
-            p = lo;
-        }
+        let position = csr_find(row, col);
+        found = position != CSR_NONE;
+        p = select(0u, position, found);
     } else {
         refuse(q, 1u);
     }

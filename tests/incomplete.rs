@@ -7,7 +7,7 @@
 mod common;
 
 use wgsparse::generate::{self, Rng};
-use wgsparse::reference::{self, TwinApply};
+use wgsparse::reference;
 use wgsparse::solvers::{Factorization, IncompleteLu, IncompleteOptions, LinOp, TriangularApply};
 use wgsparse::{Conversion, CsrMatrix, Error, GpuSparse, Scalar, SolveProblem};
 
@@ -92,12 +92,8 @@ fn factor_and_apply<T: Scalar>() {
                             .iter()
                             .map(|&v| T::from_f64(v as f64))
                             .collect();
-                        let twin_apply: TwinApply = match apply {
-                            TriangularApply::Exact => None,
-                            TriangularApply::Sweeps(s) => Some(s),
-                        };
                         let r64: Vec<f64> = r.iter().map(|v| v.to_f64()).collect();
-                        let want = reference::apply_incomplete(&a, &want, cholesky, twin_apply, &r64);
+                        let want = reference::apply_incomplete(&a, &want, cholesky, apply, &r64);
                         let r = ctx.upload(&r).unwrap();
                         let mut z = ctx.upload(&vec![T::from_f64(f64::NAN); a.rows()]).unwrap();
                         let mut batch = ctx.batch();

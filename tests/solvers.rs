@@ -64,10 +64,7 @@ impl Precond {
             Precond::Incomplete(apply) => TwinPreconditioner::Incomplete {
                 cholesky: Self::factorization(method) == Factorization::Ic0,
                 sweeps: FACTOR_SWEEPS,
-                apply: match apply {
-                    TriangularApply::Exact => None,
-                    TriangularApply::Sweeps(s) => Some(s),
-                },
+                apply,
             },
         }
     }

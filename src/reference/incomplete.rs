@@ -7,10 +7,7 @@
 
 use crate::element::Scalar;
 use crate::format::CsrMatrix;
-
-/// How a twin applies the factors: exactly, or by `y ← D⁻¹·b` and this many Jacobi sweeps
-/// per triangle (as `TriangularApply::Sweeps`).
-pub type TwinApply = Option<u32>;
+use crate::solvers::TriangularApply;
 
 fn row<T: Scalar>(a: &CsrMatrix<T>, i: usize) -> std::ops::Range<usize> {
     a.row_offsets()[i] as usize..a.row_offsets()[i + 1] as usize
@@ -130,7 +127,7 @@ pub fn apply_incomplete<T: Scalar>(
     a: &CsrMatrix<T>,
     factor: &[f64],
     cholesky: bool,
-    apply: TwinApply,
+    apply: TriangularApply,
     r: &[f64],
 ) -> Vec<f64> {
     let middle = triangle_solve(a, factor, false, !cholesky, apply, r);
@@ -143,7 +140,7 @@ fn triangle_solve<T: Scalar>(
     factor: &[f64],
     upper: bool,
     unit_diagonal: bool,
-    apply: TwinApply,
+    apply: TriangularApply,
     b: &[f64],
 ) -> Vec<f64> {
     let n = a.rows();
@@ -156,7 +153,7 @@ fn triangle_solve<T: Scalar>(
             .sum()
     };
     match apply {
-        None => {
+        TriangularApply::Exact => {
             let mut y = vec![0.0; n];
             let order: Box<dyn Iterator<Item = usize>> = if upper { Box::new((0..n).rev()) } else { Box::new(0..n) };
             for i in order {
@@ -164,7 +161,7 @@ fn triangle_solve<T: Scalar>(
             }
             y
         }
-        Some(sweeps) => {
+        TriangularApply::Sweeps(sweeps) => {
             let mut y: Vec<f64> = (0..n).map(|i| b[i] / diagonal(i)).collect();
             for _ in 0..sweeps {
                 y = (0..n).map(|i| (b[i] - strict_sum(i, &y)) / diagonal(i)).collect();

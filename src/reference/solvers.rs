@@ -5,7 +5,8 @@
 use crate::element::Scalar;
 use crate::format::CsrMatrix;
 
-use super::incomplete::{apply_incomplete, incomplete_factor, TwinApply};
+use super::incomplete::{apply_incomplete, incomplete_factor};
+use crate::solvers::TriangularApply;
 
 /// What a twin solve did.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,8 +33,8 @@ pub enum TwinPreconditioner {
         cholesky: bool,
         /// Factorization sweeps.
         sweeps: u32,
-        /// Exact (`None`) or Jacobi-sweep application.
-        apply: TwinApply,
+        /// Exact or Jacobi-sweep application.
+        apply: TriangularApply,
     },
 }
 

@@ -251,10 +251,7 @@ impl<T: Scalar> SolverInputs<T> {
                 Some(apply) => TwinPreconditioner::Incomplete {
                     cholesky: self.method.factorization() == Factorization::Ic0,
                     sweeps: IncompleteOptions::default().sweeps,
-                    apply: match apply {
-                        TriangularApply::Exact => None,
-                        TriangularApply::Sweeps(s) => Some(s),
-                    },
+                    apply,
                 },
             };
             let twin = match self.method {
