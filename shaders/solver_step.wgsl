@@ -12,6 +12,7 @@ const STOP: u32 = 0u;        // why the solve stopped, 0 while it runs
 const ITERATIONS: u32 = 1u;  // iterations done
 const CYCLE: u32 = 2u;       // GMRES: iterations done in this restart cycle
 const SKIP_UPDATE: u32 = 3u; // GMRES: 0 while a cycle has an update to apply
+const SKIP_REORTHOGONALIZE: u32 = 4u; // GMRES: 0 when this column needs a second projection
 
 // why the solve stopped (the host's StopReason)
 const CONVERGED: u32 = 1u;
@@ -27,6 +28,12 @@ const GIVENS: u32 = 2u;
 const BACK_SOLVE: u32 = 3u;
 const CYCLE_START: u32 = 4u;
 const CYCLE_END: u32 = 5u;
+const REORTHOGONALIZE: u32 = 6u;
+
+// GMRES projects w on the basis a second time when one projection left less than this
+// fraction of its norm (Daniel, Gragg, Kaufman and Stewart's criterion): cancellation then
+// cost the first pass its orthogonality.
+const REORTHOGONALIZE_BELOW = 0.7071067811865476;
 
 const NONE: u32 = 0xffffffffu;
 
@@ -48,7 +55,7 @@ struct Params {
     keep: u32,
     flags: u32,
     // CHECK: the history entry (NONE: none) and whether the check counts an iteration.
-    // GIVENS: the column.
+    // GIVENS: the column. REORTHOGONALIZE: ‖w‖ after the projection at a, before it at b.
     index: u32,
     counts: u32,
     max_iterations: u32,
@@ -63,10 +70,13 @@ var<immediate> params: Params;
 
 override WG_SIZE: u32 = 32u;
 
+// Stopped, the rest of a batch runs nothing: the gated sections go quiet with STOP, and the
+// second projection's gate, decided by an op that no longer runs, is closed here.
 fn stop(reason: u32) {
     if status[STOP] == 0u {
         status[STOP] = reason;
     }
+    status[SKIP_REORTHOGONALIZE] = 1u;
 }
 
 fn ratio() {
@@ -164,7 +174,7 @@ fn givens() {
 }
 
 // y = R⁻¹ g over the k = status[CYCLE] columns done this cycle; y past k is zero, so the
-// update's axpys with those coefficients read nothing.
+// update skips those columns' vectors (stale ones, maybe not finite, from an earlier solve).
 fn back_solve() {
     let k = min(status[CYCLE], params.m);
     for (var i = k; i < params.m; i += 1u) {
@@ -210,6 +220,10 @@ fn run(item: u32) {
         }
         case CYCLE_END: {
             status[SKIP_UPDATE] = 1u;
+        }
+        case REORTHOGONALIZE: {
+            let again = status[STOP] == 0u && state[params.a] < Real(REORTHOGONALIZE_BELOW) * state[params.b];
+            status[SKIP_REORTHOGONALIZE] = select(1u, 0u, again);
         }
         default: {
         }

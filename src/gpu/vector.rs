@@ -23,6 +23,9 @@ const USAGE: wgpu::BufferUsages =
 /// the memory as soon as no submitted work uses it.
 pub struct GpuVec<T: Stored> {
     buffer: wgpu::Buffer,
+    /// Where the elements start in the buffer: 0, except for the vectors of a block
+    /// ([`GpuVec::block_on`]), which share one buffer.
+    offset: u64,
     len: usize,
     id: u64,
     device: Device,
@@ -41,14 +44,47 @@ impl<T: Stored> GpuVec<T> {
     }
 
     fn allocate(device: &Device, len: usize, extra: wgpu::BufferUsages, mapped: bool) -> Result<Self> {
+        let buffer = Self::create_buffer(device, len, extra, mapped)?;
+        Ok(GpuVec { buffer, offset: 0, len, id: next_object_id(), device: device.clone(), _element: PhantomData })
+    }
+
+    /// A buffer for `len` elements (at least one).
+    fn create_buffer(device: &Device, len: usize, extra: wgpu::BufferUsages, mapped: bool) -> Result<wgpu::Buffer> {
         let bytes = (len.max(1) as u64).checked_mul(T::stride()).ok_or(Error::LimitExceeded {
             what: format!("a vector of {len} elements"),
             limit: "max_buffer_size",
             requested: u64::MAX,
             max: device.limits().max_buffer_size,
         })?;
-        let buffer = device.create_buffer("wgsparse vector", bytes, USAGE | extra, mapped)?;
-        Ok(GpuVec { buffer, len, id: next_object_id(), device: device.clone(), _element: PhantomData })
+        device.create_buffer("wgsparse vector", bytes, USAGE | extra, mapped)
+    }
+
+    /// `count` zeroed vectors of `len` elements in one buffer, `stride` elements apart
+    /// (`len` rounded up to the storage-offset alignment), so that one binding can span
+    /// several of them ([`GpuVec::bind_span`]). They share the buffer's id: bindings of two
+    /// of them overlap only where their bytes do.
+    pub(crate) fn block_on(device: &Device, len: usize, count: usize) -> Result<(Vec<Self>, usize)> {
+        let align = (device.limits().min_storage_buffer_offset_alignment as u64).max(T::stride());
+        let stride = (len.max(1) as u64 * T::stride()).next_multiple_of(align) / T::stride();
+        let total = (stride as usize).checked_mul(count).ok_or_else(|| Error::LimitExceeded {
+            what: format!("{count} vectors of {len} elements"),
+            limit: "max_buffer_size",
+            requested: u64::MAX,
+            max: device.limits().max_buffer_size,
+        })?;
+        let buffer = Self::create_buffer(device, total, wgpu::BufferUsages::empty(), false)?;
+        let id = next_object_id();
+        let vectors = (0..count as u64)
+            .map(|k| GpuVec {
+                buffer: buffer.clone(),
+                offset: k * stride * T::stride(),
+                len,
+                id,
+                device: device.clone(),
+                _element: PhantomData,
+            })
+            .collect();
+        Ok((vectors, stride as usize))
     }
 
     /// A new vector holding a copy of this one (copied on the GPU, ordered before any work
@@ -56,7 +92,7 @@ impl<T: Stored> GpuVec<T> {
     pub(crate) fn duplicate(&self) -> Result<Self> {
         let copy = Self::allocate(&self.device, self.len, wgpu::BufferUsages::empty(), false)?;
         let mut encoder = self.device.wgpu().create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(&self.buffer, 0, &copy.buffer, 0, self.buffer.size());
+        encoder.copy_buffer_to_buffer(&self.buffer, self.offset, &copy.buffer, 0, self.byte_len());
         self.device.queue().submit([encoder.finish()]);
         Ok(copy)
     }
@@ -73,10 +109,17 @@ impl<T: Stored> GpuVec<T> {
     pub fn byte_len(&self) -> u64 {
         self.len as u64 * T::stride()
     }
-    /// The underlying wgpu buffer, for callers that mix wgsparse with their own passes (its
-    /// size may exceed [`byte_len`](Self::byte_len): allocations are padded).
+    /// The underlying wgpu buffer, for callers that mix wgsparse with their own passes: the
+    /// elements are bytes `byte_offset()..byte_offset() + byte_len()` of it (its size may
+    /// exceed that: allocations are padded, and a solver's Krylov basis keeps its vectors
+    /// in one buffer).
     pub fn buffer(&self) -> &wgpu::Buffer {
         &self.buffer
+    }
+    /// Where the elements start in [`buffer`](Self::buffer), in bytes (a multiple of
+    /// `min_storage_buffer_offset_alignment`).
+    pub fn byte_offset(&self) -> u64 {
+        self.offset
     }
     /// Process-unique id of the buffer (bind-group cache keys, aliasing checks).
     pub(crate) fn id(&self) -> u64 {
@@ -92,6 +135,20 @@ impl<T: Stored> GpuVec<T> {
         self.bind_range(0..self.len)
     }
 
+    /// `elements` elements from this vector's start as one binding: for a vector of a block
+    /// ([`GpuVec::block_on`]), this one and the vectors after it.
+    pub(crate) fn bind_span(&self, elements: usize) -> Bind<'_, T> {
+        let size = (elements.max(1) as u64 * T::stride()).min(self.buffer.size() - self.offset);
+        Bind {
+            buffer: &self.buffer,
+            id: self.id,
+            device: self.device.id(),
+            offset: self.offset,
+            size,
+            _element: PhantomData,
+        }
+    }
+
     /// Elements `range` as a binding at their offset (callers keep the offset aligned to
     /// `min_storage_buffer_offset_alignment`). An empty range binds one element: bindings
     /// of size zero are invalid, and allocations hold at least one.
@@ -101,7 +158,7 @@ impl<T: Stored> GpuVec<T> {
             buffer: &self.buffer,
             id: self.id,
             device: self.device.id(),
-            offset: range.start as u64 * stride,
+            offset: self.offset + range.start as u64 * stride,
             size: range.len().max(1) as u64 * stride,
             _element: PhantomData,
         }
@@ -144,7 +201,11 @@ impl<T: Stored + Pod> GpuVec<T> {
             )));
         }
         if !data.is_empty() {
-            self.device.queue().write_buffer(&self.buffer, offset as u64 * T::stride(), bytemuck::cast_slice(data));
+            self.device.queue().write_buffer(
+                &self.buffer,
+                self.offset + offset as u64 * T::stride(),
+                bytemuck::cast_slice(data),
+            );
         }
         Ok(())
     }
@@ -155,7 +216,7 @@ impl<T: Stored + Pod> GpuVec<T> {
     pub async fn read(&self) -> Result<Vec<T>> {
         let mut out = vec![T::zeroed(); self.len];
         if self.len > 0 {
-            let read = readback::read_in_background(&self.device, self.buffer.clone(), 0, self.byte_len());
+            let read = readback::read_in_background(&self.device, self.buffer.clone(), self.offset, self.byte_len());
             readback::finish_background(read, bytemuck::cast_slice_mut(&mut out)).await?;
         }
         Ok(out)
@@ -171,7 +232,7 @@ impl<T: Stored + Pod> GpuVec<T> {
     /// The vector in host memory, waiting on this thread: a view of the mapped staging
     /// buffer the GPU copied into, with no copy on the host (see [`HostView`](super::HostView)).
     pub fn read_view(&self) -> Result<super::HostView<T>> {
-        let pending = readback::start_read(&self.device, &self.buffer, 0, self.byte_len())?;
+        let pending = readback::start_read(&self.device, &self.buffer, self.offset, self.byte_len())?;
         pending.finish_view()
     }
 
@@ -183,7 +244,7 @@ impl<T: Stored + Pod> GpuVec<T> {
         if self.len == 0 {
             return self.device.check_alive();
         }
-        let pending = readback::start_read(&self.device, &self.buffer, 0, self.byte_len())?;
+        let pending = readback::start_read(&self.device, &self.buffer, self.offset, self.byte_len())?;
         pending.finish_blocking(bytemuck::cast_slice_mut(out))
     }
 }

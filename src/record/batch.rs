@@ -119,7 +119,7 @@ impl<'c> Batch<'c> {
         self.ctx.check_owner("the vector to read", source.device_id())?;
         self.end_pass();
         let encoder = self.encoder.as_mut().expect("a batch keeps its encoder until submitted");
-        let staged = stage(self.ctx.gpu(), encoder, source.buffer(), 0, source.byte_len())?;
+        let staged = stage(self.ctx.gpu(), encoder, source.buffer(), source.byte_offset(), source.byte_len())?;
         let state = Arc::new(Mutex::new(TicketState::Staged(staged)));
         self.reads.push(state.clone());
         Ok(ReadTicket { state, len: source.len(), _element: std::marker::PhantomData })

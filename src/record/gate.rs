@@ -23,6 +23,7 @@ pub(crate) struct Gate {
 /// The flag of the open section, kept by handle so that a new chunk can be gated by it too.
 struct FlagRef {
     buffer: wgpu::Buffer,
+    offset: u64,
     id: u64,
     device: DeviceId,
     index: u32,
@@ -50,6 +51,7 @@ impl Gate {
     ) -> Result<()> {
         self.flag = Some(FlagRef {
             buffer: flag.buffer().clone(),
+            offset: flag.byte_offset(),
             id: flag.bind().entry("flag", false).id,
             device: flag.device_id(),
             index: index as u32,
@@ -89,7 +91,7 @@ impl Gate {
             ctx.plain_kernel::<kernel::Shader>(Default::default(), Default::default())?;
         let first = chunk.intended.len();
         let bindings = kernel::Bindings {
-            flag: Bind::from_raw(&flag.buffer, flag.id, flag.device, 0, (flag.index as u64 + 1) * 4),
+            flag: Bind::from_raw(&flag.buffer, flag.id, flag.device, flag.offset, (flag.index as u64 + 1) * 4),
             intended: chunk.intended_buffer.bind(),
             args: chunk.args.bind(),
         };

@@ -6,7 +6,7 @@ use crate::element::Scalar;
 use crate::format::CsrMatrix;
 
 use super::incomplete::{apply_incomplete, incomplete_factor};
-use crate::solvers::TriangularApply;
+use crate::solvers::{Orthogonalization, TriangularApply};
 
 /// What a twin solve did.
 #[derive(Debug, Clone, PartialEq)]
@@ -199,8 +199,22 @@ pub fn bicgstab<T: Scalar>(
     TwinSolve { x, iterations: max_iterations, converged: false }
 }
 
-/// Right-preconditioned GMRES(`restart`), modified Gram–Schmidt and Givens rotations; an
-/// iteration is one Arnoldi step, its norm the least-squares estimate.
+/// GMRES projects w a second time when the first projection left less than this fraction
+/// of its norm (the device's `REORTHOGONALIZE_BELOW`).
+const REORTHOGONALIZE_BELOW: f64 = std::f64::consts::FRAC_1_SQRT_2;
+
+/// `c = Vᵀ·w` against every vector at once (classical Gram–Schmidt), then `w −= V·c`.
+fn project(basis: &[Vec<f64>], w: &mut [f64]) -> Vec<f64> {
+    let c: Vec<f64> = basis.iter().map(|v| dot(v, w)).collect();
+    for (ci, v) in c.iter().zip(basis) {
+        axpy(-ci, v, w);
+    }
+    c
+}
+
+/// Right-preconditioned GMRES(`restart`): classical Gram–Schmidt as `orthogonalization`
+/// says, Givens rotations; an iteration is one Arnoldi step, its norm the least-squares
+/// estimate.
 #[allow(clippy::too_many_arguments)]
 pub fn gmres<T: Scalar>(
     a: &CsrMatrix<T>,
@@ -211,6 +225,7 @@ pub fn gmres<T: Scalar>(
     atol: f64,
     max_iterations: usize,
     restart: usize,
+    orthogonalization: Orthogonalization,
 ) -> TwinSolve {
     let (p_, b, mut x, threshold) = start(a, m, b, x0, rtol, atol);
     let mut iterations = 0;
@@ -232,11 +247,19 @@ pub fn gmres<T: Scalar>(
         let (mut stop, mut met) = (false, false);
         for j in 0..restart {
             let mut w = p_.apply(&p_.precondition(&basis[j]));
-            for (i, v) in basis.iter().enumerate() {
-                h[i][j] = dot(v, &w);
-                axpy(-h[i][j], v, &mut w);
+            // Classical Gram–Schmidt, and (by default) once more when it cancelled too much.
+            let before = norm(&w);
+            for (i, c) in project(&basis, &mut w).into_iter().enumerate() {
+                h[i][j] = c;
             }
-            h[j + 1][j] = norm(&w);
+            let mut after = norm(&w);
+            if orthogonalization == Orthogonalization::Reorthogonalized && after < REORTHOGONALIZE_BELOW * before {
+                for (i, c) in project(&basis, &mut w).into_iter().enumerate() {
+                    h[i][j] += c;
+                }
+                after = norm(&w);
+            }
+            h[j + 1][j] = after;
             for i in 0..j {
                 let (hi, hn) = (h[i][j], h[i + 1][j]);
                 h[i][j] = cs[i] * hi + sn[i] * hn;

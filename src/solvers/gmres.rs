@@ -1,33 +1,49 @@
-//! Restarted GMRES(m), right-preconditioned (Saad's Algorithm 9.5): modified Gram–Schmidt,
-//! Givens rotations and the back substitution on the device, by the one-invocation step
-//! kernel, so a cycle never waits for the host.
+//! Restarted GMRES(m), right-preconditioned (Saad's Algorithm 9.5): classical Gram–Schmidt
+//! in two passes over the basis (`gram_schmidt.rs`), by default projected a second time when
+//! the first cancelled too much (DGKS, decided on the device), Givens rotations and the
+//! back substitution by the one-invocation step kernel, so a cycle never waits for the host.
 
+use super::gram_schmidt::{Basis, Coefficients, Dots};
 use super::steps::{slot, GmresSlots, Ratio};
-use super::{Common, Method, Operator, Sink, SolverOptions};
+use super::{Common, Method, Operator, Orthogonalization, Sink, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
 use crate::ops::blas1;
 use crate::{Batch, Context, Result};
 
-/// h and −h of the Gram–Schmidt step being applied.
-const H: usize = slot::FIRST_FREE;
-const NEG_H: usize = H + 1;
 /// 1 / ‖w‖, the scale of the next basis vector.
-const INV: usize = H + 2;
-const FIRST_ARRAY: usize = H + 3;
+const INV: usize = slot::FIRST_FREE;
+/// ‖w‖ before the projection, for the reorthogonalization test.
+const W_NORM: usize = INV + 1;
+const FIRST_ARRAY: usize = INV + 2;
+
+/// The cycle's update: x += Σ yᵢ·vᵢ, y zero past the cycle's columns (those vectors skipped).
+fn add(first: usize) -> Coefficients {
+    Coefficients { first, subtract: false, skip_zero: true }
+}
+
+/// Gram–Schmidt: w −= Σ hᵢ·vᵢ, every vector read.
+fn subtract(first: usize) -> Coefficients {
+    Coefficients { first, subtract: true, skip_zero: false }
+}
 
 /// A planned GMRES(m) solve: the m + 1 basis vectors and the small dense arrays allocated
 /// once.
 pub struct Gmres<'a, T: Scalar> {
     common: Common<'a, T>,
     slots: GmresSlots,
-    basis: Vec<GpuVec<T>>,
+    basis: Basis<T>,
+    /// The next basis vector before it is normalized (its own buffer: a dispatch may not
+    /// read one part of a buffer and write another).
+    w: GpuVec<T>,
     /// M⁻¹·v (and M⁻¹·Σ yᵢ·vᵢ at the update), with a preconditioner.
     z: Option<GpuVec<T>>,
     /// Σ yᵢ·vᵢ, with a preconditioner (without one, the update goes straight into x).
     u: Option<GpuVec<T>>,
     /// Columns recorded in the open cycle.
     column: usize,
+    /// Whether a column may be projected twice ([`Orthogonalization::Reorthogonalized`]).
+    reorthogonalize: bool,
 }
 
 impl<'a, T: Scalar> Gmres<'a, T> {
@@ -42,10 +58,13 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         let m = options.restart;
         let slots = GmresSlots::after(FIRST_ARRAY, m);
         let common = Common::new(ctx, "gmres", op.into(), precond, options, slots.end())?;
-        let basis = (0..=m).map(|_| common.vector()).collect::<Result<Vec<_>>>()?;
+        let basis = Basis::new(ctx, common.steps.rows(), m + 1)?;
+        common.count_bytes(basis.bytes());
+        let w = common.vector()?;
         let z = common.precond.as_ref().map(|_| common.vector()).transpose()?;
         let u = common.precond.as_ref().map(|_| common.vector()).transpose()?;
-        Ok(Gmres { slots, basis, z, u, column: 0, common })
+        let reorthogonalize = options.orthogonalization == Orthogonalization::Reorthogonalized;
+        Ok(Gmres { slots, basis, w, z, u, column: 0, reorthogonalize, common })
     }
 
     solve_entry_points!();
@@ -56,33 +75,28 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         let steps = &self.common.steps;
         let mut rec = sink.rec();
         steps.cycle_start(&mut rec)?;
-        self.common.residual(&mut rec, b, x, &mut self.basis[0], slot::R_NORM)?;
+        self.common.residual(&mut rec, b, x, &mut self.basis.vectors[0], slot::R_NORM)?;
         steps.check(&mut rec, slot::R_NORM, None)?;
         steps.ratio(&mut rec, Ratio::quotient(slot::R_NORM, slot::ONE, self.slots.g, None))?;
         steps.ratio(&mut rec, Ratio::quotient(slot::ONE, slot::R_NORM, INV, None))?;
-        blas1::scal(&mut rec, steps.arg(INV), &mut self.basis[0])
+        blas1::scal(&mut rec, steps.arg(INV), &mut self.basis.vectors[0])
     }
 
     /// The open cycle's update, x += M⁻¹·V·y with y = R⁻¹·g, if the cycle ran.
     fn update<'p>(&mut self, sink: &mut impl Sink<'p>, x: &mut GpuVec<T>) -> Result<()> {
         let steps = &self.common.steps;
+        let (m, y) = (self.slots.m, self.slots.y);
         steps.gate_update(sink)?;
         let mut rec = sink.rec();
         steps.back_solve(&mut rec, self.slots)?;
-        let target = match &mut self.u {
-            Some(u) => {
+        match (&mut self.u, &mut self.z) {
+            (Some(u), Some(z)) => {
                 blas1::fill(&mut rec, T::default(), u)?;
-                u
+                self.basis.update(&mut rec, m, add(y), u, steps.state(), None)?;
+                self.common.precondition(&mut rec, u, z)?;
+                blas1::axpy(&mut rec, T::from_f64(1.0), z, x)?;
             }
-            None => &mut *x,
-        };
-        // y past the cycle's columns is zero: those axpys read nothing.
-        for (i, v) in self.basis[..self.slots.m].iter().enumerate() {
-            blas1::axpy(&mut rec, steps.arg(self.slots.y + i), v, target)?;
-        }
-        if let (Some(u), Some(z)) = (&self.u, &mut self.z) {
-            self.common.precondition(&mut rec, u, z)?;
-            blas1::axpy(&mut rec, T::from_f64(1.0), z, x)?;
+            _ => self.basis.update(&mut rec, m, add(y), x, steps.state(), None)?,
         }
         steps.cycle_end(&mut rec)
     }
@@ -107,28 +121,41 @@ impl<T: Scalar> Method<T> for Gmres<'_, T> {
         let j = self.column;
         let s = self.slots;
         let steps = &self.common.steps;
+        let (column, below) = (s.h_at(0, j), s.h_at(j + 1, j));
         steps.gate(sink)?;
         {
             let mut rec = sink.rec();
-            let (done, next) = self.basis.split_at_mut(j + 1);
-            let w = &mut next[0];
+            let v = &self.basis.vectors[j];
             match &mut self.z {
                 Some(z) => {
-                    self.common.precondition(&mut rec, &done[j], z)?;
-                    self.common.op.apply(&mut rec, z, w)?;
+                    self.common.precondition(&mut rec, v, z)?;
+                    self.common.op.apply(&mut rec, z, &mut self.w)?;
                 }
-                None => self.common.op.apply(&mut rec, &done[j], w)?,
+                None => self.common.op.apply(&mut rec, v, &mut self.w)?,
             }
-            // Modified Gram–Schmidt against v₀ … v_j.
-            for (i, v) in done.iter().enumerate() {
-                steps.dot(&mut rec, v, w, s.h_at(i, j))?;
-                steps.ratio(&mut rec, Ratio::quotient(s.h_at(i, j), slot::ONE, H, Some(NEG_H)))?;
-                blas1::axpy(&mut rec, steps.arg(NEG_H), v, w)?;
+            // Classical Gram–Schmidt against v₀ … v_j: h = Vᵀ·w, then w −= V·h.
+            let (w, state) = (&self.w, steps.state());
+            self.basis.project(&mut rec, j + 1, w, state, Dots { into: column, add_to: None }, Some(W_NORM))?;
+            self.basis.update(&mut rec, j + 1, subtract(column), w, state, Some(below))?;
+            if self.reorthogonalize {
+                steps.reorthogonalize(&mut rec, below, W_NORM)?;
             }
-            steps.norm(&mut rec, w, s.h_at(j + 1, j))?;
+        }
+        if self.reorthogonalize {
+            // Once more if the device says so: c = Vᵀ·w, w −= V·c, h += c.
+            steps.gate_reorthogonalize(sink)?;
+            let mut rec = sink.rec();
+            let (w, state) = (&self.w, steps.state());
+            self.basis.project(&mut rec, j + 1, w, state, Dots { into: s.c, add_to: Some(column) }, None)?;
+            self.basis.update(&mut rec, j + 1, subtract(s.c), w, state, Some(below))?;
+            drop(rec);
+            steps.gate(sink)?;
+        }
+        {
+            let mut rec = sink.rec();
             steps.givens(&mut rec, s, j, slot::R_NORM, INV)?;
             steps.check(&mut rec, slot::R_NORM, Some(history_at))?;
-            blas1::scal(&mut rec, steps.arg(INV), w)?;
+            blas1::axpby(&mut rec, steps.arg(INV), &self.w, T::default(), &mut self.basis.vectors[j + 1])?;
         }
         self.column += 1;
         if self.column == s.m {
@@ -147,6 +174,6 @@ impl<T: Scalar> Method<T> for Gmres<'_, T> {
     }
 
     fn true_residual(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
-        self.common.residual(&mut batch.recorder(), b, x, &mut self.basis[0], slot::TRUE_NORM)
+        self.common.residual(&mut batch.recorder(), b, x, &mut self.basis.vectors[0], slot::TRUE_NORM)
     }
 }

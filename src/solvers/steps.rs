@@ -28,7 +28,8 @@ pub(super) mod slot {
 const STOP: usize = 0;
 const ITERATIONS: usize = 1;
 pub(super) const SKIP_UPDATE: usize = 3;
-const STATUS_WORDS: usize = 4;
+const SKIP_REORTHOGONALIZE: usize = 4;
+const STATUS_WORDS: usize = 5;
 const NONE: u32 = u32::MAX;
 
 #[repr(u32)]
@@ -39,6 +40,7 @@ enum Op {
     BackSolve = 3,
     CycleStart = 4,
     CycleEnd = 5,
+    Reorthogonalize = 6,
 }
 
 /// Why the device stopped the iterations (status word `STOP`).
@@ -176,6 +178,7 @@ impl<T: Scalar> Steps<T> {
         self.state.write(&state)?;
         let mut status = [0u32; STATUS_WORDS];
         status[SKIP_UPDATE] = 1;
+        status[SKIP_REORTHOGONALIZE] = 1;
         self.status.write(&status)
     }
 
@@ -201,6 +204,18 @@ impl<T: Scalar> Steps<T> {
     /// Makes them run only while a GMRES cycle has an update to apply.
     pub fn gate_update<'p>(&self, sink: &mut impl Sink<'p>) -> Result<()> {
         sink.gate(&self.status, SKIP_UPDATE)
+    }
+
+    /// GMRES: makes the dispatches recorded next run only if the last
+    /// [`reorthogonalize`](Self::reorthogonalize) asked for a second projection.
+    pub fn gate_reorthogonalize<'p>(&self, sink: &mut impl Sink<'p>) -> Result<()> {
+        sink.gate(&self.status, SKIP_REORTHOGONALIZE)
+    }
+
+    /// GMRES: asks for a second projection of w if `state[after] < state[before]/√2` (the
+    /// norms of w after and before the first) while the solve goes on.
+    pub fn reorthogonalize(&self, rec: &mut Recorder<'_, '_>, after: usize, before: usize) -> Result<()> {
+        self.record(rec, kernel::Params { a: after as u32, b: before as u32, ..Self::params(Op::Reorthogonalize) })
     }
 
     pub fn dot(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &GpuVec<T>, slot: usize) -> Result<()> {
@@ -330,6 +345,8 @@ pub(super) struct GmresSlots {
     pub g: usize,
     /// y, m.
     pub y: usize,
+    /// The coefficients of a second projection, m + 1.
+    pub c: usize,
 }
 
 impl GmresSlots {
@@ -338,15 +355,53 @@ impl GmresSlots {
         let rotations = h + (m + 1) * m;
         let g = rotations + 2 * m;
         let y = g + m + 1;
-        GmresSlots { m, h, rotations, g, y }
+        let c = y + m;
+        GmresSlots { m, h, rotations, g, y, c }
     }
 
     /// The first slot past the arrays.
     pub fn end(&self) -> usize {
-        self.y + self.m
+        self.c + self.m + 1
     }
 
     pub fn h_at(&self, i: usize, j: usize) -> usize {
         self.h + i + j * (self.m + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ContextOptions;
+
+    /// GMRES's second projection is asked for exactly when ‖w‖ fell below 1/√2 of what it
+    /// was, and never once the solve has stopped (nor before anything asked).
+    #[test]
+    fn reorthogonalization_is_asked_when_needed_and_while_running() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
+        let steps = Steps::<f32>::new(&ctx, 4, 8, 1, 100).unwrap();
+        let (after, before) = (slot::FIRST_FREE, slot::FIRST_FREE + 1);
+        let skip = |steps: &Steps<f32>| steps.status.read_blocking().unwrap()[SKIP_REORTHOGONALIZE];
+        let decide = |ratio: f32| {
+            steps.set(after, ratio).unwrap();
+            steps.set(before, 1.0).unwrap();
+            let mut batch = ctx.batch();
+            steps.reorthogonalize(&mut batch.recorder(), after, before).unwrap();
+            batch.submit().unwrap();
+            skip(&steps)
+        };
+        steps.reset().unwrap();
+        assert_eq!(skip(&steps), 1, "nothing asked at the start");
+        for (ratio, want) in [(0.5, 0), (0.75, 1), (0.70, 0), (1.0, 1), (0.0, 0)] {
+            assert_eq!(decide(ratio), want, "after/before {ratio}");
+        }
+        // Asked, then stopped (a non-finite norm): the ask is withdrawn, and stays so.
+        assert_eq!(decide(0.5), 0);
+        steps.set(after, f32::NAN).unwrap();
+        let mut batch = ctx.batch();
+        steps.check(&mut batch.recorder(), after, None).unwrap();
+        batch.submit().unwrap();
+        assert_eq!(skip(&steps), 1, "stopped: no second projection");
+        assert_eq!(decide(0.5), 1, "stopped: none asked");
     }
 }

@@ -158,7 +158,8 @@ pub fn bicgstab(a: Shape, v: u64) -> Cost {
 /// against j + 1 basis vectors in two passes (dots, update: 2(j + 1) + 3 vector passes,
 /// m + 4 on average), normalisation (2) and the cycle's update spread over its iterations (1).
 pub const GMRES: Model = Model {
-    bytes: "per iteration: SpMV's bytes + (m + 7)·rows·v, m = 30",
+    bytes: "per iteration: SpMV's bytes + (m + 7)·rows·v, m = 30 (one projection pass, the `cgs` rows; auto's \
+            second pass, where it runs, adds (m + 4)·rows·v)",
     flops: "per iteration: 2·nnz + 2·(m + 3)·rows",
     error: Some(SOLVER_ERROR),
 };

@@ -29,8 +29,8 @@ use wgsparse::ops::{blas1, Spmv, SpmvAlgorithm};
 use wgsparse::record::Recorder;
 use wgsparse::reference::{self, TwinPreconditioner};
 use wgsparse::solvers::{
-    BiCgStab, Cg, Factorization, Gmres, IncompleteLu, IncompleteOptions, Operator, SolverOptions, SolverReport,
-    StopReason, TriangularApply,
+    BiCgStab, Cg, Factorization, Gmres, IncompleteLu, IncompleteOptions, Operator, Orthogonalization, SolverOptions,
+    SolverReport, StopReason, TriangularApply,
 };
 use wgsparse::{Context, Conversion, CsrMatrix, ElementKind, GpuSparse, GpuVec, Scalar};
 
@@ -62,8 +62,8 @@ const WIND: f32 = 0.2;
 /// Jacobi sweeps per triangle of the `-sweeps` preconditioned algorithms.
 const APPLY_SWEEPS: u32 = 2;
 
-/// The preconditioner of an algorithm: `auto` has none (as the peer's solvers); `ilu0` (IC(0)
-/// for CG, `ic0`) applies its factors exactly, `ilu0-sweeps` (`ic0-sweeps`) by
+/// The preconditioner of an algorithm: `auto` and `cgs` have none (as the peer's solvers);
+/// `ilu0` (IC(0) for CG, `ic0`) applies its factors exactly, `ilu0-sweeps` (`ic0-sweeps`) by
 /// [`APPLY_SWEEPS`] Jacobi sweeps per triangle. Factored by the default three sweeps, inside
 /// the timed one-shot.
 fn preconditioner(algorithm: &str) -> Option<Option<TriangularApply>> {
@@ -71,6 +71,7 @@ fn preconditioner(algorithm: &str) -> Option<Option<TriangularApply>> {
         "auto" => Some(None),
         "ilu0" | "ic0" => Some(Some(TriangularApply::Exact)),
         "ilu0-sweeps" | "ic0-sweeps" => Some(Some(TriangularApply::Sweeps(APPLY_SWEEPS))),
+        "cgs" => Some(None),
         _ => None,
     }
 }
@@ -148,7 +149,8 @@ impl<T: Scalar> Op for SolverOp<T> {
     fn algorithms(&self) -> Vec<&'static str> {
         match self.method {
             Method::Cg => vec!["ic0-sweeps", "auto"],
-            Method::BiCgStab | Method::Gmres => vec!["ilu0-sweeps", "auto"],
+            Method::BiCgStab => vec!["ilu0-sweeps", "auto"],
+            Method::Gmres => vec!["ilu0-sweeps", "cgs", "auto"],
         }
     }
 
@@ -242,7 +244,7 @@ impl Method {
 impl<T: Scalar> SolverInputs<T> {
     /// For f32 rows, the f64 twin's (residual, scale) after [`F32_ITERATIONS`] with the same
     /// preconditioner: what bounds ours.
-    fn twin_residual(&self, apply: Option<TriangularApply>) -> Option<(f64, f64)> {
+    fn twin_residual(&self, options: &SolverOptions, apply: Option<TriangularApply>) -> Option<(f64, f64)> {
         (T::KIND == ElementKind::F32).then(|| {
             let (a, b) = (&self.a, &self.b);
             let x0 = vec![T::default(); a.rows()];
@@ -257,7 +259,10 @@ impl<T: Scalar> SolverInputs<T> {
             let twin = match self.method {
                 Method::Cg => reference::cg(a, m, b, &x0, 0.0, 0.0, F32_ITERATIONS),
                 Method::BiCgStab => reference::bicgstab(a, m, b, &x0, 0.0, 0.0, F32_ITERATIONS),
-                Method::Gmres => reference::gmres(a, m, b, &x0, 0.0, 0.0, F32_ITERATIONS, RESTART),
+                Method::Gmres => {
+                    let o = options.orthogonalization;
+                    reference::gmres(a, m, b, &x0, 0.0, 0.0, F32_ITERATIONS, RESTART, o)
+                }
             };
             true_residual(a, b, &twin.x)
         })
@@ -316,14 +321,19 @@ impl<T: Scalar> Inputs for SolverInputs<T> {
         let matrix = GpuSparse::from_csr(ctx, &self.a, Conversion::Csr)?;
         let spmv = Arc::new(Spmv::new(ctx, &matrix, SpmvAlgorithm::Auto)?);
         let precond = self.preconditioner(ctx, &matrix, apply)?;
-        let solver = AnySolver::new(ctx, self.method, spmv.clone(), precond.clone(), self.options)?;
+        // `cgs`: GMRES by one classical Gram–Schmidt pass, as CuPy's.
+        let orthogonalization =
+            if algorithm == "cgs" { Orthogonalization::Classical } else { Orthogonalization::Reorthogonalized };
+        let options = SolverOptions { orthogonalization, ..self.options };
+        let solver = AnySolver::new(ctx, self.method, spmv.clone(), precond.clone(), options)?;
         Ok(Box::new(SolverRuns {
             ctx: ctx.clone(),
             inputs: self,
             algorithm: algorithm.to_string(),
             apply,
             precond,
-            twin_residual: self.twin_residual(apply),
+            twin_residual: self.twin_residual(&options, apply),
+            options,
             b: ctx.upload(&self.b)?,
             x: ctx.zeros(self.b.len())?,
             spmv,
@@ -397,6 +407,8 @@ struct SolverRuns<'a, T: Scalar> {
     precond: Option<Arc<IncompleteLu<T>>>,
     /// For f32 rows: the twin's (residual, scale) after as many iterations, same preconditioner.
     twin_residual: Option<(f64, f64)>,
+    /// The solver's options for this algorithm.
+    options: SolverOptions,
     matrix: GpuSparse<T>,
     spmv: Arc<Spmv<T>>,
     solver: AnySolver<T>,
@@ -512,7 +524,7 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
         let start = Instant::now();
         let spmv = Arc::new(Spmv::new(&self.ctx, &matrix, SpmvAlgorithm::Auto)?);
         let precond = inputs.preconditioner(&self.ctx, &matrix, self.apply)?;
-        let mut solver = AnySolver::new(&self.ctx, inputs.method, spmv, precond, inputs.options)?;
+        let mut solver = AnySolver::new(&self.ctx, inputs.method, spmv, precond, self.options)?;
         let solving = Instant::now();
         let report = solver.solve(&self.b, &mut self.x)?;
         let time = start.elapsed();
