@@ -467,3 +467,90 @@ fn gmres_reorthogonalizes() {
         assert!(2 * one_pass.iterations >= 3 * report.iterations, "{mode}: one pass {one_pass:?}");
     }
 }
+
+/// A caller's own operator, recording its dispatch through `Recorder::raw_pass`: y = d ⊙ x
+/// by its own WGSL pipeline, binding x and y at their `byte_offset()` (GMRES hands it basis
+/// vectors, which share one buffer). GMRES on it solves as on the same diagonal through
+/// wgsparse's SpMV.
+#[test]
+fn own_operators_bind_vectors_where_they_are() {
+    struct OwnDiagonal {
+        d: GpuVec<f32>,
+        pipeline: wgpu::ComputePipeline,
+        device: wgpu::Device,
+    }
+    impl LinOp<f32> for OwnDiagonal {
+        fn shape(&self) -> (usize, usize) {
+            (self.d.len(), self.d.len())
+        }
+        fn apply(
+            &self,
+            rec: &mut wgsparse::record::Recorder<'_, '_>,
+            x: &GpuVec<f32>,
+            y: &mut GpuVec<f32>,
+        ) -> wgsparse::Result<()> {
+            fn binding(v: &GpuVec<f32>) -> wgpu::BindingResource<'_> {
+                wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: v.buffer(),
+                    offset: v.byte_offset(),
+                    size: std::num::NonZeroU64::new(v.byte_len()),
+                })
+            }
+            let entries: Vec<wgpu::BindGroupEntry<'_>> = [&self.d, x, &*y]
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| wgpu::BindGroupEntry { binding: i as u32, resource: binding(v) })
+                .collect();
+            let group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &self.pipeline.get_bind_group_layout(0),
+                entries: &entries,
+            });
+            let pass = rec.raw_pass();
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups((self.d.len() as u32).div_ceil(64), 1, 1);
+            Ok(())
+        }
+    }
+    const SHADER: &str = "
+        @group(0) @binding(0) var<storage, read> d: array<f32>;
+        @group(0) @binding(1) var<storage, read> x: array<f32>;
+        @group(0) @binding(2) var<storage, read_write> y: array<f32>;
+        @compute @workgroup_size(64)
+        fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+            if id.x < arrayLength(&y) {
+                y[id.x] = d[id.x] * x[id.x];
+            }
+        }";
+    let ctx = common::context();
+    let n = 300;
+    let diagonal: Vec<f32> = (0..n).map(|i| 1.0 + i as f32 / 10.0).collect();
+    let device = ctx.device().clone();
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: None,
+        source: wgpu::ShaderSource::Wgsl(SHADER.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: None,
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let own = OwnDiagonal { d: ctx.upload(&diagonal).unwrap(), pipeline, device };
+    let a = CsrMatrix::try_from_csr_data(n, n, (0..=n as u32).collect(), (0..n as u32).collect(), diagonal).unwrap();
+    let b: Vec<f32> = (0..n).map(|i| 1.0 + (i % 5) as f32).collect();
+    // Restarts every 8: x is a basis vector at a nonzero offset in most applications.
+    let options = SolverOptions { rtol: 1e-5, max_iterations: 500, restart: 8, ..Default::default() };
+    let b_gpu = ctx.upload(&b).unwrap();
+    let mut x: GpuVec<f32> = ctx.zeros(n).unwrap();
+    let report = Gmres::new(ctx, &own, None, options).unwrap().solve(&b_gpu, &mut x).unwrap();
+    let (want, x_spmv) = solve(ctx, Method::Gmres, &a, Precond::None, &b, &vec![0.0; n], options).unwrap();
+    assert_eq!(report.reason, StopReason::Converged, "{report:?}");
+    assert_eq!(report.iterations, want.iterations, "own operator {report:?}, SpMV {want:?}");
+    let error =
+        reference::relative_error(&x.read_blocking().unwrap(), &x_spmv.iter().map(|&v| v as f64).collect::<Vec<_>>());
+    assert!(error < 1e-5, "x differs from the SpMV solve's by {error:e}");
+}

@@ -61,8 +61,8 @@ impl<T: Stored> GpuVec<T> {
 
     /// `count` zeroed vectors of `len` elements in one buffer, `stride` elements apart
     /// (`len` rounded up to the storage-offset alignment), so that one binding can span
-    /// several of them ([`GpuVec::bind_span`]). They share the buffer's id: bindings of two
-    /// of them overlap only where their bytes do.
+    /// several of them ([`GpuVec::bind_span`]). They share the buffer's id, so an op may not
+    /// read one of them and write another in one dispatch (wgpu tracks usage per buffer).
     pub(crate) fn block_on(device: &Device, len: usize, count: usize) -> Result<(Vec<Self>, usize)> {
         let align = (device.limits().min_storage_buffer_offset_alignment as u64).max(T::stride());
         let stride = (len.max(1) as u64 * T::stride()).next_multiple_of(align) / T::stride();
@@ -329,8 +329,10 @@ pub(crate) struct BindEntry<'a> {
 }
 
 impl BindEntry<'_> {
-    /// Whether two bindings share bytes of one buffer.
-    pub(crate) fn overlaps(&self, other: &BindEntry<'_>) -> bool {
-        self.id == other.id && self.offset < other.offset + other.size && other.offset < self.offset + self.size
+    /// Whether one dispatch may not bind both: they share written bytes, or (wgpu's rule,
+    /// which tracks usage per buffer) one range of a buffer is read and another written.
+    pub(crate) fn conflicts(&self, other: &BindEntry<'_>) -> bool {
+        let overlap = self.offset < other.offset + other.size && other.offset < self.offset + self.size;
+        self.id == other.id && (self.writable != other.writable || (self.writable && overlap))
     }
 }

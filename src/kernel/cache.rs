@@ -184,11 +184,9 @@ impl<S: ShaderSpec, T: Scalar> Kernel<S, T> {
             if e.device != device.id() {
                 return Err(Error::ContextMismatch(format!("{name}: operand {} belongs to another context", e.name)));
             }
-            if let Some(other) =
-                entries.iter().enumerate().find(|(j, o)| *j != i && (e.writable || o.writable) && e.overlaps(o))
-            {
+            if let Some(other) = entries.iter().enumerate().find(|(j, o)| *j != i && e.conflicts(o)) {
                 return Err(Error::Aliasing(format!(
-                    "{name}: {} and {} share memory, but one of them is written",
+                    "{name}: {} and {} are in one buffer, and one of them is written",
                     e.name, other.1.name
                 )));
             }

@@ -69,7 +69,8 @@ impl<'c> Operands<'c> {
         }
         if let Some((other, _, _)) = self.seen.iter().find(|(_, b, w)| *b == buffer && (*w || written)) {
             return Err(Error::Aliasing(format!(
-                "{}: {name} and {other} are the same vector, and one of them is written",
+                "{}: {name} and {other} are in one buffer (the same vector, or two of a block), and one of them is \
+                 written",
                 self.op
             )));
         }
