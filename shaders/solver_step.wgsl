@@ -3,9 +3,14 @@
 // GMRES's Givens rotations and back substitution), the convergence test, and the status
 // words the host reads once per batch. A failed step writes zeros where its coefficients go,
 // so that the vector passes recorded after it in the same iteration change nothing.
+//
+// A step may first add up a row of partial sums that the pass before it left (a reduction's
+// first pass, or a fused update's), so that a reduction and the coefficient that needs it
+// cost one dispatch less: the whole workgroup sums in a fixed order, then lane 0 runs the op.
+#import entry
 #import finite
-#import invocation
 #import real
+#import workgroup_sum
 
 // status words
 const STOP: u32 = 0u;        // why the solve stopped, 0 while it runs
@@ -29,6 +34,7 @@ const BACK_SOLVE: u32 = 3u;
 const CYCLE_START: u32 = 4u;
 const CYCLE_END: u32 = 5u;
 const REORTHOGONALIZE: u32 = 6u;
+const SUM_ONLY: u32 = 7u; // nothing after the sum
 
 // GMRES projects w on the basis a second time when one projection left less than this
 // fraction of its norm (Daniel, Gragg, Kaufman and Stewart's criterion): cancellation then
@@ -61,14 +67,20 @@ struct Params {
     max_iterations: u32,
     // GMRES: the restart length (H has m + 1 rows).
     m: u32,
+    // Before the op (with sum_count > 0): state[sum_into] ← Σ partials[0..sum_count].x and,
+    // unless sum_root is NONE, state[sum_root] ← √ of it (a norm from its square).
+    sum_count: u32,
+    sum_into: u32,
+    sum_root: u32,
 }
 
 var<immediate> params: Params;
 @group(0) @binding(0) var<storage, read_write> state: array<Real>;
 @group(0) @binding(1) var<storage, read_write> status: array<u32>;
 @group(0) @binding(2) var<storage, read_write> history: array<Real>;
+@group(0) @binding(3) var<storage, read> partials: array<vec2<Acc>>;
 
-override WG_SIZE: u32 = 32u;
+override WG_SIZE: u32 = 256u;
 
 // Stopped, the rest of a batch runs nothing: the gated sections go quiet with STOP, and the
 // second projection's gate, decided by an op that no longer runs, is closed here.
@@ -197,8 +209,21 @@ fn back_solve() {
     }
 }
 
-fn run(item: u32) {
-    if item != 0u {
+fn run(workgroup: u32, lane: Lane) {
+    if params.sum_count > 0u {
+        var sum = Acc(0.0);
+        for (var k = lane.index; k < params.sum_count; k += WG_SIZE) {
+            sum += partials[k].x;
+        }
+        let total = workgroup_sum(lane, sum);
+        if lane.index == 0u {
+            state[params.sum_into] = Real(total);
+            if params.sum_root != NONE {
+                state[params.sum_root] = Real(sqrt(total));
+            }
+        }
+    }
+    if workgroup != 0u || lane.index != 0u {
         return;
     }
     switch params.op {

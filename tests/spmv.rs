@@ -471,3 +471,70 @@ fn analyses_are_shared_listed_and_rebuilt_after_dropping() {
     let _third = Spmv::new(ctx, &matrix, SpmvAlgorithm::CsrSplit).unwrap();
     assert_eq!(matrix.analyses().len(), 1, "a new plan rebuilds what it needs");
 }
+
+/// `Spmv::record_dot` (CG's `p·A·p` folded into the SpMV): csr-thread writes y and partials
+/// that add up to x·y, at sizes around the workgroup; other algorithms, a non-square
+/// matrix or too few partials fall back to y alone (`None`), y still right. y and the
+/// partials are poisoned first.
+fn spmv_with_dot<T: Scalar>() {
+    let seed = common::seed("spmv_with_dot");
+    let mut rng = Rng::new(seed);
+    for (mode, ctx) in common::contexts_for::<T>() {
+        for rows in [1, 7, 255, 256, 257, 1000] {
+            let a = to::<T>(&generate::random(rows, rows, 0.02, rng.next_u64()));
+            let x = vector::<T>(rows, rng.next_u64());
+            let want = spmv_csr(1.0, &a, &x, 0.0, &vec![T::default(); rows]);
+            let want_dot: f64 = want.iter().zip(&x).map(|(y, x)| y * x.to_f64()).sum();
+            let bound: f64 = want.iter().zip(&x).map(|(y, x)| (y * x.to_f64()).abs()).sum::<f64>();
+            // csr-thread's default workgroups are 256 rows: one partial each.
+            let needed = rows.div_ceil(256);
+            for (algorithm, capacity, fused) in [
+                (SpmvAlgorithm::CsrThread, needed, true),
+                (SpmvAlgorithm::CsrThread, needed - 1, false),
+                (SpmvAlgorithm::CsrVector, rows, false),
+            ] {
+                if capacity == 0 {
+                    continue;
+                }
+                let what = format!("{mode} rows {rows} {} capacity {capacity}", algorithm.name());
+                let matrix = GpuSparse::from_csr(ctx, &a, conversion_for(algorithm, &a)).unwrap();
+                let plan = Spmv::new(ctx, &matrix, algorithm).unwrap();
+                let x_gpu = ctx.upload(&x).unwrap();
+                let mut y = ctx.upload(&vec![T::from_f64(f64::NAN); rows]).unwrap();
+                let nan = T::from_f64(f64::NAN);
+                let partials = ctx.upload(&vec![[nan, nan]; capacity]).unwrap();
+                let mut batch = ctx.batch();
+                let count = plan.record_dot(&mut batch.recorder(), &x_gpu, &mut y, &partials).unwrap();
+                batch.submit().unwrap();
+                let got: Vec<f64> = y.read_blocking().unwrap().iter().map(|v| v.to_f64()).collect();
+                let error = relative_error(&got, &want);
+                assert!(error <= common::tolerance::<T>(), "{what}: y off by {error:e}");
+                assert_eq!(count.is_some(), fused, "{what}: fused {count:?}");
+                if let Some(count) = count {
+                    let host = partials.read_blocking().unwrap();
+                    let dot: f64 = host[..count].iter().map(|p| p[0].to_f64()).sum();
+                    let tolerance = 8.0 * common::tolerance::<T>() * bound.max(f64::MIN_POSITIVE);
+                    assert!((dot - want_dot).abs() <= tolerance, "{what}: x·y {dot} vs {want_dot}");
+                }
+            }
+        }
+        // Not square: y only.
+        let a = to::<T>(&generate::random(40, 30, 0.1, rng.next_u64()));
+        let matrix = GpuSparse::from_csr(ctx, &a, Conversion::of(Format::Csr)).unwrap();
+        let plan = Spmv::new(ctx, &matrix, SpmvAlgorithm::CsrThread).unwrap();
+        let (x, mut y) = (ctx.upload(&vector::<T>(30, 1)).unwrap(), ctx.zeros::<T>(40).unwrap());
+        let partials = ctx.zeros::<[T; 2]>(40).unwrap();
+        let mut batch = ctx.batch();
+        assert_eq!(plan.record_dot(&mut batch.recorder(), &x, &mut y, &partials).unwrap(), None, "{mode}: 40 × 30");
+    }
+}
+
+#[test]
+fn spmv_with_dot_f32() {
+    spmv_with_dot::<f32>();
+}
+
+#[test]
+fn spmv_with_dot_f64() {
+    spmv_with_dot::<f64>();
+}

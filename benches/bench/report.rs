@@ -513,7 +513,7 @@ impl Report {
                  wall clock from planning (SpMV plan, factorization and solver, A freshly \
                  uploaded: no analyses kept) to the solution on the device, \
                  which the speedup compares with the peer's call; µs/iteration the solve's wall clock per \
-                 iteration (planning excluded), the peer's its call's",
+                 iteration (planning excluded; the median of the one-shot runs), the peer's its call's",
                 restart, rtol, f32_iterations,
             ));
             lines.push(

@@ -184,6 +184,41 @@ impl<T: Scalar> Reduction<T> {
         self.record(rec, x, x, out, index, true)
     }
 
+    /// The partials the first pass writes (`.0` of each: a dot's; a norm's are pairs).
+    pub(crate) fn partials(&self) -> &GpuVec<[T; 2]> {
+        &self.partials
+    }
+
+    /// Records only the first pass of `x·y` and returns how many partials it wrote, for a
+    /// caller's own kernel to finish (the solvers' step kernel adds them up before its op).
+    pub(crate) fn partial_dot(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &GpuVec<T>) -> Result<usize> {
+        Operands::new(rec.context(), "dot")?.input("x", x)?.input("y", y)?;
+        check_len("dot", "y length", x.len(), y.len())?;
+        self.first_pass(rec, "dot", x, y, false)
+    }
+
+    fn first_pass(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        op: &'static str,
+        x: &GpuVec<T>,
+        y: &GpuVec<T>,
+        nrm2: bool,
+    ) -> Result<usize> {
+        rec.context().check_owner(&format!("{op}: the reduction"), self.owner)?;
+        check_len(op, "x length", self.len, x.len())?;
+        let overrides = vector_reduce::Overrides { wg_size: REDUCE_LANES as u32, ..Default::default() };
+        let reduce = rec.context().kernel::<vector_reduce::Shader, T>(vector_reduce::Flags { nrm2 }, overrides)?;
+        let count = self.partials.len();
+        rec.dispatch(
+            &reduce,
+            vector_reduce::Params { len: self.len as u32, chunk: self.chunk as u32 },
+            vector_reduce::Bindings { x: x.bind(), y: y.bind(), partials: self.partials.bind() },
+            count as u64,
+        )?;
+        Ok(count)
+    }
+
     fn record(
         &self,
         rec: &mut Recorder<'_, '_>,
@@ -194,23 +229,13 @@ impl<T: Scalar> Reduction<T> {
         nrm2: bool,
     ) -> Result<()> {
         let op = if nrm2 { "nrm2" } else { "dot" };
-        rec.context().check_owner(&format!("{op}: the reduction"), self.owner)?;
-        check_len(op, "x length", self.len, x.len())?;
         if index >= out.len() {
             return Err(crate::Error::InvalidArgument(format!("{op}: element {index} of a vector of {}", out.len())));
         }
-        let ctx = rec.context().clone();
-        let overrides = vector_reduce::Overrides { wg_size: REDUCE_LANES as u32, ..Default::default() };
-        let reduce = ctx.kernel::<vector_reduce::Shader, T>(vector_reduce::Flags { nrm2 }, overrides)?;
-        let count = self.partials.len();
-        rec.dispatch(
-            &reduce,
-            vector_reduce::Params { len: self.len as u32, chunk: self.chunk as u32 },
-            vector_reduce::Bindings { x: x.bind(), y: y.bind(), partials: self.partials.bind() },
-            count as u64,
-        )?;
+        let count = self.first_pass(rec, op, x, y, nrm2)?;
         let overrides = vector_reduce_finish::Overrides { wg_size: REDUCE_LANES as u32, ..Default::default() };
-        let finish = ctx.kernel::<vector_reduce_finish::Shader, T>(vector_reduce_finish::Flags { nrm2 }, overrides)?;
+        let finish =
+            rec.context().kernel::<vector_reduce_finish::Shader, T>(vector_reduce_finish::Flags { nrm2 }, overrides)?;
         rec.dispatch(
             &finish,
             vector_reduce_finish::Params { count: count as u32, at: index as u32 },

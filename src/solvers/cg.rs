@@ -1,23 +1,41 @@
 //! Conjugate gradients for symmetric positive definite A (and M), preconditioned:
 //! Saad's Algorithm 9.1, with every coefficient on the device.
 
-use super::steps::{slot, Ratio};
+use super::steps::{slot, Partials, Ratio, Sum};
 use super::{Common, Method, Operator, Sink, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
+use crate::kernel::shaders::{cg_direction as direction, cg_residual as residual};
+use crate::kernel::Kernel;
 use crate::ops::blas1;
+use crate::record::Recorder;
 use crate::{Batch, Context, Result};
 
+/// ρ of the iteration running: the r·z that α divides (kept by α's step for β).
 const RHO: usize = slot::FIRST_FREE;
 const PQ: usize = RHO + 1;
 const ALPHA: usize = RHO + 2;
-const NEG_ALPHA: usize = RHO + 3;
-const BETA: usize = RHO + 4;
-const RHO_NEW: usize = RHO + 5;
-const SLOTS: usize = RHO + 6;
+/// ρ of the next iteration: the new r·z, β's numerator.
+const RHO_NEW: usize = RHO + 3;
+/// r·r with a preconditioner (without one it is ρ itself).
+const RR: usize = RHO + 4;
+const SLOTS: usize = RHO + 5;
+
+/// Rows a lane of `cg_residual` updates (`ROWS` in the shader), and its lanes.
+const RESIDUAL_ROWS: usize = 8;
+const LANES: usize = 256;
+/// Partials held for an operator's `p·A·p` ([`LinOp::apply_dot`](super::LinOp::apply_dot)):
+/// one per workgroup of at least this many rows.
+const DOT_ROWS: usize = 64;
 
 /// A planned CG solve: work vectors (r, p, A·p, and z = M⁻¹·r with a preconditioner)
 /// allocated once, reused by every [`Cg::solve`].
+///
+/// An iteration is six dispatches: the gate, `q ← A·p` with the partials of p·q (an
+/// operator that cannot fold them in gets a pass of its own), a step that adds them up and
+/// makes α, `r −= α·q` with the partials of r·r (`cg_residual.wgsl`), a step that adds
+/// those up and tests ‖r‖, and `x += α·p; p ← r + β·p` (`cg_direction.wgsl`): A and 8
+/// vector passes (a preconditioner adds its own, and r·z).
 pub struct Cg<'a, T: Scalar> {
     common: Common<'a, T>,
     r: GpuVec<T>,
@@ -25,6 +43,10 @@ pub struct Cg<'a, T: Scalar> {
     q: GpuVec<T>,
     /// M⁻¹·r; without a preconditioner z is r itself and this is unused.
     z: Option<GpuVec<T>>,
+    /// The partials of p·A·p from the operator, then of r·r from the residual pass.
+    partials: GpuVec<[T; 2]>,
+    residual: Kernel<residual::Shader, T>,
+    direction: Kernel<direction::Shader, T>,
 }
 
 impl<'a, T: Scalar> Cg<'a, T> {
@@ -38,21 +60,64 @@ impl<'a, T: Scalar> Cg<'a, T> {
     ) -> Result<Self> {
         let common = Common::new(ctx, "cg", op.into(), precond, options, SLOTS)?;
         let z = common.precond.as_ref().map(|_| common.vector()).transpose()?;
-        Ok(Cg { r: common.vector()?, p: common.vector()?, q: common.vector()?, z, common })
+        let rows = common.steps.rows();
+        let partials = ctx.zeros(rows.div_ceil(DOT_ROWS).max(rows.div_ceil(RESIDUAL_ROWS * LANES)).max(1))?;
+        common.count_bytes(partials.byte_len());
+        Ok(Cg {
+            r: common.vector()?,
+            p: common.vector()?,
+            q: common.vector()?,
+            z,
+            partials,
+            residual: ctx
+                .kernel(Default::default(), residual::Overrides { wg_size: LANES as u32, ..Default::default() })?,
+            direction: ctx.kernel(Default::default(), Default::default())?,
+            common,
+        })
     }
 
     solve_entry_points!();
 
-    /// `ρ ← r·z` (z = M⁻¹·r), then p ← z.
-    fn precondition_into_p<'p>(&mut self, sink: &mut impl Sink<'p>, rho: usize) -> Result<()> {
-        let mut rec = sink.rec();
+    /// `ρ ← r·z` (z = M⁻¹·r) into `RHO_NEW`, then p ← z.
+    fn precondition_into_p(&mut self, batch: &mut Batch<'_>) -> Result<()> {
+        let mut rec = batch.recorder();
+        let steps = &self.common.steps;
         match &mut self.z {
             Some(z) => {
                 self.common.precondition(&mut rec, &self.r, z)?;
-                self.common.steps.dot(&mut rec, &self.r, z, rho)
+                steps.dot(&mut rec, &self.r, z, RHO_NEW)?;
             }
-            None => self.common.steps.dot(&mut rec, &self.r, &self.r, rho),
+            None => steps.dot(&mut rec, &self.r, &self.r, RHO_NEW)?,
         }
+        blas1::copy(&mut rec, self.z.as_ref().unwrap_or(&self.r), &mut self.p)
+    }
+
+    /// `r −= α·q`, leaving the partials of the new r·r.
+    fn update_residual(&self, rec: &mut Recorder<'_, '_>) -> Result<Partials<'_, T>> {
+        let len = self.r.len();
+        let workgroups = len.div_ceil(RESIDUAL_ROWS * LANES).max(1);
+        let params = residual::Params { len: len as u32, workgroups: workgroups as u32, alpha: ALPHA as u32 };
+        let bindings = residual::Bindings {
+            state: self.common.steps.state().bind(),
+            q: self.q.bind(),
+            r: self.r.bind(),
+            partials: self.partials.bind(),
+        };
+        rec.dispatch(&self.residual, params, bindings, workgroups as u64)?;
+        Ok(Partials { buffer: &self.partials, count: workgroups })
+    }
+
+    /// `x += α·p`, then `p ← z + β·p` (β = ρ_new/ρ).
+    fn update_direction(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>) -> Result<()> {
+        let params =
+            direction::Params { len: x.len() as u32, alpha: ALPHA as u32, rho_new: RHO_NEW as u32, rho: RHO as u32 };
+        let bindings = direction::Bindings {
+            state: self.common.steps.state().bind(),
+            z: self.z.as_ref().unwrap_or(&self.r).bind(),
+            x: x.bind(),
+            p: self.p.bind(),
+        };
+        rec.dispatch_items(&self.direction, params, bindings, x.len() as u64)
     }
 }
 
@@ -67,9 +132,7 @@ impl<T: Scalar> Method<T> for Cg<'_, T> {
             self.common.residual(&mut rec, b, x, &mut self.r, slot::R_NORM)?;
             self.common.steps.check(&mut rec, slot::R_NORM, None)?;
         }
-        self.precondition_into_p(batch, RHO)?;
-        let z = self.z.as_ref().unwrap_or(&self.r);
-        blas1::copy(&mut batch.recorder(), z, &mut self.p)
+        self.precondition_into_p(batch)
     }
 
     fn iteration<'p>(
@@ -79,33 +142,151 @@ impl<T: Scalar> Method<T> for Cg<'_, T> {
         x: &mut GpuVec<T>,
         history_at: usize,
     ) -> Result<()> {
-        let steps = &self.common.steps;
-        steps.gate(sink)?;
+        self.common.steps.gate(sink)?;
         {
             let mut rec = sink.rec();
-            self.common.op.apply(&mut rec, &self.p, &mut self.q)?;
-            steps.dot(&mut rec, &self.p, &self.q, PQ)?;
-            steps.ratio(&mut rec, Ratio { positive: true, ..Ratio::quotient(RHO, PQ, ALPHA, Some(NEG_ALPHA)) })?;
-            blas1::axpy(&mut rec, steps.arg(ALPHA), &self.p, x)?;
-            blas1::axpy(&mut rec, steps.arg(NEG_ALPHA), &self.q, &mut self.r)?;
-            steps.norm(&mut rec, &self.r, slot::R_NORM)?;
-            steps.check(&mut rec, slot::R_NORM, Some(history_at))?;
+            let steps = &self.common.steps;
+            let pq = match self.common.op.apply_dot(&mut rec, &self.p, &mut self.q, &self.partials)? {
+                Some(count) => Partials { buffer: &self.partials, count },
+                None => steps.dot_partials(&mut rec, &self.p, &self.q)?,
+            };
+            // α = ρ/(p·q), ρ kept for β. ρ = 0 with r ≠ 0 (an indefinite preconditioner) is a
+            // breakdown; without one, r = 0 has stopped the solve before.
+            let alpha = Ratio {
+                keep: Some(RHO),
+                positive: true,
+                nonzero_num: true,
+                ..Ratio::quotient(RHO_NEW, PQ, ALPHA, None)
+            };
+            steps.ratio_after(&mut rec, Some(Sum { partials: pq, into: PQ, root: None }), alpha)?;
         }
-        // β = ρ_new / ρ, ρ ← ρ_new; without a preconditioner ρ_new = ‖r‖², no second reduction.
-        let beta = if self.z.is_some() {
-            self.precondition_into_p(sink, RHO_NEW)?;
-            Ratio { keep: Some(RHO), ..Ratio::quotient(RHO_NEW, RHO, BETA, None) }
-        } else {
-            Ratio { num: (slot::R_NORM, slot::R_NORM), keep: Some(RHO), ..Ratio::quotient(RHO_NEW, RHO, BETA, None) }
-        };
-        let steps = &self.common.steps;
+        {
+            let mut rec = sink.rec();
+            let into = if self.z.is_some() { RR } else { RHO_NEW };
+            let partials = self.update_residual(&mut rec)?;
+            let rr = Sum { partials, into, root: Some(slot::R_NORM) };
+            self.common.steps.check_after(&mut rec, Some(rr), slot::R_NORM, Some(history_at))?;
+        }
         let mut rec = sink.rec();
-        steps.ratio(&mut rec, beta)?;
-        let z = self.z.as_ref().unwrap_or(&self.r);
-        blas1::axpby(&mut rec, T::from_f64(1.0), z, steps.arg(BETA), &mut self.p)
+        if let Some(z) = &mut self.z {
+            let steps = &self.common.steps;
+            self.common.precondition(&mut rec, &self.r, z)?;
+            let rz = steps.dot_partials(&mut rec, &self.r, z)?;
+            steps.sum(&mut rec, Sum { partials: rz, into: RHO_NEW, root: None })?;
+        }
+        self.update_direction(&mut rec, x)
     }
 
     fn true_residual(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
         self.common.residual(&mut batch.recorder(), b, x, &mut self.r, slot::TRUE_NORM)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::random_vector;
+    use crate::solvers::LinOp;
+    use crate::ContextOptions;
+
+    /// An operator the passes below never apply.
+    struct Unused(usize);
+
+    impl<T: Scalar> LinOp<T> for Unused {
+        fn shape(&self) -> (usize, usize) {
+            (self.0, self.0)
+        }
+
+        fn apply(&self, _: &mut Recorder<'_, '_>, _: &GpuVec<T>, _: &mut GpuVec<T>) -> Result<()> {
+            unreachable!("not applied")
+        }
+    }
+
+    fn values<T: Scalar>(len: usize, seed: u64) -> Vec<T> {
+        random_vector(len, seed).into_iter().map(|v| T::from_f64(v as f64)).collect()
+    }
+
+    fn as_f64<T: Scalar>(v: &[T]) -> Vec<f64> {
+        v.iter().map(|e| e.to_f64()).collect()
+    }
+
+    /// The fused passes against their f64 twins at lengths around the lane, subgroup and
+    /// workgroup tiles: `r −= α·q` with r·r and ‖r‖ summed by the step after it, then
+    /// `x += α·p; p ← r + β·p`; and with α = 0 (a failed step), q and p not finite and not
+    /// read: r and x stay as they were.
+    fn fused_passes_match_twin<T: Scalar>() {
+        let tolerance = if T::KIND == crate::ElementKind::F64 { 1e-13 } else { 1e-5 };
+        for subgroups in [true, false] {
+            let ctx =
+                Context::new_blocking(ContextOptions { subgroups, ..ContextOptions::from_env().unwrap() }).unwrap();
+            if !ctx.supports::<T>() {
+                continue;
+            }
+            for len in [1, 7, 255, 256, 257, 2047, 2048, 2049, 4097, 5000] {
+                let what = format!("{} subgroups {subgroups} len {len}", T::KIND.name());
+                let op = Unused(len);
+                let cg = Cg::<T>::new(&ctx, &op as &dyn LinOp<T>, None, SolverOptions::default()).unwrap();
+                let (alpha, rho, rho_new) = (0.37, 2.0, 0.9);
+                let steps = &cg.common.steps;
+                steps.reset().unwrap();
+                for (slot, value) in [(ALPHA, alpha), (RHO, rho), (RHO_NEW, rho_new), (RR, f64::NAN)] {
+                    steps.set(slot, T::from_f64(value)).unwrap();
+                }
+                let [r, q, p, x]: [Vec<T>; 4] = std::array::from_fn(|i| values(len, 7 * len as u64 + i as u64));
+                cg.r.write(&r).unwrap();
+                cg.q.write(&q).unwrap();
+                cg.p.write(&p).unwrap();
+                let x_gpu = ctx.upload(&x).unwrap();
+                let mut batch = ctx.batch();
+                {
+                    let mut rec = batch.recorder();
+                    let partials = cg.update_residual(&mut rec).unwrap();
+                    steps.sum(&mut rec, Sum { partials, into: RR, root: Some(slot::R_NORM) }).unwrap();
+                    cg.update_direction(&mut rec, &x_gpu).unwrap();
+                }
+                batch.submit().unwrap();
+                let [r, q, p, x] = [&r, &q, &p, &x].map(|v| as_f64(v));
+                let want_r: Vec<f64> = r.iter().zip(&q).map(|(r, q)| r - alpha * q).collect();
+                let want_x: Vec<f64> = x.iter().zip(&p).map(|(x, p)| x + alpha * p).collect();
+                let want_p: Vec<f64> = want_r.iter().zip(&p).map(|(r, p)| r + rho_new / rho * p).collect();
+                let rr: f64 = want_r.iter().map(|v| v * v).sum();
+                for (name, got, want) in [("r", &cg.r, &want_r), ("p", &cg.p, &want_p), ("x", &x_gpu, &want_x)] {
+                    let got = as_f64(&got.read_blocking().unwrap());
+                    let error = crate::reference::relative_error(&got, want);
+                    assert!(error <= tolerance, "{what}: {name} off by {error:e}");
+                }
+                let state = as_f64(&steps.state().read_blocking().unwrap());
+                assert!((state[RR] - rr).abs() <= tolerance * rr, "{what}: r·r {} vs {rr}", state[RR]);
+                let norm = rr.sqrt();
+                assert!((state[slot::R_NORM] - norm).abs() <= tolerance * norm, "{what}: ‖r‖");
+
+                // A failed step: α = 0, q and p not finite.
+                steps.set(ALPHA, T::default()).unwrap();
+                let r_before = cg.r.read_blocking().unwrap();
+                cg.q.write(&vec![T::from_f64(f64::NAN); len]).unwrap();
+                cg.p.write(&vec![T::from_f64(f64::INFINITY); len]).unwrap();
+                let mut batch = ctx.batch();
+                {
+                    let mut rec = batch.recorder();
+                    cg.update_residual(&mut rec).unwrap();
+                    cg.update_direction(&mut rec, &x_gpu).unwrap();
+                }
+                batch.submit().unwrap();
+                let r_after = cg.r.read_blocking().unwrap();
+                assert!(r_after == r_before, "{what}: α = 0 changed r");
+                let x_after = as_f64(&x_gpu.read_blocking().unwrap());
+                assert!(crate::reference::relative_error(&x_after, &want_x) <= tolerance, "{what}: α = 0 changed x");
+            }
+        }
+    }
+
+    #[test]
+    fn fused_passes_match_twin_f32() {
+        fused_passes_match_twin::<f32>();
+    }
+
+    #[test]
+    fn fused_passes_match_twin_f64() {
+        fused_passes_match_twin::<f64>();
     }
 }

@@ -98,6 +98,21 @@ pub trait LinOp<T: Scalar> {
     /// basis): an operator that binds it itself binds bytes
     /// [`byte_offset()`](GpuVec::byte_offset)`..+`[`byte_len()`](GpuVec::byte_len).
     fn apply(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &mut GpuVec<T>) -> Result<()>;
+
+    /// Records `y ← A·x` and, where the operator can fold it into its own pass, partial sums
+    /// of `x·y` into the first halves of `partials[..count]` (their total is `x·y`):
+    /// `Some(count)`. `None` (the default): y only, and the caller reduces `x·y` itself. CG
+    /// asks for `p·A·p` this way; the CSR one-row-per-invocation SpMV folds it in.
+    fn apply_dot(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        x: &GpuVec<T>,
+        y: &mut GpuVec<T>,
+        _partials: &GpuVec<[T; 2]>,
+    ) -> Result<Option<usize>> {
+        self.apply(rec, x, y)?;
+        Ok(None)
+    }
 }
 
 /// The operator (or preconditioner) a solver applies: borrowed for the solver's lifetime, or
@@ -153,6 +168,16 @@ impl<T: Scalar> LinOp<T> for Spmv<T> {
 
     fn apply(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &mut GpuVec<T>) -> Result<()> {
         self.record(rec, T::from_f64(1.0), x, T::default(), y)
+    }
+
+    fn apply_dot(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        x: &GpuVec<T>,
+        y: &mut GpuVec<T>,
+        partials: &GpuVec<[T; 2]>,
+    ) -> Result<Option<usize>> {
+        self.record_dot(rec, x, y, partials)
     }
 }
 

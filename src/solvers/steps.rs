@@ -41,6 +41,25 @@ enum Op {
     CycleStart = 4,
     CycleEnd = 5,
     Reorthogonalize = 6,
+    /// Only the step's sum.
+    SumOnly = 7,
+}
+
+/// A row of partial sums a pass left on the device (its `.0` halves), for the next step to
+/// add up before its op: a reduction costs its first pass only.
+#[derive(Clone, Copy)]
+pub(super) struct Partials<'a, T: Scalar> {
+    pub buffer: &'a GpuVec<[T; 2]>,
+    pub count: usize,
+}
+
+/// What a step adds up first: `state[into] ← Σ partials`, and with `root`,
+/// `state[root] ← √(Σ partials)` (a norm from a sum of squares).
+#[derive(Clone, Copy)]
+pub(super) struct Sum<'a, T: Scalar> {
+    pub partials: Partials<'a, T>,
+    pub into: usize,
+    pub root: Option<usize>,
 }
 
 /// Why the device stopped the iterations (status word `STOP`).
@@ -226,9 +245,48 @@ impl<T: Scalar> Steps<T> {
         self.reduce.nrm2_into(rec, x, &self.state, slot)
     }
 
+    /// Records the first pass of `x·y`: partials for a step's [`Sum`] to finish.
+    pub fn dot_partials(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &GpuVec<T>) -> Result<Partials<'_, T>> {
+        let count = self.reduce.partial_dot(rec, x, y)?;
+        Ok(Partials { buffer: self.reduce.partials(), count })
+    }
+
+    /// Records only a sum: `state[sum.into] ← Σ partials` (and its root).
+    pub fn sum(&self, rec: &mut Recorder<'_, '_>, sum: Sum<'_, T>) -> Result<()> {
+        self.record_after(rec, Some(sum), Self::params(Op::SumOnly))
+    }
+
     fn record(&self, rec: &mut Recorder<'_, '_>, params: kernel::Params) -> Result<()> {
-        let bindings =
-            kernel::Bindings { state: self.state.bind(), status: self.status.bind(), history: self.history.bind() };
+        self.record_after(rec, None, params)
+    }
+
+    /// Records a step that adds `sum` up first, if given.
+    fn record_after(&self, rec: &mut Recorder<'_, '_>, sum: Option<Sum<'_, T>>, params: kernel::Params) -> Result<()> {
+        let (partials, params) = match sum {
+            Some(Sum { partials, into, root }) => {
+                if partials.count == 0 || partials.count > partials.buffer.len() {
+                    return Err(Error::InvalidArgument(format!(
+                        "solver step: a sum of {} partials of {}",
+                        partials.count,
+                        partials.buffer.len()
+                    )));
+                }
+                let params = kernel::Params {
+                    sum_count: partials.count as u32,
+                    sum_into: into as u32,
+                    sum_root: root.map_or(NONE, |s| s as u32),
+                    ..params
+                };
+                (partials.buffer, params)
+            }
+            None => (self.reduce.partials(), params),
+        };
+        let bindings = kernel::Bindings {
+            state: self.state.bind(),
+            status: self.status.bind(),
+            history: self.history.bind(),
+            partials: partials.bind(),
+        };
         rec.dispatch(&self.kernel, params, bindings, 1)
     }
 
@@ -247,10 +305,18 @@ impl<T: Scalar> Steps<T> {
             counts: 0,
             max_iterations: 0,
             m: 0,
+            sum_count: 0,
+            sum_into: 0,
+            sum_root: NONE,
         }
     }
 
     pub fn ratio(&self, rec: &mut Recorder<'_, '_>, r: Ratio) -> Result<()> {
+        self.ratio_after(rec, None, r)
+    }
+
+    /// [`Steps::ratio`], after adding `sum` up.
+    pub fn ratio_after(&self, rec: &mut Recorder<'_, '_>, sum: Option<Sum<'_, T>>, r: Ratio) -> Result<()> {
         let params = kernel::Params {
             a: r.num.0 as u32,
             c: r.num.1 as u32,
@@ -262,12 +328,23 @@ impl<T: Scalar> Steps<T> {
             flags: r.positive as u32 | (r.nonzero_num as u32) << 1,
             ..Self::params(Op::Ratio)
         };
-        self.record(rec, params)
+        self.record_after(rec, sum, params)
     }
 
     /// Tests `state[norm]` against the threshold; with `history_at`, counts an iteration and
     /// keeps the norm in that history entry.
     pub fn check(&self, rec: &mut Recorder<'_, '_>, norm: usize, history_at: Option<usize>) -> Result<()> {
+        self.check_after(rec, None, norm, history_at)
+    }
+
+    /// [`Steps::check`], after adding `sum` up.
+    pub fn check_after(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        sum: Option<Sum<'_, T>>,
+        norm: usize,
+        history_at: Option<usize>,
+    ) -> Result<()> {
         if history_at.is_some_and(|h| h >= self.history.len()) {
             return Err(Error::InvalidArgument(format!("solver history entry {history_at:?}")));
         }
@@ -279,7 +356,7 @@ impl<T: Scalar> Steps<T> {
             max_iterations: self.max_iterations,
             ..Self::params(Op::Check)
         };
-        self.record(rec, params)
+        self.record_after(rec, sum, params)
     }
 
     /// GMRES: rotates column `column` of H (at `h`, (m + 1) × m), rotations at `rotations`
@@ -403,5 +480,64 @@ mod tests {
         batch.submit().unwrap();
         assert_eq!(skip(&steps), 1, "stopped: no second projection");
         assert_eq!(decide(0.5), 1, "stopped: none asked");
+    }
+
+    /// A step adds its partials up (any count, whatever the subgroups) before its op, which
+    /// sees the sum: a ratio of it, a check of its root.
+    fn sums_before_the_op<T: Scalar>() {
+        let tolerance = if T::KIND == crate::ElementKind::F64 { 1e-13 } else { 1e-5 };
+        for subgroups in [true, false] {
+            let ctx =
+                Context::new_blocking(ContextOptions { subgroups, ..ContextOptions::from_env().unwrap() }).unwrap();
+            if !ctx.supports::<T>() {
+                continue;
+            }
+            let steps = Steps::<T>::new(&ctx, 4, 12, 1, 100).unwrap();
+            let (sum_at, two, out, norm) =
+                (slot::FIRST_FREE, slot::FIRST_FREE + 1, slot::FIRST_FREE + 2, slot::FIRST_FREE + 3);
+            for count in [1, 255, 256, 257, 1000, 4097] {
+                let what = format!("{} subgroups {subgroups}, {count} partials", T::KIND.name());
+                let host: Vec<[T; 2]> = crate::generate::random_vector(count, count as u64)
+                    .into_iter()
+                    .map(|v| [T::from_f64(v.abs() as f64), T::from_f64(f64::NAN)])
+                    .collect();
+                let want: f64 = host.iter().map(|p| p[0].to_f64()).sum();
+                let buffer = ctx.upload(&host).unwrap();
+                steps.reset().unwrap();
+                steps.set(two, T::from_f64(2.0)).unwrap();
+                steps.set_threshold(T::from_f64(-1.0)).unwrap();
+                let partials = Partials { buffer: &buffer, count };
+                let mut batch = ctx.batch();
+                {
+                    let mut rec = batch.recorder();
+                    let half = Ratio::quotient(sum_at, two, out, None);
+                    steps.ratio_after(&mut rec, Some(Sum { partials, into: sum_at, root: None }), half).unwrap();
+                    steps
+                        .check_after(&mut rec, Some(Sum { partials, into: sum_at, root: Some(norm) }), norm, Some(0))
+                        .unwrap();
+                }
+                batch.submit().unwrap();
+                let state: Vec<f64> = steps.state.read_blocking().unwrap().iter().map(|v| v.to_f64()).collect();
+                assert!((state[sum_at] - want).abs() <= tolerance * want, "{what}: sum {} vs {want}", state[sum_at]);
+                assert!((state[out] - want / 2.0).abs() <= tolerance * want, "{what}: the ratio saw {}", state[out]);
+                assert!((state[norm] - want.sqrt()).abs() <= tolerance * want.sqrt(), "{what}: root");
+                let history = steps.history.read_blocking().unwrap()[0].to_f64();
+                assert_eq!(history, state[norm], "{what}: the check saw the root");
+            }
+            let empty = Partials { buffer: steps.reduce.partials(), count: 0 };
+            let mut batch = ctx.batch();
+            let refused = steps.sum(&mut batch.recorder(), Sum { partials: empty, into: 5, root: None });
+            assert!(matches!(refused, Err(Error::InvalidArgument(_))), "a sum of nothing");
+        }
+    }
+
+    #[test]
+    fn sums_before_the_op_f32() {
+        sums_before_the_op::<f32>();
+    }
+
+    #[test]
+    fn sums_before_the_op_f64() {
+        sums_before_the_op::<f64>();
     }
 }

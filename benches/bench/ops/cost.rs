@@ -125,11 +125,11 @@ const SOLVER_ERROR: &str = "the true relative residual ‖b − A·x‖/‖b‖ 
      f64 rows converged to rtol 1e-6; f32 rows (a fixed iteration count) 1.1 × the f64 twin's after as many \
      iterations + 16·ε₃₂·‖|A|·|x|‖/‖b‖, or 1e-3 (f32's attainable accuracy on converged systems)";
 
-/// One CG iteration at its floor: A as SpMV counts it (p read, A·p written) and nine more
-/// vector passes (p·Ap with the product, x and r updated with ‖r‖, p updated); flops: the
-/// product and five vector ops.
+/// One CG iteration as the solver runs it: A as SpMV counts it (p read, A·p written, p·Ap
+/// folded into the product), then eight vector passes (r −= α·Ap with r·r: 3; x += α·p and
+/// p ← r + β·p in one pass: 5); flops: the product and five vector ops.
 pub const CG: Model = Model {
-    bytes: "per iteration: SpMV's bytes + 9·rows·v",
+    bytes: "per iteration: SpMV's bytes + 8·rows·v",
     flops: "per iteration: 2·nnz + 10·rows",
     error: Some(SOLVER_ERROR),
 };
@@ -137,7 +137,7 @@ pub const CG: Model = Model {
 /// See [`CG`].
 pub fn cg(a: Shape, v: u64) -> Cost {
     let spmv = spmv(a, v);
-    Cost { bytes: spmv.bytes.map(|b| b + 9 * a.rows * v), flops: Some(2 * a.nnz + 10 * a.rows) }
+    Cost { bytes: spmv.bytes.map(|b| b + 8 * a.rows * v), flops: Some(2 * a.nnz + 10 * a.rows) }
 }
 
 /// One BiCGSTAB iteration at its floor: two products and fourteen vector passes (r̂·r, p,

@@ -3,7 +3,8 @@
 use super::{panel_as, PanelKernel, Run, SpmvAlgorithm, SpmvOptions};
 use crate::context::Context;
 use crate::element::Scalar;
-use crate::kernel::shaders::spmv_csr_thread as kernel;
+use crate::gpu::GpuVec;
+use crate::kernel::shaders::{spmv_csr_thread as kernel, spmv_csr_thread_dot as dot};
 use crate::kernel::Kernel;
 use crate::matrix::{GpuSparse, PanelStorage};
 use crate::record::Recorder;
@@ -11,6 +12,7 @@ use crate::Result;
 
 struct CsrThread<T: Scalar> {
     kernel: Kernel<kernel::Shader, T>,
+    wg_size: u32,
 }
 
 pub(super) fn plan<T: Scalar>(
@@ -22,6 +24,7 @@ pub(super) fn plan<T: Scalar>(
     let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrThread);
     Ok(Box::new(CsrThread {
         kernel: ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size })?,
+        wg_size,
     }))
 }
 
@@ -39,5 +42,34 @@ impl<T: Scalar> PanelKernel<T> for CsrThread<T> {
         };
         let params = kernel::Params { rows: run.rows as u32, scaling: run.scaling.params };
         rec.dispatch_items(&self.kernel, params, bindings, run.rows as u64)
+    }
+
+    fn record_dot(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        panel: &PanelStorage<T>,
+        run: &Run<'_, T>,
+        partials: &GpuVec<[T; 2]>,
+    ) -> Result<Option<usize>> {
+        let workgroups = run.rows.div_ceil(self.wg_size as usize);
+        if workgroups == 0 || workgroups > partials.len() {
+            return Ok(None);
+        }
+        let a = panel_as!(panel, Csr);
+        let overrides = dot::Overrides { wg_size: self.wg_size, ..Default::default() };
+        let kernel = rec.context().kernel::<dot::Shader, T>(Default::default(), overrides)?;
+        let bindings = dot::Bindings {
+            row_offsets: a.row_offsets().bind(),
+            col_indices: a.col_indices().bind(),
+            values: a.values().bind(),
+            x: run.x,
+            alpha_dev: run.scaling.alpha_dev,
+            beta_dev: run.scaling.beta_dev,
+            y: run.y,
+            partials: partials.bind(),
+        };
+        let params = dot::Params { rows: run.rows as u32, scaling: run.scaling.params };
+        rec.dispatch(&kernel, params, bindings, workgroups as u64)?;
+        Ok(Some(workgroups))
     }
 }

@@ -374,12 +374,63 @@ impl<T: Scalar> Spmv<T> {
         y: &mut GpuVec<T>,
     ) -> Result<()> {
         let (alpha, beta) = (alpha.into(), beta.into());
-        Operands::new(rec.context(), "spmv")?
+        self.check_operands(rec, &alpha, x, &beta, y, None)?;
+        let ctx = rec.context().clone();
+        let scaling = ScalarBinds::new(&ctx, alpha, beta)?;
+        for (panel, kernel) in self.matrix.panels().iter().zip(&self.panels) {
+            let rows = panel.rows();
+            let y_rows = y.bind_range(rows.clone());
+            if scaling.host_alpha() == Some(T::default()) {
+                blas1::scale_range(rec, &scaling.beta_as_alpha(), y_rows, rows.len(), false)?;
+            } else {
+                kernel.record(rec, panel.storage(), &Run { x: x.bind(), y: y_rows, rows: rows.len(), scaling })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records `y ← A·x` and, where the algorithm folds it into its pass (csr-thread on a
+    /// square matrix of one panel, `partials` long enough), the partial sums of `x·y` into
+    /// the first halves of `partials[..count]`: `Some(count)`. `None`: y only.
+    pub fn record_dot(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        x: &GpuVec<T>,
+        y: &mut GpuVec<T>,
+        partials: &GpuVec<[T; 2]>,
+    ) -> Result<Option<usize>> {
+        let (one, zero) = (ScalarArg::Host(T::from_f64(1.0)), ScalarArg::Host(T::default()));
+        self.check_operands(rec, &one, x, &zero, y, Some(partials))?;
+        if self.matrix.rows() == self.matrix.cols() && self.panels.len() == 1 {
+            let ctx = rec.context().clone();
+            let scaling = ScalarBinds::new(&ctx, one, zero)?;
+            let run = Run { x: x.bind(), y: y.bind(), rows: y.len(), scaling };
+            if let Some(count) = self.panels[0].record_dot(rec, self.matrix.panels()[0].storage(), &run, partials)? {
+                return Ok(Some(count));
+            }
+        }
+        self.record(rec, one, x, zero, y)?;
+        Ok(None)
+    }
+
+    fn check_operands(
+        &self,
+        rec: &Recorder<'_, '_>,
+        alpha: &ScalarArg<'_, T>,
+        x: &GpuVec<T>,
+        beta: &ScalarArg<'_, T>,
+        y: &GpuVec<T>,
+        partials: Option<&GpuVec<[T; 2]>>,
+    ) -> Result<()> {
+        let operands = Operands::new(rec.context(), "spmv")?
             .owned("the plan", self.ctx.id())?
-            .scalar("alpha", &alpha)?
-            .scalar("beta", &beta)?
+            .scalar("alpha", alpha)?
+            .scalar("beta", beta)?
             .input("x", x)?
             .output("y", y)?;
+        if let Some(partials) = partials {
+            operands.output("partials", partials)?;
+        }
         check_len("spmv", "x length", self.matrix.cols(), x.len())?;
         check_len("spmv", "y length", self.matrix.rows(), y.len())?;
         // x is bound whole by every panel: it must fit one binding (y is bound per panel).
@@ -391,17 +442,6 @@ impl<T: Scalar> Spmv<T> {
                 requested: x.byte_len(),
                 max,
             });
-        }
-        let ctx = rec.context().clone();
-        let scaling = ScalarBinds::new(&ctx, alpha, beta)?;
-        for (panel, kernel) in self.matrix.panels().iter().zip(&self.panels) {
-            let rows = panel.rows();
-            let y_rows = y.bind_range(rows.clone());
-            if scaling.host_alpha() == Some(T::default()) {
-                blas1::scale_range(rec, &scaling.beta_as_alpha(), y_rows, rows.len(), false)?;
-            } else {
-                kernel.record(rec, panel.storage(), &Run { x: x.bind(), y: y_rows, rows: rows.len(), scaling })?;
-            }
         }
         Ok(())
     }
@@ -437,6 +477,18 @@ pub(crate) struct Run<'a, T: Scalar> {
 pub(crate) trait PanelKernel<T: Scalar>: Send + Sync {
     /// Records `y ← α·A·x + β·y` on the panel (α is not a host zero: that is a scal).
     fn record(&self, rec: &mut Recorder<'_, '_>, panel: &PanelStorage<T>, run: &Run<'_, T>) -> Result<()>;
+    /// Records the run (`y ← A·x` on a square matrix's only panel) with the partial sums of
+    /// `x·y` into `partials` if the algorithm has such a kernel and they fit: `Some(count)`.
+    /// `None`: nothing recorded.
+    fn record_dot(
+        &self,
+        _rec: &mut Recorder<'_, '_>,
+        _panel: &PanelStorage<T>,
+        _run: &Run<'_, T>,
+        _partials: &GpuVec<[T; 2]>,
+    ) -> Result<Option<usize>> {
+        Ok(None)
+    }
     /// Device bytes allocated beyond A, x and y (analyses it uses included).
     fn extra_bytes(&self) -> u64 {
         0
