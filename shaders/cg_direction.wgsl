@@ -23,7 +23,13 @@ fn run(i: u32) {
         return;
     }
     let alpha = state[params.alpha];
-    let beta = state[params.rho_new] / state[params.rho];
+    // ρ = 0 only after a failed first step (its ρ is not kept): p then stays z-like, finite.
+    let rho = state[params.rho];
+    var beta = Real(0.0);
+    if rho == 0.0 {
+    } else {
+        beta = state[params.rho_new] / rho;
+    }
     let old = p[i];
     // A failed step's α = 0 leaves x as it was (p may not be finite then).
     if alpha == 0.0 {

@@ -1,4 +1,5 @@
-// The scalar steps of the iterative solvers, run by one invocation between the vector passes:
+// The scalar steps of the iterative solvers, run by one invocation between the vector passes
+// (after its workgroup has added up a row of partials, if asked):
 // coefficients from the reductions already in `state` (CG's α = ρ/(p·q), BiCGSTAB's ω,
 // GMRES's Givens rotations and back substitution), the convergence test, and the status
 // words the host reads once per batch. A failed step writes zeros where its coefficients go,

@@ -554,3 +554,32 @@ fn own_operators_bind_vectors_where_they_are() {
         reference::relative_error(&x.read_blocking().unwrap(), &x_spmv.iter().map(|&v| v as f64).collect::<Vec<_>>());
     assert!(error < 1e-5, "x differs from the SpMV solve's by {error:e}");
 }
+
+/// CG with `p·A·p` folded into the product (csr-thread, `LinOp::apply_dot`) and without it
+/// (csr-vector: the reduction's own pass), with and without Jacobi: the same solve, to within
+/// the summation order.
+#[test]
+fn cg_with_and_without_a_fused_product() {
+    let a = cast::<f64>(&generate::laplacian_2d(24));
+    let b = vector::<f64>(a.rows(), 7);
+    for (mode, ctx) in common::contexts_for::<f64>() {
+        let matrix = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+        let b_gpu = ctx.upload(&b).unwrap();
+        let jacobi = Jacobi::new(ctx, &matrix).unwrap();
+        for preconditioned in [false, true] {
+            let mut counts = Vec::new();
+            for algorithm in [SpmvAlgorithm::CsrThread, SpmvAlgorithm::CsrVector] {
+                let spmv = Spmv::new(ctx, &matrix, algorithm).unwrap();
+                let m = preconditioned.then(|| Operator::from(&jacobi as &dyn LinOp<f64>));
+                let options = SolverOptions { rtol: 1e-10, ..Default::default() };
+                let mut cg = Cg::new(ctx, &spmv, m, options).unwrap();
+                let mut x = ctx.zeros::<f64>(a.rows()).unwrap();
+                let report = cg.solve(&b_gpu, &mut x).unwrap();
+                let what = format!("{mode} {} jacobi {preconditioned}", algorithm.name());
+                assert!(report.converged() && report.residual <= 1e-10, "{what}: {:?}", report.reason);
+                counts.push(report.iterations);
+            }
+            assert!(counts[0] > 20 && counts[0].abs_diff(counts[1]) <= 1, "{mode} jacobi {preconditioned}: {counts:?}");
+        }
+    }
+}

@@ -486,8 +486,9 @@ fn spmv_with_dot<T: Scalar>() {
             let want = spmv_csr(1.0, &a, &x, 0.0, &vec![T::default(); rows]);
             let want_dot: f64 = want.iter().zip(&x).map(|(y, x)| y * x.to_f64()).sum();
             let bound: f64 = want.iter().zip(&x).map(|(y, x)| (y * x.to_f64()).abs()).sum::<f64>();
-            // csr-thread's default workgroups are 256 rows: one partial each.
-            let needed = rows.div_ceil(256);
+            // One partial per workgroup of csr-thread's rows.
+            let wg = SpmvOptions::default().workgroup_size_for(ctx, SpmvAlgorithm::CsrThread) as usize;
+            let needed = rows.div_ceil(wg);
             for (algorithm, capacity, fused) in [
                 (SpmvAlgorithm::CsrThread, needed, true),
                 (SpmvAlgorithm::CsrThread, needed - 1, false),

@@ -1,7 +1,7 @@
 //! Restarted GMRES(m), right-preconditioned (Saad's Algorithm 9.5): classical Gram–Schmidt
 //! in two passes over the basis (`gram_schmidt.rs`), by default projected a second time when
 //! the first cancelled too much (DGKS, decided on the device), Givens rotations and the
-//! back substitution by the one-invocation step kernel, so a cycle never waits for the host.
+//! back substitution by the step kernel (one invocation), so a cycle never waits for the host.
 
 use super::gram_schmidt::{Basis, Coefficients, Dots};
 use super::steps::{slot, GmresSlots, Ratio};

@@ -1,7 +1,8 @@
 //! The device side of a solve between vector passes: a vector of scalars (the solver's
 //! coefficients and norms, used as device α/β by the vector ops), the status words, the
-//! residual history of a batch, and the one-invocation kernel that computes coefficients
-//! and tests convergence (`shaders/solver_step.wgsl`).
+//! residual history of a batch, and the step kernel that computes coefficients and tests
+//! convergence (`shaders/solver_step.wgsl`: one workgroup that may first add up a row of
+//! partial sums, then one invocation for the op).
 
 use super::Sink;
 use crate::element::Scalar;
@@ -96,7 +97,7 @@ pub(super) struct Ratio {
     pub keep: Option<usize>,
     /// The denominator must be positive (CG's p·A·p).
     pub positive: bool,
-    /// A zero numerator is a breakdown (BiCGSTAB's ρ).
+    /// A zero numerator is a breakdown (BiCGSTAB's ρ; CG's ρ = r·z with a preconditioner).
     pub nonzero_num: bool,
 }
 
@@ -264,6 +265,12 @@ impl<T: Scalar> Steps<T> {
     fn record_after(&self, rec: &mut Recorder<'_, '_>, sum: Option<Sum<'_, T>>, params: kernel::Params) -> Result<()> {
         let (partials, params) = match sum {
             Some(Sum { partials, into, root }) => {
+                let slots = self.state.len();
+                if into >= slots || root.is_some_and(|r| r >= slots) {
+                    return Err(Error::InvalidArgument(format!(
+                        "solver step: sum into slot {into} ({root:?}) of {slots}"
+                    )));
+                }
                 if partials.count == 0 || partials.count > partials.buffer.len() {
                     return Err(Error::InvalidArgument(format!(
                         "solver step: a sum of {} partials of {}",

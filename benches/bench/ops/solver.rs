@@ -417,8 +417,8 @@ struct SolverRuns<'a, T: Scalar> {
     x: GpuVec<T>,
     /// The last x read back, for the check.
     output: Vec<T>,
-    /// The last one-shot solve: its report and the solve's own wall clock.
-    last: Option<(SolverReport, std::time::Duration)>,
+    /// The last solve's report.
+    last: Option<SolverReport>,
     /// The solve's own wall clock in every one-shot run (the same iterations each time):
     /// µs per iteration is their median's, as the one-shot time is a median.
     solve_times: Vec<std::time::Duration>,
@@ -490,7 +490,7 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
         let took = start.elapsed();
         self.output.clear();
         self.output.extend_from_slice(&view);
-        self.last = Some((report, took));
+        self.last = Some(report);
         Ok(took)
     }
 
@@ -508,9 +508,7 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
                 (residual - bound).max(0.0)
             }
             None => match &self.last {
-                Some((report, _)) if report.reason == StopReason::Converged => {
-                    (residual - inputs.options.rtol).max(0.0)
-                }
+                Some(report) if report.reason == StopReason::Converged => (residual - inputs.options.rtol).max(0.0),
                 _ => f64::INFINITY,
             },
         }
@@ -534,12 +532,12 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
         let time = start.elapsed();
         let solve = solving.elapsed();
         self.solve_times.push(solve);
-        self.last = Some((report, solve));
+        self.last = Some(report);
         Ok(Some(OneShot { time, levels: None, relaunches: 0 }))
     }
 
     fn solve_figures(&self) -> Option<SolveFigures> {
-        let (report, _) = self.last.as_ref()?;
+        let report = self.last.as_ref()?;
         let mut times: Vec<f64> = self.solve_times.iter().map(|t| t.as_secs_f64() * 1e6).collect();
         times.sort_by(f64::total_cmp);
         let solve = *times.get(times.len() / 2)?;
