@@ -26,6 +26,7 @@ const MAX_ITERATIONS: u32 = 2u;
 const BREAKDOWN: u32 = 3u;
 const NON_FINITE: u32 = 4u;
 const INDEFINITE: u32 = 5u;
+const ZERO_RHS: u32 = 6u;   // b = 0: x = 0 solves it
 
 // ops
 const RATIO: u32 = 0u;
@@ -36,6 +37,7 @@ const CYCLE_START: u32 = 4u;
 const CYCLE_END: u32 = 5u;
 const REORTHOGONALIZE: u32 = 6u;
 const SUM_ONLY: u32 = 7u; // nothing after the sum
+const THRESHOLD: u32 = 8u;
 
 // GMRES projects w on the basis a second time when one projection left less than this
 // fraction of its norm (Daniel, Gragg, Kaufman and Stewart's criterion): cancellation then
@@ -119,6 +121,18 @@ fn ratio() {
     if params.keep != NONE {
         state[params.keep] = num;
     }
+}
+
+// The convergence threshold from ‖b‖, computed here so that a solve needs no round trip
+// before its first batch; a zero or non-finite b stops it before it starts.
+fn threshold() {
+    let norm = state[params.a];
+    if !finite(norm) {
+        stop(NON_FINITE);
+    } else if norm == 0.0 {
+        stop(ZERO_RHS);
+    }
+    state[params.out] = max(state[params.b] * norm, state[params.c]);
 }
 
 fn check() {
@@ -233,6 +247,9 @@ fn run(workgroup: u32, lane: Lane) {
         }
         case CHECK: {
             check();
+        }
+        case THRESHOLD: {
+            threshold();
         }
         case GIVENS: {
             givens();

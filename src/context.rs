@@ -311,9 +311,13 @@ impl Context {
         GpuScalar::new_on(&self.inner.device, value)
     }
 
-    /// Waits until all submitted work has finished.
+    /// Waits until all work handed to the device has finished: the batches submitted, and
+    /// the uploads and writes still queued, which are submitted first (wgpu holds them until
+    /// the next submission: without this they would land in the next batch's time).
     pub fn synchronize(&self) -> Result<()> {
-        self.inner.device.wait(None)
+        let device = &self.inner.device;
+        device.scoped("submitting queued writes", || device.queue().submit([]))?;
+        device.wait(None)
     }
 
     pub(crate) fn gpu(&self) -> &Device {

@@ -35,6 +35,8 @@ fn systems<T: Scalar>() -> Vec<(String, CsrMatrix<T>, bool)> {
         ("poisson 3-D 6³".to_string(), cast(&generate::laplacian_3d(6)), true),
         ("convection-diffusion 11²".to_string(), cast(&generate::convection_diffusion_2d(11, 0.8)), false),
         ("poisson 2-D 1".to_string(), cast(&generate::laplacian_2d(1)), true),
+        // 1089 rows: the split triangles' offsets are scanned in two blocks of 1024.
+        ("poisson 2-D 33²".to_string(), cast(&generate::laplacian_2d(33)), true),
     ];
     for (name, a) in common::real_matrices::<T>() {
         // cage5 (non-symmetric, diagonally dominant) and 494_bus (SPD, a power network) have
@@ -80,7 +82,12 @@ fn factor_and_apply<T: Scalar>() {
             for form in forms(spd) {
                 let cholesky = form == Factorization::Ic0;
                 for sweeps in [1, 2, 3] {
-                    for apply in [TriangularApply::Exact, TriangularApply::Sweeps(0), TriangularApply::Sweeps(3)] {
+                    for apply in [
+                        TriangularApply::Exact,
+                        TriangularApply::Sweeps(0),
+                        TriangularApply::Sweeps(1),
+                        TriangularApply::Sweeps(3),
+                    ] {
                         let what = format!("{mode} {} {name} {form:?} sweeps {sweeps} {apply:?}", T::KIND.name());
                         let m = IncompleteLu::new(ctx, &gpu_a, form, IncompleteOptions { sweeps, apply }).unwrap();
                         let want = reference::incomplete_factor(&a, cholesky, sweeps);

@@ -329,8 +329,10 @@ fn non_finite_values_are_reported() {
     let mut b = vec![1.0f32; n];
     b[3] = f32::NAN;
     for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
-        let (report, _) = solve(ctx, method, &a, Precond::None, &b, &vec![0.0; n], SolverOptions::default()).unwrap();
-        assert_eq!(report.reason, StopReason::NonFinite, "{method:?} NaN in b");
+        let x0 = vector::<f32>(n, 3);
+        let (report, x) = solve(ctx, method, &a, Precond::None, &b, &x0, SolverOptions::default()).unwrap();
+        assert_eq!((report.reason, report.iterations), (StopReason::NonFinite, 0), "{method:?} NaN in b");
+        assert_eq!(x, x0, "{method:?}: NaN in b leaves x as it was");
         let mut bad = a.clone();
         bad.values_mut()[7] = f32::NAN;
         let (report, _) =

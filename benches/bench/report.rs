@@ -505,7 +505,7 @@ impl Report {
                  preconditioner, as the peer (GMRES by classical Gram–Schmidt, projected again where the first pass \
                  cancelled: at nearly every step on these stencils); cgs: GMRES by one classical Gram–Schmidt pass, \
                  as CuPy's; ic0/ilu0: IC(0) for CG, ILU(0) for the others (3 factorization sweeps), \
-                 applied by exact triangular solves (run when named), -sweeps: by 2 Jacobi sweeps per triangle (the peer stays \
+                 applied by exact triangular solves (run when named), -sweeps: by 2 Jacobi sweeps per triangle, -sweepsN by N (the peer stays \
                  unpreconditioned); f64 rows solve to rtol {:e}, f32 rows run {} iterations on both sides (f32 cannot \
                  reach that rtol by the true residual on these systems); GPU µs is one iteration's kernels (recorded \
                  ungated, GMRES's second projection included; GMRES's grows with the column, so its GPU µs is the median \

@@ -228,7 +228,7 @@ mod tests {
                 let cg = Cg::<T>::new(&ctx, &op as &dyn LinOp<T>, None, SolverOptions::default()).unwrap();
                 let (alpha, rho, rho_new) = (0.37, 2.0, 0.9);
                 let steps = &cg.common.steps;
-                steps.reset().unwrap();
+                steps.reset(0.0, 0.0).unwrap();
                 for (slot, value) in [(ALPHA, alpha), (RHO, rho), (RHO_NEW, rho_new), (RR, f64::NAN)] {
                     steps.set(slot, T::from_f64(value)).unwrap();
                 }

@@ -15,14 +15,15 @@
 //! diagonal, U, or for IC(0) Lᵀ, on and above it). `z ← M⁻¹·r` is two triangular solves,
 //! applied either exactly by the sync-free triangular solve (level sets captured once, at
 //! construction, and reused by every application) or approximately by a few Jacobi sweeps
-//! per triangle (`shaders/triangle_sweep.wgsl`: no dependencies between rows, an SpMV's
-//! cost each), see [`TriangularApply`].
+//! per triangle (`shaders/triangle_sweep.wgsl`: no dependencies between rows, a pass over
+//! one triangle each, kept in CSR arrays of its own), see [`TriangularApply`].
 
 use super::LinOp;
+use crate::analysis::scan::Scan;
 use crate::element::Scalar;
 use crate::error::SolveProblem;
 use crate::gpu::GpuVec;
-use crate::kernel::shaders::{ilu_sweep, incomplete_unit, triangle_sweep};
+use crate::kernel::shaders::{ilu_sweep, incomplete_split, triangle_sweep};
 use crate::kernel::Kernel;
 use crate::matrix::{Format, PanelStorage};
 use crate::ops::common::{check_len, Operands};
@@ -50,8 +51,9 @@ pub enum TriangularApply {
     /// `y ← D⁻¹·b`, then this many Jacobi sweeps `y ← D⁻¹·(b − T_strict·y)` per triangle: an
     /// approximation (a fixed polynomial in the factors, so still a linear operator, and
     /// symmetric for IC(0)) with no dependency chain. Run on the factors' unit-diagonal
-    /// form, each sweep is one pass over its triangle's half of the rows (the starting
-    /// `D⁻¹·b` folds into the first): s passes per triangle (one for s = 0).
+    /// form, split into one CSR matrix per strict triangle, each sweep is one pass over its
+    /// triangle's entries alone (the starting `D⁻¹·b` folds into the first, the diagonal
+    /// scaling into the lower triangle's last): s passes per triangle (one for s = 0).
     Sweeps(u32),
 }
 
@@ -88,20 +90,41 @@ enum Apply<T: Scalar> {
     Sweeps(Box<Sweeps<T>>),
 }
 
-/// Jacobi-sweep application on the unit-diagonal form of the factor
-/// (`shaders/incomplete_unit.wgsl`): `M⁻¹ = U₁⁻¹·S·L₁⁻¹` with both triangles unit and the
-/// diagonals in S, so no sweep divides and none is spent on `y = D⁻¹·b`.
+/// Jacobi-sweep application on the unit-diagonal form of the factor, split by triangle
+/// (`shaders/incomplete_split.wgsl`): `M⁻¹ = U₁⁻¹·S·L₁⁻¹` with both triangles unit and the
+/// diagonals in S, so no sweep divides, none is spent on `y = D⁻¹·b`, and each streams only
+/// its own triangle's entries.
 struct Sweeps<T: Scalar> {
     sweeps: u32,
     kernel: Kernel<triangle_sweep::Shader, T>,
-    /// The factor's values with unit diagonals (A's pattern).
-    unit: GpuVec<T>,
-    /// Each row's diagonal position: where its strict lower part ends.
-    diagonal: GpuVec<u32>,
+    /// The strict lower triangle of the unit form (L₁), then the strict upper (U₁ or L₁ᵀ).
+    lower: TriangleCsr<T>,
+    upper: TriangleCsr<T>,
     /// S: D⁻¹ (ILU(0)) or D⁻² (IC(0)).
     scale: GpuVec<T>,
     /// The sweeps alternate between this and their target.
     spare: GpuVec<T>,
+}
+
+/// One strict triangle in CSR arrays of its own.
+struct TriangleCsr<T: Scalar> {
+    offsets: GpuVec<u32>,
+    cols: GpuVec<u32>,
+    values: GpuVec<T>,
+}
+
+impl<T: Scalar> TriangleCsr<T> {
+    fn new(ctx: &Context, rows: usize, entries: usize) -> Result<Self> {
+        Ok(TriangleCsr {
+            offsets: ctx.zeros(rows + 1)?,
+            cols: ctx.zeros(entries.max(1))?,
+            values: ctx.zeros(entries.max(1))?,
+        })
+    }
+
+    fn bytes(&self) -> u64 {
+        self.offsets.byte_len() + self.cols.byte_len() + self.values.byte_len()
+    }
 }
 
 impl<T: Scalar> IncompleteLu<T> {
@@ -202,7 +225,7 @@ impl<T: Scalar> IncompleteLu<T> {
             Apply::Exact { lower, upper } => {
                 lower.extra_bytes() + upper.extra_bytes() + lower.level_sets_bytes() + upper.level_sets_bytes()
             }
-            Apply::Sweeps(w) => w.unit.byte_len() + w.diagonal.byte_len() + w.scale.byte_len() + w.spare.byte_len(),
+            Apply::Sweeps(w) => w.lower.bytes() + w.upper.bytes() + w.scale.byte_len() + w.spare.byte_len(),
         };
         self.factor.device_bytes() + self.middle.byte_len() + plans
     }
@@ -211,11 +234,13 @@ impl<T: Scalar> IncompleteLu<T> {
 impl<T: Scalar> Sweeps<T> {
     fn new(ctx: &Context, factor: &GpuSparse<T>, factorization: Factorization, sweeps: u32) -> Result<Self> {
         let n = factor.rows();
+        // Every row has its diagonal (the factorization checked): n + strict entries.
+        let strict = factor.nnz().saturating_sub(n);
         let sweeps = Sweeps {
             sweeps,
             kernel: ctx.kernel(Default::default(), Default::default())?,
-            unit: ctx.zeros(factor.nnz().max(1))?,
-            diagonal: ctx.zeros(n.max(1))?,
+            lower: TriangleCsr::new(ctx, n, strict)?,
+            upper: TriangleCsr::new(ctx, n, strict)?,
             scale: ctx.zeros(n.max(1))?,
             spare: ctx.zeros(n.max(1))?,
         };
@@ -225,55 +250,63 @@ impl<T: Scalar> Sweeps<T> {
         let PanelStorage::Csr(csr) = factor.panels()[0].storage() else {
             return Err(Error::Validation("incomplete factor: a panel that is not CSR".into()));
         };
-        let kernel = ctx.kernel::<incomplete_unit::Shader, T>(Default::default(), Default::default())?;
-        let params = incomplete_unit::Params { rows: n as u32, cholesky: (factorization == Factorization::Ic0) as u32 };
-        let bindings = incomplete_unit::Bindings {
+        let kernel = ctx.kernel::<incomplete_split::Shader, T>(Default::default(), Default::default())?;
+        let scan = Scan::new(ctx, n + 1)?;
+        let total = ctx.zeros::<u32>(1)?;
+        let (lower, upper) = (&sweeps.lower, &sweeps.upper);
+        let bindings = || incomplete_split::Bindings {
             row_offsets: csr.row_offsets().bind(),
             col_indices: csr.col_indices().bind(),
             factor: csr.values().bind(),
-            unit: sweeps.unit.bind(),
-            diagonal: sweeps.diagonal.bind(),
+            lower_offsets: lower.offsets.bind(),
+            lower_cols: lower.cols.bind(),
+            lower_values: lower.values.bind(),
+            upper_offsets: upper.offsets.bind(),
+            upper_cols: upper.cols.bind(),
+            upper_values: upper.values.bind(),
             scale: sweeps.scale.bind(),
         };
+        let params = |phase| incomplete_split::Params {
+            rows: n as u32,
+            cholesky: (factorization == Factorization::Ic0) as u32,
+            phase,
+        };
         let mut batch = ctx.batch();
-        batch.recorder().dispatch_items(&kernel, params, bindings, n as u64)?;
+        {
+            let mut rec = batch.recorder();
+            // Lower counts, their scan into offsets, then both triangles.
+            rec.dispatch_items(&kernel, params(0), bindings(), n as u64 + 1)?;
+            scan.record(&mut rec, &lower.offsets, n + 1, &total)?;
+            rec.dispatch_items(&kernel, params(1), bindings(), n as u64)?;
+        }
         batch.submit()?;
         Ok(sweeps)
     }
 
-    /// `y ← T₁⁻¹·(s⊙b)` (s = S for the upper triangle, 1 for the lower) by the sweeps,
-    /// alternating between `y` and the spare so that the last writes `y`.
-    fn record(
-        &self,
-        rec: &mut Recorder<'_, '_>,
-        factor: &GpuSparse<T>,
-        triangle: Triangle,
-        b: &GpuVec<T>,
-        y: &GpuVec<T>,
-    ) -> Result<()> {
-        let PanelStorage::Csr(csr) = factor.panels()[0].storage() else {
-            return Err(Error::Validation("incomplete factor: a panel that is not CSR".into()));
-        };
-        let n = factor.rows();
+    /// `y ← T₁⁻¹·b` by the sweeps on one triangle (the lower's result times S), alternating
+    /// between `y` and the spare so that the last writes `y`.
+    fn record(&self, rec: &mut Recorder<'_, '_>, triangle: Triangle, b: &GpuVec<T>, y: &GpuVec<T>) -> Result<()> {
+        let n = y.len();
         let sweeps = self.sweeps;
+        let storage = match triangle {
+            Triangle::Lower => &self.lower,
+            Triangle::Upper => &self.upper,
+        };
         let target = |t: u32| if (sweeps - t).is_multiple_of(2) { y } else { &self.spare };
-        // Zero sweeps: one pass that copies s⊙b.
+        // Zero sweeps: one pass that copies b (times S for the lower triangle).
         for t in 1.min(sweeps)..=sweeps {
             let params = triangle_sweep::Params {
                 rows: n as u32,
-                upper: (triangle == Triangle::Upper) as u32,
-                scaled: (triangle == Triangle::Upper) as u32,
                 first: (t == 1) as u32,
                 copy: (sweeps == 0) as u32,
+                scaled: (triangle == Triangle::Lower && t == sweeps) as u32,
             };
-            // The first pass reads s⊙b from b, not y_old: b stands in (read-only bindings may
-            // alias).
+            // The first pass reads b, not y_old: b stands in (read-only bindings may alias).
             let previous = if t <= 1 { b } else { target(t - 1) };
             let bindings = triangle_sweep::Bindings {
-                row_offsets: csr.row_offsets().bind(),
-                col_indices: csr.col_indices().bind(),
-                values: self.unit.bind(),
-                diagonal: self.diagonal.bind(),
+                offsets: storage.offsets.bind(),
+                cols: storage.cols.bind(),
+                values: storage.values.bind(),
                 scale: self.scale.bind(),
                 b: b.bind(),
                 y_old: previous.bind(),
@@ -373,8 +406,8 @@ impl<T: Scalar> LinOp<T> for IncompleteLu<T> {
                 upper.record(rec, &self.middle, y)
             }
             Apply::Sweeps(sweeps) => {
-                sweeps.record(rec, &self.factor, Triangle::Lower, x, &self.middle)?;
-                sweeps.record(rec, &self.factor, Triangle::Upper, &self.middle, y)
+                sweeps.record(rec, Triangle::Lower, x, &self.middle)?;
+                sweeps.record(rec, Triangle::Upper, &self.middle, y)
             }
         }
     }

@@ -511,7 +511,9 @@ const AUTO_BATCH_MAX: usize = 32;
 const AUTO_BATCH_FIRST: usize = 4;
 
 /// Runs `method` on `b` from the `x` given: batches of iterations, two in flight, until the
-/// device flag says stop; then the true residual, and restarts while it disagrees.
+/// device flag says stop; then the true residual, and restarts while it disagrees. ‖b‖ and
+/// the threshold are computed on the device with the first batch: the host learns them from
+/// that batch's status, and no round trip precedes the iterations.
 fn drive<T: Scalar, M: Method<T>>(
     method: &mut M,
     options: &SolverOptions,
@@ -521,55 +523,37 @@ fn drive<T: Scalar, M: Method<T>>(
 ) -> Result<SolverReport> {
     let ctx = method.steps().context().clone();
     check_operands(method, &ctx, b, x)?;
-
-    // ‖b‖, read once: the threshold is set from it on the host.
-    let b_norm = {
-        let mut batch = ctx.batch();
-        method.steps().reset()?;
-        method.steps().norm(&mut batch.recorder(), b, slot::B_NORM)?;
-        let ticket = batch.read_back(method.steps().state())?;
-        batch.submit()?;
-        ticket.wait()?[slot::B_NORM].to_f64()
-    };
+    method.steps().reset(options.rtol, options.atol)?;
     let mut report = SolverReport {
         reason: StopReason::Converged,
         iterations: 0,
         residual: 0.0,
         history: Vec::new(),
-        batches: 1,
+        batches: 0,
         restarts: 0,
     };
-    if !b_norm.is_finite() {
-        report.reason = StopReason::NonFinite;
-        report.residual = f64::NAN;
-        return Ok(report);
-    }
-    if b_norm == 0.0 {
-        // SciPy's convention: the solution of A·x = 0 is x = 0, whatever x0.
-        let mut batch = ctx.batch();
-        blas1::fill(&mut batch.recorder(), T::default(), x)?;
-        batch.submit()?;
-        return Ok(report);
-    }
-    let threshold = (options.rtol * b_norm).max(options.atol);
-    let tolerance = threshold / b_norm;
-    method.steps().set_threshold(T::from_f64(threshold))?;
-
+    let mut first = ctx.batch();
+    method.steps().threshold(&mut first.recorder(), b)?;
+    let mut b_norm = None;
     loop {
-        let stop = run_batches(method, options, b, x, b_norm, &mut report, &mut progress)?;
-        // The true residual, from x.
-        let mut batch = ctx.batch();
-        method.true_residual(&mut batch, b, x)?;
-        let ticket = batch.read_back(method.steps().state())?;
-        batch.submit()?;
-        report.batches += 1;
-        let true_norm = ticket.wait()?[slot::TRUE_NORM].to_f64();
-        report.residual = true_norm / b_norm;
-        report.reason = match stop {
+        let end = run_batches(method, options, first, b, x, &mut b_norm, &mut report, &mut progress)?;
+        let b_norm = b_norm.expect("the first status reads the scalars");
+        if end.stop == Stop::ZeroRhs {
+            // SciPy's convention: the solution of A·x = 0 is x = 0, whatever x0.
+            let mut batch = ctx.batch();
+            blas1::fill(&mut batch.recorder(), T::default(), x)?;
+            batch.submit()?;
+            report.batches += 1;
+            return Ok(report);
+        }
+        let tolerance = (options.rtol * b_norm).max(options.atol) / b_norm;
+        report.residual = end.true_norm / b_norm;
+        report.reason = match end.stop {
             Stop::Converged if report.residual <= tolerance => StopReason::Converged,
             Stop::Converged if report.restarts < MAX_RESTARTS && report.iterations < options.max_iterations => {
                 report.restarts += 1;
                 method.steps().restart()?;
+                first = ctx.batch();
                 continue;
             }
             Stop::Converged => StopReason::Stagnated,
@@ -577,6 +561,8 @@ fn drive<T: Scalar, M: Method<T>>(
             Stop::MaxIterations => StopReason::MaxIterations,
             Stop::Breakdown => StopReason::Breakdown,
             Stop::NonFinite => StopReason::NonFinite,
+            // Returned above, with x = 0.
+            Stop::ZeroRhs => StopReason::Converged,
             Stop::Indefinite => StopReason::Indefinite,
         };
         if !report.residual.is_finite() {
@@ -586,66 +572,122 @@ fn drive<T: Scalar, M: Method<T>>(
     }
 }
 
-/// One start and the batches after it, until the device says stop.
+/// How a run of batches ended: why, and ‖b − A·x‖ of the x it left.
+struct End {
+    stop: Stop,
+    true_norm: f64,
+}
+
+/// One start (recorded into `first`, after what it holds) and the batches after it, until
+/// the device says stop; then the method's finish and the true residual. The batch that
+/// spends the iteration budget closes the run itself (finish and true residual after its
+/// iterations, ungated), so that a solve stopped by `max_iterations` ends with no further
+/// round trip; a solve stopped before closes with one more batch, submitted before the
+/// batches still in flight (no-ops by then) are waited for. `b_norm` is set from the first
+/// status.
+#[allow(clippy::too_many_arguments)]
 fn run_batches<T: Scalar, M: Method<T>>(
     method: &mut M,
     options: &SolverOptions,
+    mut first: Batch<'_>,
     b: &GpuVec<T>,
     x: &mut GpuVec<T>,
-    b_norm: f64,
+    b_norm: &mut Option<f64>,
     report: &mut SolverReport,
     progress: &mut impl FnMut(Progress),
-) -> Result<Stop> {
+) -> Result<End> {
     let ctx = method.steps().context().clone();
     let budget = options.max_iterations;
-    let mut batch = ctx.batch();
-    method.start(&mut batch, b, x)?;
+    method.start(&mut first, b, x)?;
     let mut recorded = report.iterations;
     let mut size = options.batch.unwrap_or(AUTO_BATCH_FIRST);
     let mut in_flight = std::collections::VecDeque::new();
     let mut done = report.iterations;
-    // The start's own status comes with the first batch of iterations.
-    let mut pending = Some(batch);
+    let mut closed = false;
+    let mut true_norm = None;
+    // The start's own status comes with the first batch of iterations, with the scalars.
+    let mut pending = Some(first);
     loop {
-        while in_flight.len() < 2 && (recorded < budget || pending.is_some()) {
+        while in_flight.len() < 2 && !closed {
             let mut batch = pending.take().unwrap_or_else(|| ctx.batch());
             let count = size.min(budget - recorded);
             for j in 0..count {
                 method.iteration(&mut batch, b, x, j)?;
             }
             recorded += count;
+            let first_status = b_norm.is_none() && in_flight.is_empty();
             if recorded >= budget {
-                method.finish(&mut batch, x)?;
+                close(method, &mut batch, b, x)?;
+                closed = true;
             }
-            let tickets = method.steps().read_status(&mut batch)?;
+            let tickets = method.steps().read_status(&mut batch, first_status || closed)?;
             batch.submit()?;
             report.batches += 1;
-            in_flight.push_back((tickets, count));
+            in_flight.push_back((tickets, count, closed));
             if options.batch.is_none() {
                 size = (size * 2).min(AUTO_BATCH_MAX);
             }
         }
-        let Some((tickets, count)) = in_flight.pop_front() else {
-            // Nothing in flight and nothing left to record: the budget is spent.
-            return Ok(Stop::MaxIterations);
+        let Some((tickets, count, closes)) = in_flight.pop_front() else {
+            unreachable!("a run closes with a batch in flight");
         };
         let status = tickets.wait()?;
+        if let Some(scalars) = &status.scalars {
+            b_norm.get_or_insert(scalars[slot::B_NORM]);
+            if closes {
+                true_norm = Some(scalars[slot::TRUE_NORM]);
+            }
+        }
+        let scale = b_norm.expect("the first status reads the scalars");
         let ran = (status.iterations as usize).saturating_sub(done).min(count);
-        report.history.extend(status.history[..ran].iter().map(|&v| v / b_norm));
+        report.history.extend(status.history[..ran].iter().map(|&v| v / scale));
         done += ran;
         report.iterations = done;
         if ran > 0 {
             progress(Progress { iterations: done, residual: *report.history.last().expect("ran > 0") });
         }
-        if let Some(stop) = status.stop {
-            // Later batches are no-ops on the device; wait for them, then close the method.
-            for (tickets, _) in in_flight.drain(..) {
+        // The budget's batch closed the run with no stop word: max_iterations = 0.
+        let stop = match status.stop {
+            Some(stop) => stop,
+            None if closes => Stop::MaxIterations,
+            None => continue,
+        };
+        if stop == Stop::ZeroRhs {
+            // Nothing ran; x is about to be overwritten.
+            for (tickets, ..) in in_flight.drain(..) {
                 tickets.wait()?;
             }
-            let mut batch = ctx.batch();
-            method.finish(&mut batch, x)?;
-            batch.submit()?;
-            return Ok(stop);
+            return Ok(End { stop, true_norm: 0.0 });
         }
+        if !closed {
+            let mut batch = ctx.batch();
+            close(method, &mut batch, b, x)?;
+            let tickets = method.steps().read_status(&mut batch, true)?;
+            batch.submit()?;
+            report.batches += 1;
+            in_flight.push_back((tickets, 0, true));
+        }
+        // Later batches are no-ops on the device; the closing one has the true residual.
+        for (tickets, _, closes) in in_flight.drain(..) {
+            let status = tickets.wait()?;
+            if let (true, Some(scalars)) = (closes, &status.scalars) {
+                true_norm = Some(scalars[slot::TRUE_NORM]);
+            }
+        }
+        let true_norm = true_norm.expect("the closing batch reads the scalars");
+        return Ok(End { stop, true_norm });
     }
+}
+
+/// Records the end of a run after its last iterations: the method's finish, then (ungated:
+/// it must run after a stop) `state[TRUE_NORM] ← ‖b − A·x‖`.
+fn close<T: Scalar, M: Method<T>>(
+    method: &mut M,
+    batch: &mut Batch<'_>,
+    b: &GpuVec<T>,
+    x: &mut GpuVec<T>,
+) -> Result<()> {
+    method.finish(batch, x)?;
+    batch.ungate();
+    method.true_residual(batch, b, x)
 }

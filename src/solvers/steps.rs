@@ -18,11 +18,15 @@ pub(super) mod slot {
     /// Always 1: the neutral factor of a ratio.
     pub const ONE: usize = 0;
     pub const B_NORM: usize = 1;
+    /// What the recurrence's residual norm is checked against: max(rtol·‖b‖, atol).
     pub const THRESHOLD: usize = 2;
     pub const TRUE_NORM: usize = 3;
     /// The recurrence's residual norm.
     pub const R_NORM: usize = 4;
-    pub const FIRST_FREE: usize = 5;
+    /// The tolerances, written with the reset.
+    pub const RTOL: usize = 5;
+    pub const ATOL: usize = 6;
+    pub const FIRST_FREE: usize = 7;
 }
 
 /// Status words (`STOP`… in the shader).
@@ -44,6 +48,8 @@ enum Op {
     Reorthogonalize = 6,
     /// Only the step's sum.
     SumOnly = 7,
+    /// The threshold from ‖b‖; stops a solve whose b is zero or not finite.
+    Threshold = 8,
 }
 
 /// A row of partial sums a pass left on the device (its `.0` halves), for the next step to
@@ -71,6 +77,8 @@ pub(super) enum Stop {
     Breakdown,
     NonFinite,
     Indefinite,
+    /// b = 0: the solution is x = 0 (found before any iteration).
+    ZeroRhs,
 }
 
 impl Stop {
@@ -81,6 +89,7 @@ impl Stop {
             3 => Stop::Breakdown,
             4 => Stop::NonFinite,
             5 => Stop::Indefinite,
+            6 => Stop::ZeroRhs,
             _ => return None,
         })
     }
@@ -120,6 +129,7 @@ impl Ratio {
 pub(super) struct StatusTickets<T> {
     status: ReadTicket<u32>,
     history: ReadTicket<T>,
+    scalars: Option<ReadTicket<T>>,
 }
 
 /// A batch's status on the host.
@@ -128,16 +138,23 @@ pub(super) struct Status {
     pub iterations: u32,
     /// The norms checked by the batch's iterations, by history index.
     pub history: Vec<f64>,
+    /// The scalars (by [`slot`]) where the batch read them.
+    pub scalars: Option<Vec<f64>>,
 }
 
 impl<T: Scalar> StatusTickets<T> {
     pub fn wait(self) -> Result<Status> {
         let status = self.status.wait()?;
         let history = self.history.wait()?;
+        let scalars = match self.scalars {
+            Some(ticket) => Some(ticket.wait()?.iter().map(|v| v.to_f64()).collect()),
+            None => None,
+        };
         Ok(Status {
             stop: Stop::from_word(status[STOP]),
             iterations: status[ITERATIONS],
             history: history.iter().map(|v| v.to_f64()).collect(),
+            scalars,
         })
     }
 }
@@ -191,10 +208,13 @@ impl<T: Scalar> Steps<T> {
         ScalarArg::Device { vector: &self.state, index: slot }
     }
 
-    /// A fresh solve: scalars zero but ONE, status running with no update pending.
-    pub fn reset(&self) -> Result<()> {
+    /// A fresh solve to `rtol`, `atol`: scalars zero but those and ONE, status running with
+    /// no update pending.
+    pub fn reset(&self, rtol: f64, atol: f64) -> Result<()> {
         let mut state = vec![T::default(); self.state.len()];
         state[slot::ONE] = T::from_f64(1.0);
+        state[slot::RTOL] = T::from_f64(rtol);
+        state[slot::ATOL] = T::from_f64(atol);
         self.state.write(&state)?;
         let mut status = [0u32; STATUS_WORDS];
         status[SKIP_UPDATE] = 1;
@@ -205,10 +225,6 @@ impl<T: Scalar> Steps<T> {
     /// Sets scalars before the start is submitted (no batch of this solver is in flight).
     pub fn set(&self, slot: usize, value: T) -> Result<()> {
         self.state.write_at(slot, &[value])
-    }
-
-    pub fn set_threshold(&self, value: T) -> Result<()> {
-        self.set(slot::THRESHOLD, value)
     }
 
     /// Clears the stop flag for a restart; the iteration count goes on.
@@ -250,6 +266,20 @@ impl<T: Scalar> Steps<T> {
     pub fn dot_partials(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &GpuVec<T>) -> Result<Partials<'_, T>> {
         let count = self.reduce.partial_dot(rec, x, y)?;
         Ok(Partials { buffer: self.reduce.partials(), count })
+    }
+
+    /// Records `state[B_NORM] ← ‖b‖` and the threshold from it, max(rtol·‖b‖, atol); a b
+    /// that is zero or not finite stops the solve (`ZeroRhs`, `NonFinite`) before its start.
+    pub fn threshold(&self, rec: &mut Recorder<'_, '_>, b: &GpuVec<T>) -> Result<()> {
+        self.norm(rec, b, slot::B_NORM)?;
+        let params = kernel::Params {
+            a: slot::B_NORM as u32,
+            b: slot::RTOL as u32,
+            c: slot::ATOL as u32,
+            out: slot::THRESHOLD as u32,
+            ..Self::params(Op::Threshold)
+        };
+        self.record(rec, params)
     }
 
     /// Records only a sum: `state[sum.into] ← Σ partials` (and its root).
@@ -410,10 +440,15 @@ impl<T: Scalar> Steps<T> {
         self.record(rec, Self::params(Op::CycleEnd))
     }
 
-    /// Records the copies of the status and history to the host.
-    pub fn read_status(&self, batch: &mut Batch<'_>) -> Result<StatusTickets<T>> {
+    /// Records the copies of the status and history to the host, and with `scalars`, of
+    /// the scalars too.
+    pub fn read_status(&self, batch: &mut Batch<'_>, scalars: bool) -> Result<StatusTickets<T>> {
         batch.ungate();
-        Ok(StatusTickets { status: batch.read_back(&self.status)?, history: batch.read_back(&self.history)? })
+        Ok(StatusTickets {
+            status: batch.read_back(&self.status)?,
+            history: batch.read_back(&self.history)?,
+            scalars: if scalars { Some(batch.read_back(&self.state)?) } else { None },
+        })
     }
 }
 
@@ -463,7 +498,7 @@ mod tests {
     #[test]
     fn reorthogonalization_is_asked_when_needed_and_while_running() {
         let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
-        let steps = Steps::<f32>::new(&ctx, 4, 8, 1, 100).unwrap();
+        let steps = Steps::<f32>::new(&ctx, 4, slot::FIRST_FREE + 2, 1, 100).unwrap();
         let (after, before) = (slot::FIRST_FREE, slot::FIRST_FREE + 1);
         let skip = |steps: &Steps<f32>| steps.status.read_blocking().unwrap()[SKIP_REORTHOGONALIZE];
         let decide = |ratio: f32| {
@@ -474,7 +509,7 @@ mod tests {
             batch.submit().unwrap();
             skip(&steps)
         };
-        steps.reset().unwrap();
+        steps.reset(0.0, 0.0).unwrap();
         assert_eq!(skip(&steps), 1, "nothing asked at the start");
         for (ratio, want) in [(0.5, 0), (0.75, 1), (0.70, 0), (1.0, 1), (0.0, 0)] {
             assert_eq!(decide(ratio), want, "after/before {ratio}");
@@ -489,6 +524,44 @@ mod tests {
         assert_eq!(decide(0.5), 1, "stopped: none asked");
     }
 
+    /// The threshold is max(rtol·‖b‖, atol), from ‖b‖ computed on the device; a zero or
+    /// non-finite b stops the solve with its own word, and a good one leaves it running.
+    #[test]
+    fn threshold_from_b_on_the_device() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
+        let b = [3.0f32, 0.0, -4.0, 0.0, 12.0];
+        // (b, rtol, atol, the threshold wanted (NaN: none, b is not finite), the stop wanted)
+        type Case<'a> = (&'a [f32], f64, f64, f64, Option<Stop>);
+        let cases: [Case; 5] = [
+            (&b, 1e-3, 0.0, 13e-3, None),
+            (&b, 1e-3, 0.5, 0.5, None),
+            (&b, 0.0, 0.0, 0.0, None),
+            (&[0.0; 5], 1e-6, 0.0, 0.0, Some(Stop::ZeroRhs)),
+            (&[1.0, f32::NAN, 0.0, 0.0, 0.0], 1e-6, 0.0, f64::NAN, Some(Stop::NonFinite)),
+        ];
+        let steps = Steps::<f32>::new(&ctx, 5, slot::FIRST_FREE, 1, 100).unwrap();
+        for (values, rtol, atol, want, stop) in cases {
+            let b = ctx.upload(values).unwrap();
+            steps.reset(rtol, atol).unwrap();
+            let mut batch = ctx.batch();
+            steps.threshold(&mut batch.recorder(), &b).unwrap();
+            let tickets = steps.read_status(&mut batch, true).unwrap();
+            batch.submit().unwrap();
+            let status = tickets.wait().unwrap();
+            let scalars = status.scalars.unwrap();
+            let what = format!("b {values:?}, rtol {rtol}, atol {atol}");
+            assert_eq!(status.stop, stop, "{what}");
+            if want.is_nan() {
+                assert!(scalars[slot::B_NORM].is_nan(), "{what}: ‖b‖ {}", scalars[slot::B_NORM]);
+            } else {
+                let norm: f64 = values.iter().map(|&v| (v as f64).powi(2)).sum::<f64>().sqrt();
+                assert!((scalars[slot::B_NORM] - norm).abs() <= 1e-6 * norm, "{what}: ‖b‖ {}", scalars[slot::B_NORM]);
+                let threshold = scalars[slot::THRESHOLD];
+                assert!((threshold - want).abs() <= 1e-6 * want, "{what}: threshold {threshold} vs {want}");
+            }
+        }
+    }
+
     /// A step adds its partials up (any count, whatever the subgroups) before its op, which
     /// sees the sum: a ratio of it, a check of its root.
     fn sums_before_the_op<T: Scalar>() {
@@ -499,7 +572,7 @@ mod tests {
             if !ctx.supports::<T>() {
                 continue;
             }
-            let steps = Steps::<T>::new(&ctx, 4, 12, 1, 100).unwrap();
+            let steps = Steps::<T>::new(&ctx, 4, slot::FIRST_FREE + 4, 1, 100).unwrap();
             let (sum_at, two, out, norm) =
                 (slot::FIRST_FREE, slot::FIRST_FREE + 1, slot::FIRST_FREE + 2, slot::FIRST_FREE + 3);
             for count in [1, 255, 256, 257, 1000, 4097] {
@@ -510,9 +583,9 @@ mod tests {
                     .collect();
                 let want: f64 = host.iter().map(|p| p[0].to_f64()).sum();
                 let buffer = ctx.upload(&host).unwrap();
-                steps.reset().unwrap();
+                steps.reset(0.0, 0.0).unwrap();
                 steps.set(two, T::from_f64(2.0)).unwrap();
-                steps.set_threshold(T::from_f64(-1.0)).unwrap();
+                steps.set(slot::THRESHOLD, T::from_f64(-1.0)).unwrap();
                 let partials = Partials { buffer: &buffer, count };
                 let mut batch = ctx.batch();
                 {

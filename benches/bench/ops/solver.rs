@@ -64,15 +64,19 @@ const APPLY_SWEEPS: u32 = 2;
 
 /// The preconditioner of an algorithm: `auto` and `cgs` have none (as the peer's solvers);
 /// `ilu0` (IC(0) for CG, `ic0`) applies its factors exactly, `ilu0-sweeps` (`ic0-sweeps`) by
-/// [`APPLY_SWEEPS`] Jacobi sweeps per triangle. Factored by the default three sweeps, inside
-/// the timed one-shot.
+/// [`APPLY_SWEEPS`] Jacobi sweeps per triangle (`ic0-sweeps1`: one, when named). Factored by
+/// the default three sweeps, inside the timed one-shot.
 fn preconditioner(algorithm: &str) -> Option<Option<TriangularApply>> {
     match algorithm {
         "auto" => Some(None),
         "ilu0" | "ic0" => Some(Some(TriangularApply::Exact)),
         "ilu0-sweeps" | "ic0-sweeps" => Some(Some(TriangularApply::Sweeps(APPLY_SWEEPS))),
         "cgs" => Some(None),
-        _ => None,
+        // `ic0-sweeps1`, `ilu0-sweeps3`: another sweep count, when named.
+        _ => {
+            let count = algorithm.strip_prefix("ilu0-sweeps").or_else(|| algorithm.strip_prefix("ic0-sweeps"))?;
+            Some(Some(TriangularApply::Sweeps(count.parse().ok().filter(|&s: &u32| s <= 8)?)))
+        }
     }
 }
 
@@ -159,7 +163,8 @@ impl<T: Scalar> Op for SolverOp<T> {
             Method::Cg => "ic0",
             Method::BiCgStab | Method::Gmres => "ilu0",
         };
-        algorithm == exact || self.algorithms().contains(&algorithm)
+        let counted = algorithm.strip_prefix(exact).is_some_and(|rest| rest.starts_with("-sweeps"));
+        algorithm == exact || self.algorithms().contains(&algorithm) || (counted && preconditioner(algorithm).is_some())
     }
 
     fn format(&self, _algorithm: &str) -> &'static str {
@@ -439,6 +444,7 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
         let apply = match self.apply {
             None => String::new(),
             Some(TriangularApply::Exact) => "exact triangular solves, ".into(),
+            Some(TriangularApply::Sweeps(1)) => "1 jacobi sweep per triangle, ".into(),
             Some(TriangularApply::Sweeps(s)) => format!("{s} jacobi sweeps per triangle, "),
         };
         format!("{} ({apply}spmv {})", self.algorithm, self.spmv.algorithm().name())
