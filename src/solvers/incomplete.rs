@@ -234,53 +234,46 @@ impl<T: Scalar> IncompleteLu<T> {
 impl<T: Scalar> Sweeps<T> {
     fn new(ctx: &Context, factor: &GpuSparse<T>, factorization: Factorization, sweeps: u32) -> Result<Self> {
         let n = factor.rows();
-        // Every row has its diagonal (the factorization checked): n + strict entries.
-        let strict = factor.nnz().saturating_sub(n);
-        let sweeps = Sweeps {
-            sweeps,
-            kernel: ctx.kernel(Default::default(), Default::default())?,
-            lower: TriangleCsr::new(ctx, n, strict)?,
-            upper: TriangleCsr::new(ctx, n, strict)?,
-            scale: ctx.zeros(n.max(1))?,
-            spare: ctx.zeros(n.max(1))?,
-        };
+        let kernel = ctx.kernel(Default::default(), Default::default())?;
+        let (scale, spare) = (ctx.zeros(n.max(1))?, ctx.zeros(n.max(1))?);
         if n == 0 {
-            return Ok(sweeps);
+            let (lower, upper) = (TriangleCsr::new(ctx, 0, 0)?, TriangleCsr::new(ctx, 0, 0)?);
+            return Ok(Sweeps { sweeps, kernel, lower, upper, scale, spare });
         }
         let PanelStorage::Csr(csr) = factor.panels()[0].storage() else {
             return Err(Error::Validation("incomplete factor: a panel that is not CSR".into()));
         };
-        let kernel = ctx.kernel::<incomplete_split::Shader, T>(Default::default(), Default::default())?;
-        let scan = Scan::new(ctx, n + 1)?;
-        let total = ctx.zeros::<u32>(1)?;
-        let (lower, upper) = (&sweeps.lower, &sweeps.upper);
-        let bindings = || incomplete_split::Bindings {
-            row_offsets: csr.row_offsets().bind(),
-            col_indices: csr.col_indices().bind(),
-            factor: csr.values().bind(),
-            lower_offsets: lower.offsets.bind(),
-            lower_cols: lower.cols.bind(),
-            lower_values: lower.values.bind(),
-            upper_offsets: upper.offsets.bind(),
-            upper_cols: upper.cols.bind(),
-            upper_values: upper.values.bind(),
-            scale: sweeps.scale.bind(),
-        };
+        let split = ctx.kernel::<incomplete_split::Shader, T>(Default::default(), Default::default())?;
         let params = |phase| incomplete_split::Params {
             rows: n as u32,
             cholesky: (factorization == Factorization::Ic0) as u32,
             phase,
         };
+        // Lower counts scanned into the lower triangle's offsets; its size read back, so that
+        // each triangle gets its own (not the strict part's whole, as a non-symmetric
+        // pattern may split it unevenly).
+        let mut lower = TriangleCsr::new(ctx, n, 0)?;
+        let placeholder = TriangleCsr::new(ctx, 0, 0)?;
+        let scan = Scan::new(ctx, n + 1)?;
+        let total = ctx.zeros::<u32>(1)?;
         let mut batch = ctx.batch();
         {
             let mut rec = batch.recorder();
-            // Lower counts, their scan into offsets, then both triangles.
-            rec.dispatch_items(&kernel, params(0), bindings(), n as u64 + 1)?;
+            rec.dispatch_items(&split, params(0), split_bindings(csr, &lower, &placeholder, &scale), n as u64 + 1)?;
             scan.record(&mut rec, &lower.offsets, n + 1, &total)?;
-            rec.dispatch_items(&kernel, params(1), bindings(), n as u64)?;
         }
+        let ticket = batch.read_back(&total)?;
         batch.submit()?;
-        Ok(sweeps)
+        let lower_len = ticket.wait()?[0] as usize;
+        // Every row has its diagonal (the factorization checked): n + strict entries.
+        let upper_len = factor.nnz().saturating_sub(n + lower_len);
+        lower.cols = ctx.zeros(lower_len.max(1))?;
+        lower.values = ctx.zeros(lower_len.max(1))?;
+        let upper = TriangleCsr::new(ctx, n, upper_len)?;
+        let mut batch = ctx.batch();
+        batch.recorder().dispatch_items(&split, params(1), split_bindings(csr, &lower, &upper, &scale), n as u64)?;
+        batch.submit()?;
+        Ok(Sweeps { sweeps, kernel, lower, upper, scale, spare })
     }
 
     /// `y ← T₁⁻¹·b` by the sweeps on one triangle (the lower's result times S), alternating
@@ -315,6 +308,27 @@ impl<T: Scalar> Sweeps<T> {
             rec.dispatch_items(&self.kernel, params, bindings, n as u64)?;
         }
         Ok(())
+    }
+}
+
+/// `incomplete_split.wgsl`'s bindings: the factor, the triangles it fills, the scale.
+fn split_bindings<'a, T: Scalar>(
+    csr: &'a crate::matrix::GpuCsr<T>,
+    lower: &'a TriangleCsr<T>,
+    upper: &'a TriangleCsr<T>,
+    scale: &'a GpuVec<T>,
+) -> incomplete_split::Bindings<'a, T> {
+    incomplete_split::Bindings {
+        row_offsets: csr.row_offsets().bind(),
+        col_indices: csr.col_indices().bind(),
+        factor: csr.values().bind(),
+        lower_offsets: lower.offsets.bind(),
+        lower_cols: lower.cols.bind(),
+        lower_values: lower.values.bind(),
+        upper_offsets: upper.offsets.bind(),
+        upper_cols: upper.cols.bind(),
+        upper_values: upper.values.bind(),
+        scale: scale.bind(),
     }
 }
 

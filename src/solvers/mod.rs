@@ -646,7 +646,8 @@ fn run_batches<T: Scalar, M: Method<T>>(
         if ran > 0 {
             progress(Progress { iterations: done, residual: *report.history.last().expect("ran > 0") });
         }
-        // The budget's batch closed the run with no stop word: max_iterations = 0.
+        // The budget's batch closed the run with no stop word (defensive: the device's check
+        // stops at the budget).
         let stop = match status.stop {
             Some(stop) => stop,
             None if closes => Stop::MaxIterations,
