@@ -49,6 +49,8 @@ const NONE: u32 = 0xffffffffu;
 // RATIO flags
 const POSITIVE: u32 = 1u;  // the denominator must be > 0 (CG: p·Ap > 0, else A is not SPD)
 const NONZERO_NUM: u32 = 2u; // a zero numerator is a breakdown (BiCGSTAB: ρ = r̂·r = 0)
+// RATIO and CHECK: once stopped, a ratio is a zero step and a check does nothing.
+const IDLE_AFTER_STOP: u32 = 4u;
 
 struct Params {
     op: u32,
@@ -94,7 +96,25 @@ fn stop(reason: u32) {
     status[SKIP_REORTHOGONALIZE] = 1u;
 }
 
+// A zero step: a failed ratio's, and with IDLE_AFTER_STOP every ratio's once stopped, so that
+// an iteration that runs after the stop (CG's solves gate every few iterations, not every
+// one) leaves the iterates as they are.
+fn zero_step() {
+    state[params.out] = Real(0.0);
+    if params.neg_out != NONE {
+        state[params.neg_out] = Real(0.0);
+    }
+}
+
+fn idle_after_stop() -> bool {
+    return (params.flags & IDLE_AFTER_STOP) != 0u && status[STOP] != 0u;
+}
+
 fn ratio() {
+    if idle_after_stop() {
+        zero_step();
+        return;
+    }
     let num = state[params.a] * state[params.c];
     let den = state[params.b] * state[params.d];
     let q = num / den;
@@ -108,10 +128,7 @@ fn ratio() {
     }
     if failed != 0u {
         stop(failed);
-        state[params.out] = Real(0.0);
-        if params.neg_out != NONE {
-            state[params.neg_out] = Real(0.0);
-        }
+        zero_step();
         return;
     }
     state[params.out] = q;
@@ -136,6 +153,10 @@ fn threshold() {
 }
 
 fn check() {
+    // With IDLE_AFTER_STOP, an iteration after the stop is not counted or recorded.
+    if idle_after_stop() {
+        return;
+    }
     let norm = state[params.a];
     var done = status[ITERATIONS];
     if params.counts != 0u {
@@ -224,13 +245,32 @@ fn back_solve() {
     }
 }
 
+// Loads in flight per lane while adding partials: a lane's loads are independent, and a
+// single-workgroup step is bound by their latency, not by bandwidth (16384 partials of an
+// SpMV's fold are 64 loads a lane).
+const SUM_LOADS: u32 = 8u;
+
+// Σ partials[k].x over the lane's k (lane, lane + WG_SIZE, ...), SUM_LOADS at a time into
+// as many accumulators, added in a fixed order: deterministic for a given count.
+fn lane_partial_sum(first: u32) -> Acc {
+    var acc: array<Acc, SUM_LOADS>;
+    let last = params.sum_count - 1u;
+    for (var base = first; base < params.sum_count; base += SUM_LOADS * WG_SIZE) {
+        for (var j = 0u; j < SUM_LOADS; j++) {
+            let k = base + j * WG_SIZE;
+            acc[j] += select(Acc(0.0), partials[min(k, last)].x, k <= last);
+        }
+    }
+    var sum = Acc(0.0);
+    for (var j = 0u; j < SUM_LOADS; j++) {
+        sum += acc[j];
+    }
+    return sum;
+}
+
 fn run(workgroup: u32, lane: Lane) {
     if params.sum_count > 0u {
-        var sum = Acc(0.0);
-        for (var k = lane.index; k < params.sum_count; k += WG_SIZE) {
-            sum += partials[k].x;
-        }
-        let total = workgroup_sum(lane, sum);
+        let total = workgroup_sum(lane, lane_partial_sum(lane.index));
         if lane.index == 0u {
             state[params.sum_into] = Real(total);
             if params.sum_root != NONE {

@@ -7,10 +7,11 @@
 //   first so that their longer work starts early instead of trailing behind the short rows;
 // - the workgroups after them take WG_SIZE rows each, one invocation per row, and skip
 //   rows longer than params.max_len.
-// Second step (FINISH): one group of lanes per long row adds the partial sums of the row's
-// chunks (consecutive in `partials`) and stores y, in a fixed order (lane-strided, then the
-// group's reduction tree). Both steps are variants of this file, so they share one bind
-// group: between them the pass changes only the pipeline.
+// Second step (params.finish = 1): one group of lanes per long row adds the partial sums of
+// the row's chunks (consecutive in `partials`) and stores y, in a fixed order (lane-strided,
+// then the group's reduction tree). Both steps are one pipeline with one bind group, the
+// step chosen by immediate data: between them the pass changes nothing but the immediates
+// (a pipeline switch per step doubled the CPU cost of recording a run on the H100's driver).
 #import real
 #import row_split
 #import group
@@ -24,6 +25,8 @@ struct Params {
     chunks: u32,
     chunk_len: u32,
     long_rows: u32,
+    // 1: the second step.
+    finish: u32,
     scaling: Scaling,
 }
 
@@ -41,9 +44,17 @@ var<immediate> params: Params;
 
 override WG_SIZE: u32 = 256u;
 
-#ifdef FINISH
 fn run(workgroup: u32, lane: Lane) {
-    let g = group_of(lane);
+    if params.finish != 0u {
+        add_chunk_sums(workgroup, group_of(lane));
+    } else if workgroup < params.chunk_workgroups {
+        long_row_chunks(workgroup, group_of(lane));
+    } else {
+        short_row((workgroup - params.chunk_workgroups) * WG_SIZE + lane.index);
+    }
+}
+
+fn add_chunk_sums(workgroup: u32, g: Group) {
     let tasks = group_tasks(workgroup, g, params.long_rows);
     for (var r = tasks.first; r < tasks.end; r += tasks.stride) {
         let end = long_rows[r + 1u].first_chunk;
@@ -55,14 +66,6 @@ fn run(workgroup: u32, lane: Lane) {
         if g.lane == 0u {
             store_y(long_rows[r].row, total);
         }
-    }
-}
-#else
-fn run(workgroup: u32, lane: Lane) {
-    if workgroup < params.chunk_workgroups {
-        long_row_chunks(workgroup, group_of(lane));
-    } else {
-        short_row((workgroup - params.chunk_workgroups) * WG_SIZE + lane.index);
     }
 }
 
@@ -89,4 +92,3 @@ fn long_row_chunks(workgroup: u32, g: Group) {
         }
     }
 }
-#endif

@@ -472,13 +472,14 @@ fn analyses_are_shared_listed_and_rebuilt_after_dropping() {
     assert_eq!(matrix.analyses().len(), 1, "a new plan rebuilds what it needs");
 }
 
-/// `Spmv::record_dot` (CG's `p·A·p` folded into the SpMV): csr-thread writes y and partials
-/// that add up to x·y, at sizes around the workgroup; other algorithms, a non-square
-/// matrix or too few partials fall back to y alone (`None`), y still right. y and the
-/// partials are poisoned first.
+/// `Spmv::record_dot` (CG's `p·A·p` folded into the SpMV): csr-thread and ELL (both index
+/// encodings) write y and partials that add up to x·y, at sizes around the workgroup; other
+/// algorithms, a non-square matrix or too few partials fall back to y alone (`None`), y
+/// still right. y and the partials are poisoned first.
 fn spmv_with_dot<T: Scalar>() {
     let seed = common::seed("spmv_with_dot");
     let mut rng = Rng::new(seed);
+    let ell_columns = Conversion::Ell(EllOptions { compact_indices: false, ..ELL });
     for (mode, ctx) in common::contexts_for::<T>() {
         for rows in [1, 7, 255, 256, 257, 1000] {
             let a = to::<T>(&generate::random(rows, rows, 0.02, rng.next_u64()));
@@ -486,20 +487,28 @@ fn spmv_with_dot<T: Scalar>() {
             let want = spmv_csr(1.0, &a, &x, 0.0, &vec![T::default(); rows]);
             let want_dot: f64 = want.iter().zip(&x).map(|(y, x)| y * x.to_f64()).sum();
             let bound: f64 = want.iter().zip(&x).map(|(y, x)| (y * x.to_f64()).abs()).sum::<f64>();
-            // One partial per workgroup of csr-thread's rows.
-            let wg = SpmvOptions::default().workgroup_size_for(ctx, SpmvAlgorithm::CsrThread) as usize;
-            let needed = rows.div_ceil(wg);
-            for (algorithm, capacity, fused) in [
-                (SpmvAlgorithm::CsrThread, needed, true),
-                (SpmvAlgorithm::CsrThread, needed - 1, false),
-                (SpmvAlgorithm::CsrVector, rows, false),
+            // One partial per workgroup of the fused kernel's rows.
+            let needed = |algorithm| {
+                let wg = SpmvOptions::default().workgroup_size_for(ctx, algorithm) as usize;
+                rows.div_ceil(wg)
+            };
+            let (thread, ell) = (needed(SpmvAlgorithm::CsrThread), needed(SpmvAlgorithm::Ell));
+            for (label, algorithm, conversion, capacity, fused) in [
+                ("csr-thread", SpmvAlgorithm::CsrThread, Conversion::Csr, thread, true),
+                ("csr-thread", SpmvAlgorithm::CsrThread, Conversion::Csr, thread - 1, false),
+                ("csr-vector", SpmvAlgorithm::CsrVector, Conversion::Csr, rows, false),
+                ("ell, i16", SpmvAlgorithm::Ell, Conversion::Ell(ELL), ell, true),
+                ("ell, i16", SpmvAlgorithm::Ell, Conversion::Ell(ELL), ell - 1, false),
+                ("ell (32-bit columns)", SpmvAlgorithm::Ell, ell_columns, ell, true),
             ] {
                 if capacity == 0 {
                     continue;
                 }
-                let what = format!("{mode} rows {rows} {} capacity {capacity}", algorithm.name());
-                let matrix = GpuSparse::from_csr(ctx, &a, conversion_for(algorithm, &a)).unwrap();
+                let what = format!("{mode} rows {rows} {label} capacity {capacity}");
+                let matrix = GpuSparse::from_csr(ctx, &a, conversion).unwrap();
                 let plan = Spmv::new(ctx, &matrix, algorithm).unwrap();
+                let index_bits = if label == "ell, i16" { 16 } else { 32 };
+                assert_eq!(matrix.index_bits(), index_bits, "{what}: index encoding");
                 let x_gpu = ctx.upload(&x).unwrap();
                 let mut y = ctx.upload(&vec![T::from_f64(f64::NAN); rows]).unwrap();
                 let nan = T::from_f64(f64::NAN);

@@ -41,7 +41,8 @@ macro_rules! solve_entry_points {
         /// Records one iteration on the solver's current state into `rec`, with no convergence
         /// gate: for profiling what an iteration costs on the GPU (the bench's GPU time per
         /// iteration). Solving goes through [`Self::solve`]; the state an iteration starts
-        /// from is the last solve's (on a fresh solver, zeros: the same kernels and bytes).
+        /// from is the last solve's. Profile after a solve: on a fresh solver's zeros the
+        /// kernels skip what a zero step does not need (CG's α = 0 reads neither q nor x).
         /// Work that a solve does only when the device asks for it (GMRES's second
         /// Gram–Schmidt projection) is recorded as if it were asked for.
         pub fn record_iteration(
@@ -386,6 +387,8 @@ trait Sink<'p> {
     fn rec(&mut self) -> Recorder<'_, 'p>;
     /// Gates what follows on `flag[index]` being zero.
     fn gate(&mut self, flag: &GpuVec<u32>, index: usize) -> Result<()>;
+    /// Whether this is a solve's batch (gated), not a profiled iteration.
+    fn gated(&self) -> bool;
 }
 
 impl Sink<'static> for Batch<'_> {
@@ -395,6 +398,10 @@ impl Sink<'static> for Batch<'_> {
 
     fn gate(&mut self, flag: &GpuVec<u32>, index: usize) -> Result<()> {
         Batch::gate(self, flag, index)
+    }
+
+    fn gated(&self) -> bool {
+        true
     }
 }
 
@@ -408,6 +415,10 @@ impl<'p> Sink<'p> for Ungated<'_, '_, 'p> {
 
     fn gate(&mut self, _flag: &GpuVec<u32>, _index: usize) -> Result<()> {
         Ok(())
+    }
+
+    fn gated(&self) -> bool {
+        false
     }
 }
 

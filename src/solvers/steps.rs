@@ -36,6 +36,8 @@ pub(super) const SKIP_UPDATE: usize = 3;
 const SKIP_REORTHOGONALIZE: usize = 4;
 const STATUS_WORDS: usize = 5;
 const NONE: u32 = u32::MAX;
+/// solver_step.wgsl's flag of a ratio or check that idles once stopped.
+const IDLE_AFTER_STOP: u32 = 4;
 
 #[repr(u32)]
 enum Op {
@@ -108,6 +110,28 @@ pub(super) struct Ratio {
     pub positive: bool,
     /// A zero numerator is a breakdown (BiCGSTAB's ρ; CG's ρ = r·z with a preconditioner).
     pub nonzero_num: bool,
+    /// What the step does once the solve has stopped.
+    pub after_stop: AfterStop,
+}
+
+/// What a ratio or a check does once the solve has stopped. A method whose dispatches are
+/// not all gated (CG's solves gate every few iterations) idles, so that an iteration that
+/// runs after the stop changes no iterate and is not counted; a profiled iteration
+/// (`record_iteration`, ungated) runs as the first did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum AfterStop {
+    Run,
+    /// A ratio is a zero step, a check does nothing.
+    Idle,
+}
+
+impl AfterStop {
+    fn flag(self) -> u32 {
+        match self {
+            AfterStop::Run => 0,
+            AfterStop::Idle => IDLE_AFTER_STOP,
+        }
+    }
 }
 
 impl Ratio {
@@ -121,6 +145,7 @@ impl Ratio {
             keep: None,
             positive: false,
             nonzero_num: false,
+            after_stop: AfterStop::Run,
         }
     }
 }
@@ -362,7 +387,7 @@ impl<T: Scalar> Steps<T> {
             out: r.out as u32,
             neg_out: r.neg_out.map_or(NONE, |s| s as u32),
             keep: r.keep.map_or(NONE, |s| s as u32),
-            flags: r.positive as u32 | (r.nonzero_num as u32) << 1,
+            flags: r.positive as u32 | (r.nonzero_num as u32) << 1 | r.after_stop.flag(),
             ..Self::params(Op::Ratio)
         };
         self.record_after(rec, sum, params)
@@ -371,7 +396,7 @@ impl<T: Scalar> Steps<T> {
     /// Tests `state[norm]` against the threshold; with `history_at`, counts an iteration and
     /// keeps the norm in that history entry.
     pub fn check(&self, rec: &mut Recorder<'_, '_>, norm: usize, history_at: Option<usize>) -> Result<()> {
-        self.check_after(rec, None, norm, history_at)
+        self.check_after(rec, None, norm, history_at, AfterStop::Run)
     }
 
     /// [`Steps::check`], after adding `sum` up.
@@ -381,6 +406,7 @@ impl<T: Scalar> Steps<T> {
         sum: Option<Sum<'_, T>>,
         norm: usize,
         history_at: Option<usize>,
+        after_stop: AfterStop,
     ) -> Result<()> {
         if history_at.is_some_and(|h| h >= self.history.len()) {
             return Err(Error::InvalidArgument(format!("solver history entry {history_at:?}")));
@@ -391,6 +417,7 @@ impl<T: Scalar> Steps<T> {
             index: history_at.map_or(NONE, |h| h as u32),
             counts: history_at.is_some() as u32,
             max_iterations: self.max_iterations,
+            flags: after_stop.flag(),
             ..Self::params(Op::Check)
         };
         self.record_after(rec, sum, params)
@@ -575,13 +602,16 @@ mod tests {
             let steps = Steps::<T>::new(&ctx, 4, slot::FIRST_FREE + 4, 1, 100).unwrap();
             let (sum_at, two, out, norm) =
                 (slot::FIRST_FREE, slot::FIRST_FREE + 1, slot::FIRST_FREE + 2, slot::FIRST_FREE + 3);
-            for count in [1, 255, 256, 257, 1000, 4097] {
+            // Around the workgroup and the lanes' load batches (8 × 256); the buffer goes on
+            // past `count` with NaN, which must not be read.
+            for count in [1, 255, 256, 257, 1000, 2047, 2048, 2049, 4097, 16385] {
                 let what = format!("{} subgroups {subgroups}, {count} partials", T::KIND.name());
-                let host: Vec<[T; 2]> = crate::generate::random_vector(count, count as u64)
+                let mut host: Vec<[T; 2]> = crate::generate::random_vector(count, count as u64)
                     .into_iter()
                     .map(|v| [T::from_f64(v.abs() as f64), T::from_f64(f64::NAN)])
                     .collect();
                 let want: f64 = host.iter().map(|p| p[0].to_f64()).sum();
+                host.extend([[T::from_f64(f64::NAN); 2]; 3]);
                 let buffer = ctx.upload(&host).unwrap();
                 steps.reset(0.0, 0.0).unwrap();
                 steps.set(two, T::from_f64(2.0)).unwrap();
@@ -593,7 +623,13 @@ mod tests {
                     let half = Ratio::quotient(sum_at, two, out, None);
                     steps.ratio_after(&mut rec, Some(Sum { partials, into: sum_at, root: None }), half).unwrap();
                     steps
-                        .check_after(&mut rec, Some(Sum { partials, into: sum_at, root: Some(norm) }), norm, Some(0))
+                        .check_after(
+                            &mut rec,
+                            Some(Sum { partials, into: sum_at, root: Some(norm) }),
+                            norm,
+                            Some(0),
+                            AfterStop::Run,
+                        )
                         .unwrap();
                 }
                 batch.submit().unwrap();

@@ -18,9 +18,9 @@ use crate::record::Recorder;
 use crate::Result;
 
 struct CsrSplit<T: Scalar> {
+    /// Both steps: the second differs only in `Params::finish`, so a run changes neither
+    /// pipeline nor bind group between them.
     split: Kernel<split::Shader, T>,
-    /// The FINISH variant: same interface, so the two dispatches share one bind group.
-    finish: Kernel<split::Shader, T>,
     groups: Groups,
     max_len: u32,
     chunk_len: u32,
@@ -47,7 +47,6 @@ pub(super) fn plan<T: Scalar>(
     let overrides = split::Overrides { wg_size, tasks_per_workgroup: groups.tasks_per_workgroup };
     Ok(Box::new(CsrSplit {
         split: ctx.kernel::<split::Shader, T>(Default::default(), overrides)?,
-        finish: ctx.kernel::<split::Shader, T>(split::Flags { finish: true }, overrides)?,
         groups,
         max_len,
         chunk_len,
@@ -70,6 +69,7 @@ impl<T: Scalar> PanelKernel<T> for CsrSplit<T> {
             chunks: chunks as u32,
             chunk_len: self.chunk_len,
             long_rows: long_rows as u32,
+            finish: 0,
             scaling: run.scaling.params,
         };
         let bindings = split::Bindings {
@@ -88,7 +88,8 @@ impl<T: Scalar> PanelKernel<T> for CsrSplit<T> {
         if long_rows == 0 {
             return Ok(());
         }
-        rec.dispatch(&self.finish, params, bindings, self.groups.workgroups(long_rows))
+        let params = split::Params { finish: 1, ..params };
+        rec.dispatch(&self.split, params, bindings, self.groups.workgroups(long_rows))
     }
 
     fn extra_bytes(&self) -> u64 {

@@ -1,6 +1,6 @@
 //! csr-thread: one invocation per row, for short rows of similar length.
 
-use super::{panel_as, PanelKernel, Run, SpmvAlgorithm, SpmvOptions};
+use super::{dot_workgroups, panel_as, PanelKernel, Run, SpmvAlgorithm, SpmvOptions};
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
@@ -51,10 +51,7 @@ impl<T: Scalar> PanelKernel<T> for CsrThread<T> {
         run: &Run<'_, T>,
         partials: &GpuVec<[T; 2]>,
     ) -> Result<Option<usize>> {
-        let workgroups = run.rows.div_ceil(self.wg_size as usize);
-        if workgroups == 0 || workgroups > partials.len() {
-            return Ok(None);
-        }
+        let Some(workgroups) = dot_workgroups(run.rows, self.wg_size, partials) else { return Ok(None) };
         let a = panel_as!(panel, Csr);
         let overrides = dot::Overrides { wg_size: self.wg_size, ..Default::default() };
         let kernel = rec.context().kernel::<dot::Shader, T>(Default::default(), overrides)?;

@@ -1,10 +1,10 @@
 //! ell: one invocation per row over the padded, column-major slots.
 
-use super::{panel_as, PanelKernel, Run, SpmvAlgorithm, SpmvOptions};
+use super::{dot_workgroups, panel_as, PanelKernel, Run, SpmvAlgorithm, SpmvOptions};
 use crate::context::Context;
 use crate::element::Scalar;
-use crate::gpu::Bind;
-use crate::kernel::shaders::spmv_ell as kernel;
+use crate::gpu::{Bind, GpuVec};
+use crate::kernel::shaders::{spmv_ell as kernel, spmv_ell_dot as dot};
 use crate::kernel::Kernel;
 use crate::matrix::{EllIndices, GpuEll, GpuSparse, PanelStorage};
 use crate::ops::common::ScalarBinds;
@@ -14,13 +14,14 @@ use crate::Result;
 /// The ELL kernel for one panel's index encoding and width (HYB's ELL part uses it too).
 pub(crate) struct EllKernel<T: Scalar> {
     kernel: Kernel<kernel::Shader, T>,
+    wg_size: u32,
 }
 
 impl<T: Scalar> EllKernel<T> {
     pub(crate) fn new(ctx: &Context, a: &GpuEll<T>, wg_size: u32) -> Result<Self> {
         let flags = kernel::Flags { diagonal_offsets: a.compact() };
         let overrides = kernel::Overrides { wg_size, batch: batch(a.width()) };
-        Ok(EllKernel { kernel: ctx.kernel::<kernel::Shader, T>(flags, overrides)? })
+        Ok(EllKernel { kernel: ctx.kernel::<kernel::Shader, T>(flags, overrides)?, wg_size })
     }
 
     /// Records `y ← α·A·x + β·y` for the ELL matrix `a`.
@@ -32,19 +33,11 @@ impl<T: Scalar> EllKernel<T> {
         scaling: &ScalarBinds<'_, T>,
         y: Bind<'_, T>,
     ) -> Result<()> {
-        let (indices, first_row, index_stride) = match a.indices() {
-            EllIndices::Columns(columns) => (columns, 0, 0),
-            EllIndices::DiagonalOffsets { packed, first_row, stride } => (packed, *first_row, *stride),
-        };
-        let params = kernel::Params {
-            rows: a.rows() as u32,
-            width: a.width() as u32,
-            first_row,
-            index_stride,
-            scaling: scaling.params,
-        };
+        let (col_indices, first_row, index_stride) = indices(a);
+        let (rows, width) = (a.rows() as u32, a.width() as u32);
+        let params = kernel::Params { rows, width, first_row, index_stride, scaling: scaling.params };
         let bindings = kernel::Bindings {
-            col_indices: indices.bind(),
+            col_indices,
             values: a.values().bind(),
             x,
             alpha_dev: scaling.alpha_dev,
@@ -52,6 +45,14 @@ impl<T: Scalar> EllKernel<T> {
             y,
         };
         rec.dispatch_items(&self.kernel, params, bindings, a.rows() as u64)
+    }
+}
+
+/// The column encoding's buffer, the first row and the halfword stride (see spmv_ell.wgsl).
+fn indices<T: Scalar>(a: &GpuEll<T>) -> (Bind<'_, u32>, u32, u32) {
+    match a.indices() {
+        EllIndices::Columns(columns) => (columns.bind(), 0, 0),
+        EllIndices::DiagonalOffsets { packed, first_row, stride } => (packed.bind(), *first_row, *stride),
     }
 }
 
@@ -76,6 +77,34 @@ pub(super) fn plan<T: Scalar>(
 impl<T: Scalar> PanelKernel<T> for EllKernel<T> {
     fn record(&self, rec: &mut Recorder<'_, '_>, panel: &PanelStorage<T>, run: &Run<'_, T>) -> Result<()> {
         EllKernel::record(self, rec, panel_as!(panel, Ell), run.x, &run.scaling, run.y)
+    }
+
+    fn record_dot(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        panel: &PanelStorage<T>,
+        run: &Run<'_, T>,
+        partials: &GpuVec<[T; 2]>,
+    ) -> Result<Option<usize>> {
+        let Some(workgroups) = dot_workgroups(run.rows, self.wg_size, partials) else { return Ok(None) };
+        let a = panel_as!(panel, Ell);
+        let flags = dot::Flags { diagonal_offsets: a.compact() };
+        let overrides = dot::Overrides { wg_size: self.wg_size, batch: batch(a.width()), ..Default::default() };
+        let kernel = rec.context().kernel::<dot::Shader, T>(flags, overrides)?;
+        let (col_indices, first_row, index_stride) = indices(a);
+        let (rows, width) = (a.rows() as u32, a.width() as u32);
+        let params = dot::Params { rows, width, first_row, index_stride, scaling: run.scaling.params };
+        let bindings = dot::Bindings {
+            col_indices,
+            values: a.values().bind(),
+            x: run.x,
+            alpha_dev: run.scaling.alpha_dev,
+            beta_dev: run.scaling.beta_dev,
+            y: run.y,
+            partials: partials.bind(),
+        };
+        rec.dispatch(&kernel, params, bindings, workgroups as u64)?;
+        Ok(Some(workgroups))
     }
 }
 

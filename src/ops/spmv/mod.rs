@@ -495,6 +495,13 @@ pub(crate) trait PanelKernel<T: Scalar>: Send + Sync {
     }
 }
 
+/// The workgroups (one partial each) of a row-per-invocation kernel with the dot folded in
+/// (`shaders/shared/spmv_row_dot.wgsl`), if `partials` holds them all.
+fn dot_workgroups<T: Scalar>(rows: usize, wg_size: u32, partials: &GpuVec<[T; 2]>) -> Option<usize> {
+    let workgroups = rows.div_ceil(wg_size as usize);
+    (workgroups > 0 && workgroups <= partials.len()).then_some(workgroups)
+}
+
 /// The signature of every algorithm's `plan`.
 type Plan<T> = fn(&Context, &GpuSparse<T>, usize, &SpmvOptions) -> Result<Box<dyn PanelKernel<T>>>;
 
