@@ -19,6 +19,7 @@ const ITERATIONS: u32 = 1u;  // iterations done
 const CYCLE: u32 = 2u;       // GMRES: iterations done in this restart cycle
 const SKIP_UPDATE: u32 = 3u; // GMRES: 0 while a cycle has an update to apply
 const SKIP_REORTHOGONALIZE: u32 = 4u; // GMRES: 0 when this column needs a second projection
+const IDLING: u32 = 5u;      // 1 once an IDLE_AFTER_STOP ratio has found the solve stopped
 
 // why the solve stopped (the host's StopReason)
 const CONVERGED: u32 = 1u;
@@ -49,7 +50,8 @@ const NONE: u32 = 0xffffffffu;
 // RATIO flags
 const POSITIVE: u32 = 1u;  // the denominator must be > 0 (CG: p·Ap > 0, else A is not SPD)
 const NONZERO_NUM: u32 = 2u; // a zero numerator is a breakdown (BiCGSTAB: ρ = r̂·r = 0)
-// RATIO and CHECK: once stopped, a ratio is a zero step and a check does nothing.
+// RATIO and CHECK: once stopped, a ratio is a zero step (and marks IDLING), and a check in
+// an idling iteration does nothing.
 const IDLE_AFTER_STOP: u32 = 4u;
 
 struct Params {
@@ -98,7 +100,7 @@ fn stop(reason: u32) {
 
 // A zero step: a failed ratio's, and with IDLE_AFTER_STOP every ratio's once stopped, so that
 // an iteration that runs after the stop (CG's solves gate every few iterations, not every
-// one) leaves the iterates as they are.
+// one) leaves x and r as they are.
 fn zero_step() {
     state[params.out] = Real(0.0);
     if params.neg_out != NONE {
@@ -106,12 +108,9 @@ fn zero_step() {
     }
 }
 
-fn idle_after_stop() -> bool {
-    return (params.flags & IDLE_AFTER_STOP) != 0u && status[STOP] != 0u;
-}
-
 fn ratio() {
-    if idle_after_stop() {
+    if (params.flags & IDLE_AFTER_STOP) != 0u && status[STOP] != 0u {
+        status[IDLING] = 1u;
         zero_step();
         return;
     }
@@ -153,8 +152,9 @@ fn threshold() {
 }
 
 fn check() {
-    // With IDLE_AFTER_STOP, an iteration after the stop is not counted or recorded.
-    if idle_after_stop() {
+    // With IDLE_AFTER_STOP, an iteration after the stop's is not counted or recorded (its
+    // ratio idled). The iteration whose ratio failed is: it ran, and stopped the solve.
+    if (params.flags & IDLE_AFTER_STOP) != 0u && status[IDLING] != 0u {
         return;
     }
     let norm = state[params.a];

@@ -286,7 +286,8 @@ fn failures_are_reported() {
     let b = vec![1.0f32; n];
     let (report, _) =
         solve(ctx, Method::Cg, &indefinite, Precond::None, &b, &vec![0.0; n], SolverOptions::default()).unwrap();
-    assert_eq!(report.reason, StopReason::Indefinite, "{report:?}");
+    // p·A·p = Σ dᵢ = 0 at the first step: that iteration ran, stopped the solve, and counts.
+    assert_eq!((report.reason, report.iterations), (StopReason::Indefinite, 1), "{report:?}");
 
     // The graph Laplacian of a path (rows sum to 0: singular), b = e₀ not in its range.
     let mut offsets = vec![0u32];

@@ -1,5 +1,5 @@
-// The ELL kernels' interface and row sum (spmv_ell, spmv_ell_dot): storage, index
-// encodings and load batches as described in spmv_ell.wgsl.
+// The ELL kernels' interface and row sum (spmv_ell, spmv_ell_dot): storage and index
+// encodings as described in spmv_ell.wgsl, load batches in ell_row_sum.
 #import spmv_store
 
 struct Params {

@@ -22,7 +22,7 @@ const RR: usize = RHO + 4;
 const SLOTS: usize = RHO + 5;
 
 /// Iterations per gate: the gate's kernel and the barrier after it cost ~5 µs on the H100,
-/// and an iteration after the stop changes nothing (its step is zero, its check does not
+/// and an iteration after the stop leaves x and r (its step is zero, its check does not
 /// count), so a stop wastes at most `GATE_EVERY − 1` iterations of GPU time.
 const GATE_EVERY: usize = 4;
 
@@ -41,8 +41,9 @@ const DOT_ROWS: usize = 64;
 /// its own), a step that adds them up and makes α, `r −= α·q` with the partials of r·r
 /// (`cg_residual.wgsl`), a step that adds those up and tests ‖r‖, and `x += α·p;
 /// p ← z + β·p` (`cg_direction.wgsl`): A and 8 vector passes (a preconditioner adds its
-/// own, and r·z). The iterations between gates that run after the solve stopped change
-/// nothing: their step is zero and their check does not count.
+/// own, and r·z). The iterations between gates that run after the solve stopped leave x
+/// and r as they are (their step is zero) and are not counted; only p moves, which a
+/// restart's start rebuilds.
 pub struct Cg<'a, T: Scalar> {
     common: Common<'a, T>,
     r: GpuVec<T>,

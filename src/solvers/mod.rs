@@ -104,7 +104,7 @@ pub trait LinOp<T: Scalar> {
     /// of `x·y` into the first halves of `partials[..count]` (their total is `x·y`):
     /// `Some(count)` with `1 ≤ count ≤ partials.len()`, writing nothing but y and those
     /// halves. `None` (the default): y only, and the caller reduces `x·y` itself. CG asks for
-    /// `p·A·p` this way; the CSR one-row-per-invocation SpMV folds it in.
+    /// `p·A·p` this way; the CSR one-row-per-invocation and ELL SpMVs fold it in.
     fn apply_dot(
         &self,
         rec: &mut Recorder<'_, '_>,

@@ -34,7 +34,9 @@ const STOP: usize = 0;
 const ITERATIONS: usize = 1;
 pub(super) const SKIP_UPDATE: usize = 3;
 const SKIP_REORTHOGONALIZE: usize = 4;
-const STATUS_WORDS: usize = 5;
+/// Set once an idling ratio found the solve stopped ([`AfterStop::Idle`]).
+const IDLING: usize = 5;
+const STATUS_WORDS: usize = 6;
 const NONE: u32 = u32::MAX;
 /// solver_step.wgsl's flag of a ratio or check that idles once stopped.
 const IDLE_AFTER_STOP: u32 = 4;
@@ -116,12 +118,14 @@ pub(super) struct Ratio {
 
 /// What a ratio or a check does once the solve has stopped. A method whose dispatches are
 /// not all gated (CG's solves gate every few iterations) idles, so that an iteration that
-/// runs after the stop changes no iterate and is not counted; a profiled iteration
-/// (`record_iteration`, ungated) runs as the first did.
+/// runs after the stop changes no iterate and is not counted (the iteration whose own ratio
+/// failed still is); a profiled iteration (`record_iteration`, ungated) runs as the first
+/// did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum AfterStop {
     Run,
-    /// A ratio is a zero step, a check does nothing.
+    /// A ratio is a zero step and marks the iteration idling; a check in an idling
+    /// iteration does nothing.
     Idle,
 }
 
@@ -252,9 +256,11 @@ impl<T: Scalar> Steps<T> {
         self.state.write_at(slot, &[value])
     }
 
-    /// Clears the stop flag for a restart; the iteration count goes on.
+    /// Clears the stop flag (and the idling that followed it) for a restart; the iteration
+    /// count goes on.
     pub fn restart(&self) -> Result<()> {
-        self.status.write_at(STOP, &[0])
+        self.status.write_at(STOP, &[0])?;
+        self.status.write_at(IDLING, &[0])
     }
 
     /// Makes the dispatches recorded next in `batch` run only while the solve goes on.

@@ -275,8 +275,6 @@ impl<T: Scalar> SolverInputs<T> {
         })
     }
 
-    /// The preconditioner of `apply` (none for `None`); a matrix it cannot factor is refused
-    /// (the row is skipped with the reason).
     /// A on the device for the operator, in the format an `Auto` SpMV reads fastest (ELL
     /// with 16-bit diagonal offsets for the stencils), and in CSR for the factorization when
     /// `apply` asks for a preconditioner.
@@ -294,6 +292,8 @@ impl<T: Scalar> SolverInputs<T> {
         Ok((operator, factored))
     }
 
+    /// The preconditioner of `apply` (none for `None`), factored from the CSR copy; a matrix
+    /// it cannot factor is refused (the row is skipped with the reason).
     fn preconditioner(
         &self,
         ctx: &Context,
@@ -354,7 +354,8 @@ impl<T: Scalar> Inputs for SolverInputs<T> {
         let mut x = ctx.zeros(self.b.len())?;
         // The GPU time per iteration is taken first, on the solver's state: a solve's, not a
         // fresh solver's zeros, where CG's α = 0 skips the reads of q and x (~1/4 of the
-        // vector bytes).
+        // vector bytes). One solve more per row (seconds for f64 GMRES, minutes for exact
+        // triangular solves, which run only when named).
         solver.solve(&b, &mut x)?;
         Ok(Box::new(SolverRuns {
             ctx: ctx.clone(),

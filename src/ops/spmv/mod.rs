@@ -389,8 +389,8 @@ impl<T: Scalar> Spmv<T> {
         Ok(())
     }
 
-    /// Records `y ← A·x` and, where the algorithm folds it into its pass (csr-thread on a
-    /// square matrix of one panel, `partials` long enough), the partial sums of `x·y` into
+    /// Records `y ← A·x` and, where the algorithm folds it into its pass (csr-thread or ELL on
+    /// a square matrix of one panel, `partials` long enough), the partial sums of `x·y` into
     /// the first halves of `partials[..count]`: `Some(count)`. `None`: y only.
     pub fn record_dot(
         &self,
