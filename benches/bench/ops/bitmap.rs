@@ -553,7 +553,6 @@ impl<T: Scalar> Prepared for BitmapRuns<'_, T> {
         if let DeviceCopy::Lu { plan, .. } = &self.copies[copy] {
             plan.u().values().write(&vec![T::from_f64(f64::NAN); plan.u().values().len()])?;
         }
-        self.ctx.queue().submit([]);
         Ok(self.ctx.synchronize()?)
     }
 

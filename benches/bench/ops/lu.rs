@@ -211,7 +211,6 @@ impl<T: Scalar> Prepared for LuRuns<'_, T> {
             panel.write(&vec![T::from_f64(f64::NAN); panel.len()])?;
         }
         c.pivots.write(&vec![u32::MAX; c.pivots.len()])?;
-        self.ctx.queue().submit([]);
         Ok(self.ctx.synchronize()?)
     }
 
