@@ -1,6 +1,6 @@
 // Row decomposition, second pass: with chunk_starts and long_index the exclusive scans of
 // split_count's arrays, each long row writes its entry (row, first chunk) among the long
-// rows and one (row, first entry) per chunk.
+// rows and one (row, first entry, index among the long rows) per chunk.
 #import invocation
 #import row_split
 
@@ -29,10 +29,11 @@ fn run(row: u32) {
         return;
     }
     let first = chunk_starts[row];
-    long_rows[long_index[row]] = LongRow(row, first);
+    let long_row = long_index[row];
+    long_rows[long_row] = LongRow(row, first);
     var c = first;
     for (var e = start; e < end; e += params.chunk_len) {
-        chunks[c] = Chunk(row, e);
+        chunks[c] = Chunk(row, e, long_row);
         c++;
     }
 }

@@ -213,23 +213,8 @@ fn store_row(row: u32, cols: Columns, sum: vec4<Acc>) {
 }
 
 #ifdef ATOMIC
-// The index of `row` among the long rows (sorted by row): a binary search, once per chunk.
-fn long_row_index(row: u32) -> u32 {
-    var lo = 0u;
-    var hi = params.long_rows;
-    while lo + 1u < hi {
-        let mid = (lo + hi) / 2u;
-        if long_rows[mid].row <= row {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
 fn emit_chunk(chunk: u32, row: u32, col: u32, sum: Acc) {
-    atomic_add_f32(long_row_index(row) * params.k + col, f32(sum));
+    atomic_add_f32(chunks[chunk].long_row * params.k + col, f32(sum));
 }
 
 // A long row's pieces to add up: its accumulator.

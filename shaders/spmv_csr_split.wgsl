@@ -1,22 +1,34 @@
-// CSR SpMV by row split (csr-split): RoDe's row decomposition (seed 002) applied to SpMV.
-//
-// First step, in one dispatch so that short rows and long rows run side by side:
+// CSR SpMV by row split (csr-split): RoDe's row decomposition (seed 002) applied to SpMV, in
+// one dispatch so that short rows and long rows run side by side:
 // - the first params.chunk_workgroups workgroups take the chunks of the long rows (at most
 //   chunk_len entries each), one chunk per group of lanes (a subgroup, or the workgroup),
-//   striding over it with coalesced loads; each chunk's sum goes to `partials`. They come
-//   first so that their longer work starts early instead of trailing behind the short rows;
+//   striding over it with coalesced loads. They come first so that their longer work starts
+//   early instead of trailing behind the short rows. Each chunk's sum is published in
+//   `scratch`, then the row's arrival counter is raised; the group that completes a row
+//   adds its chunk sums in a fixed order (lane-strided, then the group's reduction tree)
+//   and stores y;
 // - the workgroups after them take WG_SIZE rows each, one invocation per row, and skip
 //   rows longer than params.max_len.
-// Second step (params.finish = 1): one group of lanes per long row adds the partial sums of
-// the row's chunks (consecutive in `partials`) and stores y, in a fixed order (lane-strided,
-// then the group's reduction tree). Both steps are one pipeline with one bind group, the
-// step chosen by immediate data: between them the pass changes nothing but the immediates
-// (a pipeline switch per step doubled the CPU cost of recording a run on the H100's driver).
+// One dispatch, not a second pass for the long rows: every dispatch costs the host ~1-2 µs
+// to encode, which doubled the CPU cost of recording a run on the H100's driver.
+//
+// Nothing waits on another workgroup. The counter says every chunk has been summed, not that
+// its sum is visible (atomics are relaxed, there is no device-scope fence): a sum travels
+// with its ready state (shared/ready_words.wgsl), and the adding group recomputes any chunk
+// whose sum it cannot see yet, in the same order, so the result is the same bit for bit.
+// Two sets of sum words alternate between runs, chosen by the parity in the counter's top
+// bit, which the completing group flips as it resets the count. A chunk's group clears the
+// chunk's words in the other set: a store of one run that lands late is cleared by the next
+// run (dispatches are ordered), so a run never takes a sum from an earlier run as ready.
+//
+// scratch: one counter per long row (top bit: the parity of the set in use; the rest: chunks
+// done), then the two sets of VALUE_WORDS words per chunk, all NOT_READY at first.
 #import real
 #import row_split
 #import group
 #import spmv_store
 #import csr_row_sum
+#import ready_words
 
 struct Params {
     rows: u32,
@@ -25,8 +37,8 @@ struct Params {
     chunks: u32,
     chunk_len: u32,
     long_rows: u32,
-    // 1: the second step.
-    finish: u32,
+    // 1: the adding group recomputes every chunk (tests the path of a sum not yet visible).
+    recompute_chunks: u32,
     scaling: Scaling,
 }
 
@@ -40,32 +52,23 @@ var<immediate> params: Params;
 @group(0) @binding(6) var<storage, read> alpha_dev: array<Real>;
 @group(0) @binding(7) var<storage, read> beta_dev: array<Real>;
 @group(0) @binding(8) var<storage, read_write> y: array<Real>;
-@group(0) @binding(9) var<storage, read_write> partials: array<Acc>;
+@group(0) @binding(9) var<storage, read_write> scratch: array<atomic<u32>>;
 
 override WG_SIZE: u32 = 256u;
 
+#ifdef F64
+const VALUE_WORDS: u32 = 3u;
+#else
+const VALUE_WORDS: u32 = 1u;
+#endif
+const SET_BIT: u32 = 0x80000000u;
+const NO_CHUNK: u32 = 0xffffffffu;
+
 fn run(workgroup: u32, lane: Lane) {
-    if params.finish != 0u {
-        add_chunk_sums(workgroup, group_of(lane));
-    } else if workgroup < params.chunk_workgroups {
+    if workgroup < params.chunk_workgroups {
         long_row_chunks(workgroup, group_of(lane));
     } else {
         short_row((workgroup - params.chunk_workgroups) * WG_SIZE + lane.index);
-    }
-}
-
-fn add_chunk_sums(workgroup: u32, g: Group) {
-    let tasks = group_tasks(workgroup, g, params.long_rows);
-    for (var r = tasks.first; r < tasks.end; r += tasks.stride) {
-        let end = long_rows[r + 1u].first_chunk;
-        var sum = Acc(0.0);
-        for (var c = long_rows[r].first_chunk + g.lane; c < end; c += g.size) {
-            sum += partials[c];
-        }
-        let total = group_sum(g, sum);
-        if g.lane == 0u {
-            store_y(long_rows[r].row, total);
-        }
     }
 }
 
@@ -81,14 +84,113 @@ fn short_row(row: u32) {
     store_y(row, csr_row_sum(start, end));
 }
 
+fn chunk_sum(g: Group, c: u32) -> Acc {
+    let chunk = chunks[c];
+    let end = min(chunk.start + params.chunk_len, row_offsets[chunk.row + 1u]);
+    return group_sum(g, csr_strided_sum(chunk.start + g.lane, end, g.size));
+}
+
 fn long_row_chunks(workgroup: u32, g: Group) {
     let tasks = group_tasks(workgroup, g, params.chunks);
     for (var c = tasks.first; c < tasks.end; c += tasks.stride) {
-        let chunk = chunks[c];
-        let end = min(chunk.start + params.chunk_len, row_offsets[chunk.row + 1u]);
-        let total = group_sum(g, csr_strided_sum(chunk.start + g.lane, end, g.size));
+        let total = chunk_sum(g, c);
+        let r = chunks[c].long_row;
+        // 1 + the parity of this run when this group completes row r, else 0.
+        var completes = 0u;
         if g.lane == 0u {
-            partials[c] = total;
+            let parity = atomicLoad(&scratch[r]) >> 31u;
+            publish_sum(parity, c, total);
+            clear_sum(1u - parity, c);
+            let done = (atomicAdd(&scratch[r], 1u) & ~SET_BIT) + 1u;
+            if done == long_rows[r + 1u].first_chunk - long_rows[r].first_chunk {
+                completes = 1u + parity;
+            }
+        }
+        completes = group_first(g, completes);
+        if completes != 0u {
+            add_chunk_sums(g, r, completes - 1u);
+            if g.lane == 0u {
+                atomicStore(&scratch[r], select(SET_BIT, 0u, completes == 2u));
+            }
         }
     }
 }
+
+fn add_chunk_sums(g: Group, r: u32, parity: u32) {
+    let first = long_rows[r].first_chunk;
+    let end = long_rows[r + 1u].first_chunk;
+    var sum = Acc(0.0);
+    for (var base = first; base < end; base += g.size) {
+        let c = base + g.lane;
+        var value = Acc(0.0);
+        var missing = NO_CHUNK;
+        if c < end {
+            let published = published_sum(parity, c);
+            value = published.value;
+            if !published.ready || params.recompute_chunks != 0u {
+                missing = c;
+            }
+        }
+        for (var next = group_min(g, missing); next != NO_CHUNK; next = group_min(g, missing)) {
+            let recomputed = chunk_sum(g, next);
+            if c == next {
+                value = recomputed;
+                missing = NO_CHUNK;
+            }
+        }
+        if c < end {
+            sum += value;
+        }
+    }
+    let total = group_sum(g, sum);
+    if g.lane == 0u {
+        store_y(long_rows[r].row, total);
+    }
+}
+
+// The first of chunk c's words in the set of `parity`.
+fn sum_word(parity: u32, c: u32) -> u32 {
+    return params.long_rows + (parity * params.chunks + c) * VALUE_WORDS;
+}
+
+fn clear_sum(parity: u32, c: u32) {
+    let w = sum_word(parity, c);
+    for (var k = 0u; k < VALUE_WORDS; k++) {
+        atomicStore(&scratch[w + k], NOT_READY);
+    }
+}
+
+struct Published {
+    ready: bool,
+    value: Acc,
+}
+
+#ifdef F64
+fn publish_sum(parity: u32, c: u32, value: Acc) {
+    let bits = bitcast<u64>(value);
+    let words = encode_f64_bits(vec2<u32>(u32(bits & 0xfffffffflu), u32(bits >> 32u)));
+    let w = sum_word(parity, c);
+    atomicStore(&scratch[w], words.x);
+    atomicStore(&scratch[w + 1u], words.y);
+    atomicStore(&scratch[w + 2u], words.z);
+}
+
+fn published_sum(parity: u32, c: u32) -> Published {
+    let w = sum_word(parity, c);
+    let w0 = atomicLoad(&scratch[w]);
+    let w1 = atomicLoad(&scratch[w + 1u]);
+    let w2 = atomicLoad(&scratch[w + 2u]);
+    let bits = decode_f64_bits(w0, w1, w2);
+    let value = bitcast<f64>((u64(bits.y) << 32u) | u64(bits.x));
+    return Published(((w0 | w1 | w2) & TOP_BIT) == 0u, value);
+}
+#else
+fn publish_sum(parity: u32, c: u32, value: Acc) {
+    atomicStore(&scratch[sum_word(parity, c)], f32_word(bitcast<u32>(value)));
+}
+
+fn published_sum(parity: u32, c: u32) -> Published {
+    let w = atomicLoad(&scratch[sum_word(parity, c)]);
+    return Published(w != NOT_READY, bitcast<f32>(w));
+}
+#endif

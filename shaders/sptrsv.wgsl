@@ -125,11 +125,10 @@ fn published(j: u32) -> Published {
 
 fn publish(j: u32, value: Acc, level: u32) {
     let bits = bitcast<u64>(value);
-    let lo = u32(bits & 0xfffffffflu);
-    let hi = u32(bits >> 32u);
-    atomicStore(&x[2u * j], lo & 0x7fffffffu);
-    atomicStore(&x[2u * j + 1u], (lo >> 31u) | ((hi & 0x3fffffffu) << 1u));
-    atomicStore(&aux[j], (hi >> 30u) | (min(level, LEVEL_MASK) << 2u));
+    let words = encode_f64_bits(vec2<u32>(u32(bits & 0xfffffffflu), u32(bits >> 32u)));
+    atomicStore(&x[2u * j], words.x);
+    atomicStore(&x[2u * j + 1u], words.y);
+    atomicStore(&aux[j], words.z | (min(level, LEVEL_MASK) << 2u));
 }
 #else
 fn published(j: u32) -> Published {
@@ -142,14 +141,10 @@ fn published(j: u32) -> Published {
 }
 
 fn publish(j: u32, value: Acc, level: u32) {
-    var bits = bitcast<u32>(value);
-    if bits == NOT_READY {
-        bits = F32_NAN;
-    }
     if params.capture != 0u {
         atomicStore(&aux[j], level);
     }
-    atomicStore(&x[j], bits);
+    atomicStore(&x[j], f32_word(bitcast<u32>(value)));
 }
 #endif
 

@@ -67,6 +67,35 @@ fn group_sum(g: Group, value: Acc) -> Acc {
 #endif
 }
 
+// The smallest `value` over the group, in every lane (uniform over the group).
+fn group_min(g: Group, value: u32) -> u32 {
+#ifdef SUBGROUP
+    return subgroupMin(value);
+#else
+    group_keys[g.lane] = value;
+    workgroupBarrier();
+    for (var offset = WG_SIZE >> 1u; offset > 0u; offset >>= 1u) {
+        if g.lane < offset {
+            group_keys[g.lane] = min(group_keys[g.lane], group_keys[g.lane + offset]);
+        }
+        workgroupBarrier();
+    }
+    return workgroupUniformLoad(&group_keys[0]);
+#endif
+}
+
+// Lane 0's `value`, in every lane (uniform over the group).
+fn group_first(g: Group, value: u32) -> u32 {
+#ifdef SUBGROUP
+    return subgroupShuffle(value, 0u);
+#else
+    if g.lane == 0u {
+        group_keys[0] = value;
+    }
+    return workgroupUniformLoad(&group_keys[0]);
+#endif
+}
+
 struct GroupScan {
     // Inclusive sum over the lanes up to this one that share its key.
     sum: Acc,

@@ -16,7 +16,8 @@ use crate::Result;
 
 /// The chunks of a panel's long rows.
 pub(crate) struct RowSplit {
-    /// (row, first entry) of every chunk of every long row, row by row.
+    /// (row, first entry, index among the long rows) of every chunk of every long row, row by
+    /// row.
     pub(crate) chunks: GpuVec<Chunk>,
     /// (row, first chunk) of every long row, then a sentinel holding the chunk count.
     pub(crate) long_rows: GpuVec<LongRow>,
