@@ -33,6 +33,11 @@ use crate::matrix::{Format, GpuDense, GpuSparse, PanelStorage};
 use crate::record::Recorder;
 use crate::{Error, Result};
 
+/// Row groups a plan keeps at least where the rows allow (`TileOptions::group_rows`'s
+/// default): a group's rows run one after another, and a large GPU needs ~10⁴ groups in
+/// flight (an H100: 132 SMs × 64 warps). On small matrices grouping cost 2–4× (H100,
+/// `494_bus`, `Pd`, `bcsstk13` at k = 128, 2026-11-24).
+const MIN_GROUPS: f64 = 16384.0;
 /// Which kernel computes the product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -233,10 +238,12 @@ impl<T: Scalar> Spmm<T> {
                 return Err(Error::InvalidArgument(format!("SpmmOptions: group_rows {r} must be 1 to 1024")))
             }
             Some(r) => r,
-            // Two tiles of entries per group, at the mean row length.
+            // Two tiles of entries per group, at the mean row length, while the groups are
+            // enough to fill a large GPU.
             None => {
                 let mean = a.nnz() as f64 / op_rows.max(1) as f64;
-                (2.0 * shape.lanes as f64 / mean.max(1.0)).round().clamp(1.0, 64.0) as u32
+                let by_length = (2.0 * shape.lanes as f64 / mean.max(1.0)).round().clamp(1.0, 64.0);
+                by_length.min((op_rows as f64 / MIN_GROUPS).floor().max(1.0)) as u32
             }
         };
         let mut blocks = Vec::new();

@@ -24,8 +24,9 @@ pub struct TileOptions {
     /// SpMM: consecutive rows one slot takes as one run of entries (1 to 1024), so that the
     /// load chain of short rows is paid once per group. Only where no row of the matrix is
     /// longer than `chunk_len` (a row split into chunks makes every group one row). Default:
-    /// 2·lanes entries' worth of rows of mean length, at most 64; the `row-group` baseline
-    /// always takes one. SDDMM refuses it.
+    /// 2·lanes entries' worth of rows of mean length, at most 64, and few enough to leave
+    /// 16,384 groups (one row each below 32,768 rows: small matrices need the parallelism);
+    /// the `row-group` baseline always takes one. SDDMM refuses it.
     pub group_rows: Option<u32>,
 }
 
