@@ -15,7 +15,8 @@
 // Nothing waits on another workgroup. The counter says every chunk has been summed, not that
 // its sum is visible (atomics are relaxed, there is no device-scope fence): a sum travels
 // with its ready state (shared/ready_words.wgsl), and the adding group recomputes any chunk
-// whose sum it cannot see yet, in the same order, so the result is the same bit for bit.
+// whose sum it cannot see yet, with the same code and group size (one per pipeline), so the
+// result is the same bit for bit wherever the compiler treats both call sites alike.
 // Two sets of sum words alternate between runs, chosen by the parity in the counter's top
 // bit, which the completing group flips as it resets the count. A chunk's group clears the
 // chunk's words in the other set: a store of one run that lands late is cleared by the next

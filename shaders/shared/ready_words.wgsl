@@ -6,7 +6,7 @@
 //   published as the canonical NaN instead (f32_word).
 // - f64: the 64 bits spread over three words of 31 bits with the top bit clear
 //   (encode_f64_bits): w0 = lo[0..31), w1 = lo[31] | hi[0..30) << 1, w2 = hi[30..32), whose
-//   bits 2..31 are free for the caller. Ready once the three top bits are clear.
+//   bits 2..30 are free for the caller. Ready once the three top bits are clear.
 
 const NOT_READY: u32 = 0xffffffffu;
 const TOP_BIT: u32 = 0x80000000u;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use super::blas1;
 use super::common::{
     block_split, blocks_of, check_len, check_row_major, row_blocks, transpose_split, Gathered, Operands, RowBlock,
-    ScalarBinds, TileShape,
+    ScalarBinds, TileShape, MIN_TASKS,
 };
 use crate::analysis::row_split::RowSplit;
 use crate::analysis::transpose::Transpose;
@@ -32,12 +32,6 @@ use crate::kernel::Kernel;
 use crate::matrix::{Format, GpuDense, GpuSparse, PanelStorage};
 use crate::record::Recorder;
 use crate::{Error, Result};
-
-/// Row groups a plan keeps at least where the rows allow (`TileOptions::group_rows`'s
-/// default): a group's rows run one after another, and a large GPU needs ~10⁴ groups in
-/// flight (an H100: 132 SMs × 64 warps). On small matrices grouping cost 2–4× (H100,
-/// `494_bus`, `Pd`, `bcsstk13` at k = 128, 2026-11-24).
-const MIN_GROUPS: f64 = 16384.0;
 /// Which kernel computes the product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -239,11 +233,12 @@ impl<T: Scalar> Spmm<T> {
             }
             Some(r) => r,
             // Two tiles of entries per group, at the mean row length, while the groups are
-            // enough to fill a large GPU.
+            // enough to fill a large GPU (a group's rows run one after another: on small
+            // matrices grouping cost 2–4×, H100, `494_bus`, `Pd`, `bcsstk13` at k = 128).
             None => {
                 let mean = a.nnz() as f64 / op_rows.max(1) as f64;
                 let by_length = (2.0 * shape.lanes as f64 / mean.max(1.0)).round().clamp(1.0, 64.0);
-                by_length.min((op_rows as f64 / MIN_GROUPS).floor().max(1.0)) as u32
+                by_length.min((op_rows / MIN_TASKS).max(1) as f64) as u32
             }
         };
         let mut blocks = Vec::new();

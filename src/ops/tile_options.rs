@@ -14,7 +14,9 @@ pub struct TileOptions {
     pub workgroup_size: Option<u32>,
     /// RoDe's `N_S`: rows longer than this are cut into chunks of this many entries; a
     /// multiple of `lanes`. Default: SpMM 512, or 8·k when that is more (its chunks'
-    /// scratch, `chunks × k` elements, then stays within 1/16 of A's bytes in f32); SDDMM 512.
+    /// scratch, `chunks × k` elements, then stays within 1/16 of A's bytes in f32); SDDMM 512,
+    /// or nnz/16,384 rounded up to a multiple of 32 where that is less (at least 32), so
+    /// that small matrices still make enough tasks.
     pub chunk_len: Option<u32>,
     /// Lanes per slot, the group that takes one row or chunk: each lane takes four of SpMM's
     /// output columns, or a share of an SDDMM entry's dot product. A power of two up to the

@@ -11,6 +11,6 @@ pub(crate) use carries::Carries;
 pub(crate) use checks::{check_len, Operands};
 pub(crate) use groups::Groups;
 pub(crate) use row_blocks::{
-    block_split, blocks_of, check_row_major, row_blocks, transpose_split, Gathered, RowBlock, TileShape,
+    block_split, blocks_of, check_row_major, row_blocks, transpose_split, Gathered, RowBlock, TileShape, MIN_TASKS,
 };
 pub(crate) use scaling::ScalarBinds;

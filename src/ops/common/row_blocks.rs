@@ -19,6 +19,11 @@ use crate::matrix::{DenseLayout, GpuDense, GpuSparse, PanelStorage};
 use crate::ops::TileOptions;
 use crate::{Error, Result};
 
+/// Tasks (groups of rows, chunks) a default tiling leaves at least where the matrix allows:
+/// a large GPU needs ~10⁴ of them in flight (an H100 holds 132 SMs × 64 warps; a task is a
+/// slot of up to 32 lanes), and on small matrices a task's serial chain of loads is the time.
+pub(crate) const MIN_TASKS: usize = 16384;
+
 /// Panels the kernels can gather from (`gather0`..`gather3`).
 pub(crate) const GATHER_PANELS: usize = 4;
 
