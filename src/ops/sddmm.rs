@@ -114,8 +114,14 @@ impl<T: Scalar> Sddmm<T> {
         }
         // N_S = 512, or shorter chunks where that leaves too few tasks (an entry's output is
         // its own: chunks cost no combine): H100, bcsstk13 (2003 rows of ~42) 59 → 31 µs.
+        // Fewer tasks than half that (a small matrix): a slot of 32 lanes shortens each lane's
+        // chain of loads. H100, k = 32: 494_bus (494 tasks) 14.1 → 11.1 µs, bcsstk13 (4,625)
+        // 30.1 → 24.2; Pd (~8,500) unchanged; Franz6 (~11,000) 12.5 → 15.0, and the suite's
+        // millions of rows 1.3–3× slower.
         let default_chunk = (a.nnz() as u64).div_ceil(MIN_TASKS as u64).next_multiple_of(32).clamp(32, 512);
-        let shape = TileShape::resolve(ctx, "SddmmOptions", options, k, default_chunk)?;
+        let tasks = a.rows() as u64 + (a.nnz() as u64).div_ceil(default_chunk);
+        let few_tasks = tasks < MIN_TASKS as u64 / 2;
+        let shape = TileShape::resolve(ctx, "SddmmOptions", options, k, default_chunk, few_tasks)?;
         let b1_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
         let paneled_b2 = b1_panel_rows < a.cols();
         let blocks = row_blocks(a, b1_panel_rows)

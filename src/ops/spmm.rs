@@ -219,7 +219,7 @@ impl<T: Scalar> Spmm<T> {
                 T::KIND.name()
             )));
         }
-        let shape = TileShape::resolve(ctx, "SpmmOptions", options, k, 512u64.max(8 * k as u64))?;
+        let shape = TileShape::resolve(ctx, "SpmmOptions", options, k, 512u64.max(8 * k as u64), false)?;
         let col_tiles = k.div_ceil(4 * shape.lanes as usize).max(1) as u32;
         let transpose = if transposed { Some(Transpose::of(ctx, a)?) } else { None };
         let (op_rows, op_cols) = op_shape(a, transposed);

@@ -21,7 +21,7 @@ pub struct TileOptions {
     /// Lanes per slot, the group that takes one row or chunk: each lane takes four of SpMM's
     /// output columns, or a share of an SDDMM entry's dot product. A power of two up to the
     /// smallest subgroup (32 without subgroups). Default: k/4 rounded up to a power of two,
-    /// at most 32.
+    /// at most 32; SDDMM on a matrix of fewer than 8,192 tasks (rows and chunks): 32.
     pub lanes: Option<u32>,
     /// SpMM: consecutive rows one slot takes as one run of entries (1 to 1024), so that the
     /// load chain of short rows is paid once per group. Only where no row of the matrix is
