@@ -445,12 +445,16 @@ fn lu<T: Scalar>() {
                     let original = DenseMatrix::try_new(n, n, block(&dense)).unwrap();
                     let (_, _, want_info) = reference::lu_factor(&original, true);
                     let error = reference::lu_backward_error(&original, &packed, &pivots[m * n..(m + 1) * n]);
-                    if want_info == 0 {
+                    if singular.contains(&m) {
+                        // A zero column: a zero pivot in any precision.
+                        assert_ne!(info[m], 0, "{label}: matrix {m} is singular");
+                    } else if want_info == 0 {
                         assert_eq!(info[m], 0, "{label}: matrix {m} info");
                         assert!(error <= 10.0 * n as f64 * tolerance::<T>(), "{label}: matrix {m} error {error:e}");
-                    } else {
-                        assert_ne!(info[m], 0, "{label}: matrix {m} is singular");
                     }
+                    // Else singular by chance (a small random pattern), found by exact
+                    // cancellation in f64; in f32 the same cancellation can leave a pivot of
+                    // rounding size (seed 1795503993145207524, 7 × 3²): not checked.
                 }
             }
         }

@@ -114,7 +114,7 @@ fn sddmm_is_correct_for_every_tuning_and_short_chunks() {
     for (mode, ctx) in common::contexts() {
         let tile = ctx.subgroup_size_range().map_or(64, |r| r.1);
         let smallest = ctx.subgroup_size_range().map_or(32, |r| r.0);
-        for lanes in [1, 4, 32].into_iter().filter(|&l| l <= smallest) {
+        for lanes in [1, 2, 4, 8, 16, 32].into_iter().filter(|&l| l <= smallest) {
             let options = SddmmOptions::default().lanes(lanes).chunk_len(2 * tile);
             eprintln!("{mode}: lanes {lanes}, chunks of {}", 2 * tile);
             check_in(&[(mode, ctx)], &cases, &options, seed);

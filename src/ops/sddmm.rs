@@ -20,7 +20,7 @@ use super::common::{
 };
 use crate::analysis::row_split::RowSplit;
 use crate::context::Context;
-use crate::element::Scalar;
+use crate::element::{ElementKind, Scalar};
 use crate::gpu::{GpuVec, ScalarArg};
 use crate::kernel::shaders::sddmm_csr as kernel;
 use crate::kernel::shaders::structs::Chunk;
@@ -112,15 +112,22 @@ impl<T: Scalar> Sddmm<T> {
         if options.group_rows.is_some() {
             return Err(Error::InvalidArgument("SddmmOptions: group_rows is SpMM's".into()));
         }
-        // N_S = 512, or shorter chunks where that leaves too few tasks (an entry's output is
-        // its own: chunks cost no combine): H100, bcsstk13 (2003 rows of ~42) 59 → 31 µs.
-        // Fewer tasks than half that (a small matrix): a slot of 32 lanes shortens each lane's
-        // chain of loads. H100, k = 32: 494_bus (494 tasks) 14.1 → 11.1 µs, bcsstk13 (4,625)
-        // 30.1 → 24.2; Pd (~8,500) unchanged; Franz6 (~11,000) 12.5 → 15.0, and the suite's
-        // millions of rows 1.3–3× slower.
-        let default_chunk = (a.nnz() as u64).div_ceil(MIN_TASKS as u64).next_multiple_of(32).clamp(32, 512);
+        // N_S = 512, or shorter chunks on small matrices, so that nnz/N_S leaves MIN_TASKS
+        // tasks (an entry's output is its own: chunks cost no combine). At least 64 entries in
+        // f32 and 32 in f64: the decomposition (12 B a chunk, 8 B a long row) then stays under
+        // 10% of A's bytes even when every long row is one entry past a chunk.
+        let min_chunk = match T::KIND {
+            ElementKind::F32 => 64,
+            ElementKind::F64 => 32,
+        };
+        let default_chunk = (a.nnz() as u64).div_ceil(MIN_TASKS as u64).next_multiple_of(32).clamp(min_chunk, 512);
+        // Still fewer than half MIN_TASKS tasks: one column a lane (up to 32) shortens each
+        // lane's chain of loads. H100, k = 32 (`…-spmm-sddmm-small-variants.md`,
+        // `…-sddmm-wide-slots.md`): 494_bus (547 tasks) 14.1 → 11.0 µs, bcsstk13 (~2,700)
+        // 30.4 → 25.2; with this below MIN_TASKS, Pd (~8,500) unchanged and Franz6 (~12,100)
+        // 12.5 → 15.0; on the suite's millions of rows 1.3–3× slower.
         let tasks = a.rows() as u64 + (a.nnz() as u64).div_ceil(default_chunk);
-        let few_tasks = tasks < MIN_TASKS as u64 / 2;
+        let few_tasks = options.chunk_len.is_none() && tasks < MIN_TASKS as u64 / 2;
         let shape = TileShape::resolve(ctx, "SddmmOptions", options, k, default_chunk, few_tasks)?;
         let b1_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
         let paneled_b2 = b1_panel_rows < a.cols();

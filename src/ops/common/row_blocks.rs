@@ -153,9 +153,9 @@ pub(crate) struct TileShape {
 
 impl TileShape {
     /// Checks the options of plan `op` for width `k` and resolves their defaults: lanes
-    /// k/4 rounded up to a power of two, or 32 with `widest_slots` (at most 32 and the
-    /// smallest subgroup either way), chunks of `default_chunk_len` entries rounded up to
-    /// whole tiles of lanes.
+    /// k/4 rounded up to a power of two, or with `widest_slots` k (one column a lane), at
+    /// most 32 and the smallest subgroup either way; chunks of `default_chunk_len` entries
+    /// rounded up to whole tiles of lanes.
     pub(crate) fn resolve(
         ctx: &Context,
         op: &str,
@@ -165,8 +165,8 @@ impl TileShape {
         widest_slots: bool,
     ) -> Result<Self> {
         let TileOptions { workgroup_size, chunk_len, lanes, .. } = *options;
-        let by_width = (k.div_ceil(4).max(1) as u32).next_power_of_two();
-        let default_lanes = if widest_slots { 32 } else { by_width.min(32) };
+        let columns_per_lane = if widest_slots { 1 } else { 4 };
+        let default_lanes = (k.div_ceil(columns_per_lane).max(1) as u32).next_power_of_two().min(32);
         let bad = |what: String| Err(Error::InvalidArgument(format!("{op}: {what}")));
         let subgroups = ctx.subgroup_size_range();
         let limit = ctx.limits().max_compute_invocations_per_workgroup;

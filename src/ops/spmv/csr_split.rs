@@ -141,7 +141,7 @@ mod tests {
             for a in &matrices {
                 let a: CsrMatrix<T> = a.map_values(|v| T::from_f64(v as f64));
                 let matrix = GpuSparse::from_csr(&ctx, &a, Conversion::Csr).unwrap();
-                // Chunks of one entry per lane of a group (8 or 64 lanes here): many per long
+                // Chunks of one entry per lane of a group (a subgroup, or 64 lanes): many per long
                 // row, R-MAT's included.
                 let options = SpmvOptions::default().split_threshold(32).chunk_steps(1).workgroup_size(64);
                 let plan = Spmv::with_options(&ctx, &matrix, SpmvAlgorithm::CsrSplit, &options).unwrap();
