@@ -12,15 +12,10 @@
 // One dispatch, not a second pass for the long rows: every dispatch costs the host ~1-2 µs
 // to encode, which doubled the CPU cost of recording a run on the H100's driver.
 //
-// Nothing waits on another workgroup. The counter says every chunk has been summed, not that
-// its sum is visible (atomics are relaxed, there is no device-scope fence): a sum travels
-// with its ready state (shared/ready_words.wgsl), and the adding group recomputes any chunk
-// whose sum it cannot see yet, with the same code and group size (one per pipeline), so the
-// result is the same bit for bit wherever the compiler treats both call sites alike.
-// Two sets of sum words alternate between runs, chosen by the parity in the counter's top
-// bit, which the completing group flips as it resets the count. A chunk's group clears the
-// chunk's words in the other set: a store of one run that lands late is cleared by the next
-// run (dispatches are ordered), so a run never takes a sum from an earlier run as ready.
+// Nothing waits on another workgroup (shared/ready_sums.wgsl): the adding group recomputes
+// any chunk whose sum it cannot see yet, with the same code and group size (one per
+// pipeline), so the result is the same bit for bit wherever the compiler treats both call
+// sites alike.
 //
 // scratch: one counter per long row (top bit: the parity of the set in use; the rest: chunks
 // done), then the two sets of VALUE_WORDS words per chunk, all NOT_READY at first.
@@ -29,7 +24,7 @@
 #import group
 #import spmv_store
 #import csr_row_sum
-#import ready_words
+#import ready_sums
 
 struct Params {
     rows: u32,
@@ -57,12 +52,6 @@ var<immediate> params: Params;
 
 override WG_SIZE: u32 = 256u;
 
-#ifdef F64
-const VALUE_WORDS: u32 = 3u;
-#else
-const VALUE_WORDS: u32 = 1u;
-#endif
-const SET_BIT: u32 = 0x80000000u;
 const NO_CHUNK: u32 = 0xffffffffu;
 
 fn run(workgroup: u32, lane: Lane) {
@@ -94,24 +83,23 @@ fn chunk_sum(g: Group, c: u32) -> Acc {
 fn long_row_chunks(workgroup: u32, g: Group) {
     let tasks = group_tasks(workgroup, g, params.chunks);
     for (var c = tasks.first; c < tasks.end; c += tasks.stride) {
-        let total = chunk_sum(g, c);
         let r = chunks[c].long_row;
+        var parity = 0u;
+        if g.lane == 0u {
+            parity = counter_parity(r);
+        }
+        let total = chunk_sum(g, c);
         // 1 + the parity of this run when this group completes row r, else 0.
         var completes = 0u;
         if g.lane == 0u {
-            let parity = atomicLoad(&scratch[r]) >> 31u;
-            publish_sum(parity, c, total);
-            clear_sum(1u - parity, c);
-            let done = (atomicAdd(&scratch[r], 1u) & ~SET_BIT) + 1u;
-            if done == long_rows[r + 1u].first_chunk - long_rows[r].first_chunk {
-                completes = 1u + parity;
-            }
+            let expected = long_rows[r + 1u].first_chunk - long_rows[r].first_chunk;
+            completes = publish_and_arrive(r, parity, c, total, expected);
         }
         completes = group_first(g, completes);
         if completes != 0u {
             add_chunk_sums(g, r, completes - 1u);
             if g.lane == 0u {
-                atomicStore(&scratch[r], select(SET_BIT, 0u, completes == 2u));
+                reset_counter(r, completes);
             }
         }
     }
@@ -153,45 +141,3 @@ fn add_chunk_sums(g: Group, r: u32, parity: u32) {
 fn sum_word(parity: u32, c: u32) -> u32 {
     return params.long_rows + (parity * params.chunks + c) * VALUE_WORDS;
 }
-
-fn clear_sum(parity: u32, c: u32) {
-    let w = sum_word(parity, c);
-    for (var k = 0u; k < VALUE_WORDS; k++) {
-        atomicStore(&scratch[w + k], NOT_READY);
-    }
-}
-
-struct Published {
-    ready: bool,
-    value: Acc,
-}
-
-#ifdef F64
-fn publish_sum(parity: u32, c: u32, value: Acc) {
-    let bits = bitcast<u64>(value);
-    let words = encode_f64_bits(vec2<u32>(u32(bits & 0xfffffffflu), u32(bits >> 32u)));
-    let w = sum_word(parity, c);
-    atomicStore(&scratch[w], words.x);
-    atomicStore(&scratch[w + 1u], words.y);
-    atomicStore(&scratch[w + 2u], words.z);
-}
-
-fn published_sum(parity: u32, c: u32) -> Published {
-    let w = sum_word(parity, c);
-    let w0 = atomicLoad(&scratch[w]);
-    let w1 = atomicLoad(&scratch[w + 1u]);
-    let w2 = atomicLoad(&scratch[w + 2u]);
-    let bits = decode_f64_bits(w0, w1, w2);
-    let value = bitcast<f64>((u64(bits.y) << 32u) | u64(bits.x));
-    return Published(((w0 | w1 | w2) & TOP_BIT) == 0u, value);
-}
-#else
-fn publish_sum(parity: u32, c: u32, value: Acc) {
-    atomicStore(&scratch[sum_word(parity, c)], f32_word(bitcast<u32>(value)));
-}
-
-fn published_sum(parity: u32, c: u32) -> Published {
-    let w = atomicLoad(&scratch[sum_word(parity, c)]);
-    return Published(w != NOT_READY, bitcast<f32>(w));
-}
-#endif

@@ -273,16 +273,6 @@ fn spmv_refuses_an_algorithm_for_another_format() {
     assert_eq!(Spmv::new(ctx, &hyb, SpmvAlgorithm::Auto).unwrap().algorithm(), SpmvAlgorithm::Hyb);
 }
 
-/// Float atomics are 32-bit in WGSL: coo-atomic has no f64 kernel, and says so.
-#[test]
-fn coo_atomic_is_refused_in_f64() {
-    let ctx = common::context();
-    let a = generate::random(10, 10, 0.3, 2).map_values(|v| v as f64);
-    let coo = GpuSparse::from_csr(ctx, &a, Conversion::Coo).unwrap();
-    let err = Spmv::new(ctx, &coo, SpmvAlgorithm::CooAtomic).unwrap_err();
-    assert!(matches!(err, Error::Unsupported(_)), "{err}");
-}
-
 /// The tuning knobs change tiling, never results.
 #[test]
 fn spmv_is_correct_for_every_tuning() {

@@ -96,6 +96,21 @@ fn group_first(g: Group, value: u32) -> u32 {
 #endif
 }
 
+// Lane `source`'s `value`, in every lane (`source` uniform over the group).
+fn group_broadcast(g: Group, value: Acc, source: u32) -> Acc {
+#ifdef SUBGROUP
+    return subgroupShuffle(value, source);
+#else
+    if g.lane == source {
+        group_vals[0] = value;
+    }
+    workgroupBarrier();
+    let result = group_vals[0];
+    workgroupBarrier();
+    return result;
+#endif
+}
+
 struct GroupScan {
     // Inclusive sum over the lanes up to this one that share its key.
     sum: Acc,

@@ -1,15 +1,17 @@
-//! Building blocks every op uses: α/β handling, operand checks, lane groups, carries, and
-//! the row blocks of the sparse × dense ops.
+//! Building blocks every op uses: α/β handling, operand checks, lane groups, published
+//! partial sums, and the row blocks of the sparse × dense ops.
 
-mod carries;
 mod checks;
 mod groups;
+mod ready_sums;
 mod row_blocks;
 mod scaling;
 
-pub(crate) use carries::Carries;
 pub(crate) use checks::{check_len, Operands};
 pub(crate) use groups::Groups;
+#[cfg(test)]
+pub(crate) use ready_sums::RECOMPUTE_PIECES;
+pub(crate) use ready_sums::{ready_sums_scratch, recompute_pieces};
 pub(crate) use row_blocks::{
     block_split, blocks_of, check_row_major, row_blocks, transpose_split, Gathered, RowBlock, TileShape, MIN_TASKS,
 };

@@ -5,18 +5,18 @@
 //! `y` not read when `β = 0` (NaN already in `y` does not survive) and `s` not computed when
 //! `α = 0` (a NaN in `A` or `x` does not leak into `y ← β·y`). Where the f64 twin gives NaN
 //! or ±Inf for an element because an input was not finite, so does every algorithm: α
-//! multiplies each row's complete sum, never pieces of it (the accumulating algorithms add
-//! unscaled pieces into a row-sum vector and scale once), so `α = NaN` gives NaN in every row,
-//! empty rows included.
+//! multiplies each row's complete sum, never pieces of it (the algorithms that cut rows into
+//! pieces add the pieces first and scale once), so `α = NaN` gives NaN in every row, empty
+//! rows included.
 //!
-//! Every algorithm is deterministic (the result does not depend on scheduling) except
-//! [`SpmvAlgorithm::CooAtomic`], which adds with float atomics in whatever order the GPU
-//! runs them; [`SpmvAlgorithm::CooSegmented`] is its deterministic alternative.
+//! Every algorithm is deterministic (the result does not depend on scheduling), and every
+//! one records a single dispatch per row panel: where a row is cut into pieces summed by
+//! different workgroups (csr-split, csr-merge, COO, HYB's tail), the workgroup that finishes
+//! the row's last piece adds the pieces in a fixed order (`shaders/shared/ready_sums.wgsl`).
 //!
 //! One file per algorithm: `plan` (kernels, scratch and the analyses it needs) and a
 //! `PanelKernel` that records a run on one row panel.
 
-mod coo_atomic;
 mod coo_segmented;
 mod csr_merge;
 mod csr_split;
@@ -24,11 +24,13 @@ mod csr_thread;
 mod csr_vector;
 mod ell;
 mod hyb;
+#[cfg(test)]
+mod tests;
 
 use super::blas1;
 use super::common::{check_len, Operands, ScalarBinds};
 use crate::context::Context;
-use crate::element::{ElementKind, Scalar};
+use crate::element::Scalar;
 use crate::format::{CsrMatrix, EllOptions};
 use crate::gpu::{Bind, GpuVec, ScalarArg};
 use crate::matrix::{Conversion, Format, GpuSparse, PanelStorage, RowStats};
@@ -66,32 +68,29 @@ pub enum SpmvAlgorithm {
     /// CSR, row split: rows up to a threshold one invocation each, longer rows cut into
     /// chunks for groups of lanes (RoDe's decomposition). Deterministic.
     CsrSplit,
-    /// CSR, merge path: equal work per workgroup whatever the row lengths, with a
-    /// deterministic carry fix-up. Needs a row-sum vector and `(rows + nnz) / 1536 × 12`
-    /// bytes of scratch (f32).
+    /// CSR, merge path: equal work per workgroup whatever the row lengths; rows cut by
+    /// tile boundaries are added up in a fixed order by the workgroup that finishes their
+    /// last piece. Needs `(rows + nnz) / 1536 × 12` bytes of scratch (f32, 28 in f64).
     CsrMerge,
-    /// COO, segmented reduction by row with carries between intervals (seed 000). Needs a
-    /// row-sum vector of scratch.
+    /// COO, segmented reduction by row with carries between intervals (seed 000), the
+    /// carries added up by the group that finishes a row's last piece. Needs a bit per row
+    /// and 28 bytes per interval of 1,024 entries (32-lane subgroups; f32, 60 in f64).
     CooSegmented,
-    /// COO, one invocation per nonzero, summed by row within a subgroup, then one float
-    /// atomic add per row segment. **Not deterministic.** f32 only. Needs a row-sum vector.
-    CooAtomic,
     /// ELL, one invocation per row over the padded columns.
     Ell,
-    /// HYB: the ELL kernel for the regular part, the segmented COO kernel for the tail.
-    /// Needs a row-sum vector.
+    /// HYB: the ELL part one invocation per row, the tail by COO's segmented walk, in one
+    /// dispatch. Needs what `CooSegmented` needs for the tail.
     Hyb,
 }
 
 impl SpmvAlgorithm {
     /// Every concrete algorithm, in the order reports list them.
-    pub const ALL: [SpmvAlgorithm; 8] = [
+    pub const ALL: [SpmvAlgorithm; 7] = [
         SpmvAlgorithm::CsrThread,
         SpmvAlgorithm::CsrVector,
         SpmvAlgorithm::CsrSplit,
         SpmvAlgorithm::CsrMerge,
         SpmvAlgorithm::CooSegmented,
-        SpmvAlgorithm::CooAtomic,
         SpmvAlgorithm::Ell,
         SpmvAlgorithm::Hyb,
     ];
@@ -105,7 +104,6 @@ impl SpmvAlgorithm {
             SpmvAlgorithm::CsrSplit => "csr-split",
             SpmvAlgorithm::CsrMerge => "csr-merge",
             SpmvAlgorithm::CooSegmented => "coo-segmented",
-            SpmvAlgorithm::CooAtomic => "coo-atomic",
             SpmvAlgorithm::Ell => "ell",
             SpmvAlgorithm::Hyb => "hyb",
         }
@@ -123,21 +121,21 @@ impl SpmvAlgorithm {
             SpmvAlgorithm::CsrThread | SpmvAlgorithm::CsrVector | SpmvAlgorithm::CsrSplit | SpmvAlgorithm::CsrMerge => {
                 Format::Csr
             }
-            SpmvAlgorithm::CooSegmented | SpmvAlgorithm::CooAtomic => Format::Coo,
+            SpmvAlgorithm::CooSegmented => Format::Coo,
             SpmvAlgorithm::Ell => Format::Ell,
             SpmvAlgorithm::Hyb => Format::Hyb,
         })
     }
 
-    /// Whether the result is independent of GPU scheduling.
+    /// Whether the result is independent of GPU scheduling: true of every SpMV algorithm.
     pub fn deterministic(self) -> bool {
-        self != SpmvAlgorithm::CooAtomic
+        true
     }
 
-    /// Whether the algorithm exists for element type `T` (`CooAtomic` is f32 only: WGSL
-    /// atomics are 32-bit).
+    /// Whether the algorithm exists for element type `T`: every SpMV algorithm has f32 and
+    /// f64 kernels.
     pub fn supports<T: Scalar>(self) -> bool {
-        self != SpmvAlgorithm::CooAtomic || T::KIND == ElementKind::F32
+        true
     }
 
     /// The algorithm `Auto` picks for `a`.
@@ -185,7 +183,9 @@ pub struct SpmvOptions {
     /// `CsrSplit`: entries per lane in a chunk of a long row. Default 64.
     pub chunk_steps: u32,
     /// `CooSegmented` and `Hyb`: steps per interval, a step being one entry per lane of a
-    /// subgroup (of the workgroup without subgroups). Default 8.
+    /// subgroup (of the workgroup without subgroups). Default 32: since the intervals' rows
+    /// are finished in the same pass, each interval has fixed costs that longer intervals
+    /// spread (H100 sweep in benches/NOTES.md).
     pub coo_steps: u32,
 }
 
@@ -197,7 +197,7 @@ impl Default for SpmvOptions {
             vector_lanes: None,
             split_threshold: 64,
             chunk_steps: 64,
-            coo_steps: 8,
+            coo_steps: 32,
         }
     }
 }
@@ -339,7 +339,6 @@ impl<T: Scalar> Spmv<T> {
             SpmvAlgorithm::CsrSplit => csr_split::plan,
             SpmvAlgorithm::CsrMerge => csr_merge::plan,
             SpmvAlgorithm::CooSegmented => coo_segmented::plan,
-            SpmvAlgorithm::CooAtomic => coo_atomic::plan,
             SpmvAlgorithm::Ell => ell::plan,
             SpmvAlgorithm::Hyb => hyb::plan,
         };
@@ -504,38 +503,6 @@ fn dot_workgroups<T: Scalar>(rows: usize, wg_size: u32, partials: &GpuVec<[T; 2]
 
 /// The signature of every algorithm's `plan`.
 type Plan<T> = fn(&Context, &GpuSparse<T>, usize, &SpmvOptions) -> Result<Box<dyn PanelKernel<T>>>;
-
-/// The row-sum vector of the accumulating algorithms (csr-merge, COO, HYB): unscaled row sums
-/// gathered there, then one `y ← α·sums + β·y` pass, so that α multiplies complete sums.
-pub(crate) struct RowSums<T: Scalar> {
-    sums: GpuVec<T>,
-}
-
-impl<T: Scalar> RowSums<T> {
-    pub(crate) fn new(ctx: &Context, rows: usize) -> Result<Self> {
-        Ok(RowSums { sums: ctx.zeros(rows)? })
-    }
-
-    pub(crate) fn bind(&self) -> Bind<'_, T> {
-        self.sums.bind()
-    }
-
-    /// Records `sums ← 0`.
-    pub(crate) fn clear(&self, rec: &mut Recorder<'_, '_>) -> Result<()> {
-        let ctx = rec.context().clone();
-        let zero = ScalarBinds::new(&ctx, ScalarArg::Host(T::default()), ScalarArg::Host(T::default()))?;
-        blas1::scale_range(rec, &zero, self.sums.bind(), self.sums.len(), true)
-    }
-
-    /// Records `y ← α·sums + β·y`.
-    pub(crate) fn finish(&self, rec: &mut Recorder<'_, '_>, run: &Run<'_, T>) -> Result<()> {
-        blas1::axpby_range(rec, &run.scaling, self.sums.bind(), run.y, run.rows)
-    }
-
-    pub(crate) fn device_bytes(&self) -> u64 {
-        self.sums.byte_len()
-    }
-}
 
 /// The panel's storage as the algorithm's format, or a wgsparse bug.
 macro_rules! panel_as {
