@@ -17,7 +17,10 @@ use crate::Result;
 enum Hyb<T: Scalar> {
     /// The tail is empty.
     Ell(EllKernel<T>),
-    WithTail { kernel: Kernel<kernel::Shader, T>, intervals: Intervals },
+    WithTail {
+        kernel: Kernel<kernel::Shader, T>,
+        intervals: Intervals,
+    },
 }
 
 pub(super) fn plan<T: Scalar>(
