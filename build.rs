@@ -550,7 +550,7 @@ fn element_variant(e: Element) -> &'static str {
     }
 }
 
-/// The Rust type of a struct by name (`Carry<T>` when it holds `Real`).
+/// The Rust type of a struct by name (`Name<T>` when it holds `Real`).
 fn struct_type(name: &str, structs: &BTreeMap<String, StructDef>, prefix: &str) -> String {
     let generic = structs.get(name).is_some_and(|d| d.generic(structs));
     format!("{prefix}{name}{}", if generic { "<T>" } else { "" })

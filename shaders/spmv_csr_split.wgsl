@@ -52,7 +52,6 @@ var<immediate> params: Params;
 
 override WG_SIZE: u32 = 256u;
 
-const NO_CHUNK: u32 = 0xffffffffu;
 
 fn run(workgroup: u32, lane: Lane) {
     if workgroup < params.chunk_workgroups {
@@ -97,7 +96,7 @@ fn long_row_chunks(workgroup: u32, g: Group) {
         }
         completes = group_first(g, completes);
         if completes != 0u {
-            add_chunk_sums(g, r, completes - 1u);
+            add_chunk_sums(g, r, completes);
             if g.lane == 0u {
                 reset_counter(r, completes);
             }
@@ -105,35 +104,28 @@ fn long_row_chunks(workgroup: u32, g: Group) {
     }
 }
 
-fn add_chunk_sums(g: Group, r: u32, parity: u32) {
+fn add_chunk_sums(g: Group, r: u32, completes: u32) {
     let first = long_rows[r].first_chunk;
     let end = long_rows[r + 1u].first_chunk;
+    // Chunks are pieces without heads: chunk c's sum is in slot c.
+    let row = RowToComplete(long_rows[r].row, first, end - 1u, completes);
     var sum = Acc(0.0);
     for (var base = first; base < end; base += g.size) {
-        let c = base + g.lane;
-        var value = Acc(0.0);
-        var missing = NO_CHUNK;
-        if c < end {
-            let published = published_sum(parity, c);
-            value = published.value;
-            if !published.ready || params.recompute_chunks != 0u {
-                missing = c;
-            }
-        }
-        for (var next = group_min(g, missing); next != NO_CHUNK; next = group_min(g, missing)) {
+        var piece = read_piece(g.lane, row, base, 0u, params.recompute_chunks != 0u);
+        for (var next = group_min(g, piece.missing); next != NO_PIECE; next = group_min(g, piece.missing)) {
             let recomputed = chunk_sum(g, next);
-            if c == next {
-                value = recomputed;
-                missing = NO_CHUNK;
+            if piece.q == next {
+                piece.value = recomputed;
+                piece.missing = NO_PIECE;
             }
         }
-        if c < end {
-            sum += value;
+        if piece.q < end {
+            sum += piece.value;
         }
     }
     let total = group_sum(g, sum);
     if g.lane == 0u {
-        store_y(long_rows[r].row, total);
+        store_y(row.row, total);
     }
 }
 

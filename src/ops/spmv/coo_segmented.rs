@@ -23,7 +23,8 @@ pub(crate) struct Intervals {
     pub(crate) groups: Groups,
     pub(crate) interval_len: u32,
     /// Entries before an interval that it walks too when its first row began there (the
-    /// shader's `window`): 32 or the largest group, a whole number of steps.
+    /// shader's `window`): 32 or the largest group, at most the interval, a whole number of
+    /// steps.
     pub(crate) window: u32,
     pub(crate) count: usize,
     pub(crate) analysis: Arc<CooIntervals>,

@@ -70,7 +70,8 @@ pub enum SpmvAlgorithm {
     CsrSplit,
     /// CSR, merge path: equal work per workgroup whatever the row lengths; rows cut by
     /// tile boundaries are added up in a fixed order by the workgroup that finishes their
-    /// last piece. Needs `(rows + nnz) / 1536 × 12` bytes of scratch (f32, 28 in f64).
+    /// last piece. Needs 24 bytes per tile of 1,536 merge items (rows + nnz) for its scratch
+    /// and partition (f32; 56 in f64).
     CsrMerge,
     /// COO, segmented reduction by row with carries between intervals (seed 000), the
     /// carries added up by the group that finishes a row's last piece. Needs a bit per row

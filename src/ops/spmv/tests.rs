@@ -11,14 +11,19 @@ use crate::{Context, ContextOptions, Conversion, CsrMatrix, ElementKind, GpuSpar
 
 /// Each algorithm that cuts rows into pieces, tuned so that long rows have many pieces: a
 /// group of 64 lanes (or a subgroup) takes one entry a lane (csr-split, COO, HYB's tail),
-/// csr-merge tiles hold 128 merge items.
-fn piecewise_algorithms() -> [(SpmvAlgorithm, Conversion, SpmvOptions); 4] {
+/// csr-merge tiles hold 128 merge items. COO and HYB also with intervals of 8 steps, longer
+/// than their window, so that rows of two pieces are published too (with one step, every
+/// row crossing one boundary is finished by the interval after it).
+fn piecewise_algorithms() -> [(SpmvAlgorithm, Conversion, SpmvOptions); 6] {
     let small = SpmvOptions::default().workgroup_size(64);
+    let hyb = Conversion::Hyb(HybSplit::Width(2));
     [
         (SpmvAlgorithm::CsrSplit, Conversion::Csr, small.split_threshold(32).chunk_steps(1)),
         (SpmvAlgorithm::CsrMerge, Conversion::Csr, small.merge_items(2)),
         (SpmvAlgorithm::CooSegmented, Conversion::Coo, small.coo_steps(1)),
-        (SpmvAlgorithm::Hyb, Conversion::Hyb(HybSplit::Width(2)), small.coo_steps(1)),
+        (SpmvAlgorithm::CooSegmented, Conversion::Coo, small.coo_steps(8)),
+        (SpmvAlgorithm::Hyb, hyb, small.coo_steps(1)),
+        (SpmvAlgorithm::Hyb, hyb, small.coo_steps(8)),
     ]
 }
 
@@ -41,7 +46,8 @@ fn recomputed_pieces_match<T: Scalar>() {
             for (algorithm, conversion, options) in piecewise_algorithms() {
                 let matrix = GpuSparse::from_csr(&ctx, &a, conversion).unwrap();
                 let plan = Spmv::with_options(&ctx, &matrix, algorithm, &options).unwrap();
-                let what = format!("seed {seed} {} {} subgroups {subgroups}", algorithm.name(), T::KIND.name());
+                let what =
+                    format!("seed {seed} {} {} subgroups {subgroups} {options:?}", algorithm.name(), T::KIND.name());
                 let mut results = Vec::new();
                 for recompute in [false, true, false] {
                     RECOMPUTE_PIECES.set(recompute);
