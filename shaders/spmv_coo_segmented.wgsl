@@ -34,11 +34,7 @@ override WG_SIZE: u32 = 256u;
 
 fn run(workgroup: u32, lane: Lane) {
     if workgroup < params.interval_workgroups {
-        let g = group_of(lane);
-        let tasks = group_tasks(workgroup, g, params.intervals);
-        for (var p = tasks.first; p < tasks.end; p += tasks.stride) {
-            interval_task(g, p);
-        }
+        interval_tasks(workgroup, lane);
     } else {
         empty_rows((workgroup - params.interval_workgroups) * WG_SIZE + lane.index);
     }

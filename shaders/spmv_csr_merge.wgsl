@@ -93,15 +93,7 @@ fn run(tile: u32, lane: Lane) {
         && row_offsets[r1] + WINDOW >= n1;
     let publishes_head = has_head && !short_head;
     let publishes_carry = has_carry && !short_carry;
-    var parities = vec2<u32>(0u, 0u);
-    if lane.index == 0u {
-        if publishes_head {
-            parities.x = counter_parity(tile);
-        }
-        if publishes_carry {
-            parities.y = counter_parity(carry_tiles.y);
-        }
-    }
+    let parities = piece_parities(lane.index == 0u, tile, publishes_head, carry_tiles.y, publishes_carry);
 
     var window = vec2<u32>(0u, 0u);
     if short_head {

@@ -41,11 +41,7 @@ override WG_SIZE: u32 = 256u;
 
 fn run(workgroup: u32, lane: Lane) {
     if workgroup < params.interval_workgroups {
-        let g = group_of(lane);
-        let tasks = group_tasks(workgroup, g, params.intervals);
-        for (var p = tasks.first; p < tasks.end; p += tasks.stride) {
-            interval_task(g, p);
-        }
+        interval_tasks(workgroup, lane);
     } else {
         let row = (workgroup - params.interval_workgroups) * WG_SIZE + lane.index;
         if row < params.rows && (occupied[row >> 5u] & (1u << (row & 31u))) == 0u {

@@ -65,6 +65,16 @@ fn interval_shape(p: u32) -> IntervalShape {
     return IntervalShape(b.x, b.y, first_row, last_row, has_head, short_head, has_carry, short_carry, carry_first);
 }
 
+// The intervals of workgroup `workgroup` (one of the first interval_workgroups), a group's
+// at a time.
+fn interval_tasks(workgroup: u32, lane: Lane) {
+    let g = group_of(lane);
+    let tasks = group_tasks(workgroup, g, params.intervals);
+    for (var p = tasks.first; p < tasks.end; p += tasks.stride) {
+        interval_task(g, p);
+    }
+}
+
 // Walks interval p, publishes its pieces, and completes the rows its arrivals complete: at
 // most two (its head's, then its carry's), each by adding the row's pieces in a fixed order
 // (lane-strided, then the group's reduction) and storing y, recomputing a piece it cannot
@@ -75,15 +85,7 @@ fn interval_task(g: Group, p: u32) {
     let own = interval_shape(p);
     let publishes_head = own.has_head && !own.short_head;
     let publishes_carry = own.has_carry && !own.short_carry;
-    var parities = vec2<u32>(0u, 0u);
-    if g.lane == 0u {
-        if publishes_head {
-            parities.x = counter_parity(p);
-        }
-        if publishes_carry {
-            parities.y = counter_parity(own.end);
-        }
-    }
+    let parities = piece_parities(g.lane == 0u, p, publishes_head, own.end, publishes_carry);
     var walking = p;
     var shape = own;
     var storing = true;

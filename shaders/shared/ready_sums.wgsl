@@ -54,6 +54,22 @@ fn counter_parity(counter: u32) -> u32 {
     return atomicLoad(&scratch[counter]) >> 31u;
 }
 
+// The parities of a piece's head and carry counters (0 for a piece that publishes none),
+// read by one lane before the piece is summed.
+fn piece_parities(first_lane: bool, head_counter: u32, publishes_head: bool, carry_counter: u32,
+                  publishes_carry: bool) -> vec2<u32> {
+    var parities = vec2<u32>(0u, 0u);
+    if first_lane {
+        if publishes_head {
+            parities.x = counter_parity(head_counter);
+        }
+        if publishes_carry {
+            parities.y = counter_parity(carry_counter);
+        }
+    }
+    return parities;
+}
+
 // Publishes `value` in `slot` of the set of `parity` (counter_parity) and counts an arrival
 // at counter word `counter`. Returns 1 + the parity when this is the `expected`-th arrival
 // (the caller completes the row, then calls reset_counter), else 0.
