@@ -8,9 +8,10 @@ mod common;
 
 use wgsparse::generate::{self, Rng};
 use wgsparse::ops::{Diagonal, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
-use wgsparse::reference::{relative_error, triangular_solve};
+use wgsparse::reference::{relative_error, triangular_backward_error, triangular_solve};
 use wgsparse::{
-    Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, Error, GpuDense, GpuSparse, Scalar, SolveProblem,
+    Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, ElementKind, Error, GpuDense, GpuSparse, Scalar,
+    SolveProblem,
 };
 
 /// b with values in [-1, 1].
@@ -103,9 +104,15 @@ fn check_grid<T: Scalar>(test: &str, ks: &[usize]) {
                                 let want = triangular_solve(&triangle, upper, unit, &b64, k).unwrap();
                                 let got = solve(ctx, &plan, &b, k);
                                 let err = relative_error(&got, &want);
-                                if err.is_nan() || err > common::tolerance::<T>() {
+                                // Past the house tolerance, an f32 solve is still right if every
+                                // row's residual is within its rounding bound: west0479's unit
+                                // triangles amplify f32 rounding ~100× (forward error ~1e-5).
+                                let backward = triangular_backward_error(&triangle, upper, unit, &b64, &got, k);
+                                let within =
+                                    err <= common::tolerance::<T>() || (T::KIND == ElementKind::F32 && backward <= 1.0);
+                                if err.is_nan() || !within {
                                     failures.push(format!(
-                                        "{mode} {name} k={k} upper={upper} unit={unit} {} round {round}: {err:e}",
+                                        "{mode} {name} k={k} upper={upper} unit={unit} {} round {round}: {err:e} (backward {backward:.2})",
                                         algorithm.name()
                                     ));
                                 }

@@ -24,4 +24,4 @@ pub use lu::{lu_backward_error, lu_factor, lu_residual_along};
 pub use solvers::{bicgstab, cg, gmres, TwinPreconditioner, TwinSolve};
 pub use spmm::{sddmm_csr, spmm_csr};
 pub use spmv::{gemv_dense, gemv_dense_t, spmv_coo, spmv_csr, spmv_ell, spmv_hyb};
-pub use sptrsv::triangular_solve;
+pub use sptrsv::{triangular_backward_error, triangular_solve};
