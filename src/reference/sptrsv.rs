@@ -60,7 +60,6 @@ pub fn triangular_solve<T: Scalar>(
 /// f64 residual is no finer than the bound, so f64 solves are checked by forward error.
 pub fn triangular_backward_error<T: Scalar>(
     a: &CsrMatrix<T>,
-    upper: bool,
     unit_diagonal: bool,
     b: &[f64],
     x: &[T],
