@@ -7,9 +7,13 @@ mod common;
 
 use wgsparse::generate::{self, Rng};
 use wgsparse::matrix::PanelStorage;
-use wgsparse::ops::{Gemv, Sddmm, SddmmAlgorithm, Spmm, SpmmAlgorithm, Spmv, SpmvAlgorithm, SpmvOptions, Transpose};
+use wgsparse::ops::{
+    Gemv, Sddmm, SddmmAlgorithm, SddmmOptions, Spmm, SpmmAlgorithm, Spmv, SpmvAlgorithm, SpmvOptions, Transpose,
+};
 use wgsparse::reference::{gemv_dense, gemv_dense_t, relative_error, sddmm_csr, spmm_csr, spmv_csr};
-use wgsparse::{Context, ContextOptions, Conversion, CsrMatrix, DenseLayout, Error, Format, GpuDense, GpuSparse};
+use wgsparse::{
+    Context, ContextOptions, Conversion, CsrMatrix, DenseLayout, DenseMatrix, Error, Format, GpuDense, GpuSparse,
+};
 
 const BINDING: u64 = 16 * 1024;
 
@@ -87,8 +91,8 @@ fn dispatches_past_the_workgroup_limit_fold_into_two_dimensions() {
 
 /// A grid folded into two dimensions can hold more workgroups than asked (61 as 6 × 11):
 /// the kernels that index their work by workgroup must ignore the extra ones. The transpose's
-/// sort (about 120 blocks of 256 entries, in a 12 × 12 grid at most) and SpMM's chunk
-/// combine (a workgroup per long row) are.
+/// sort (about 120 blocks of 256 entries, in a 12 × 12 grid at most), SpMM's chunk
+/// combine (a workgroup per long row) and SDDMM's runs of entries are.
 #[test]
 fn extra_workgroups_of_a_folded_grid_do_nothing() {
     let seed = common::seed("folded grid extras");
@@ -117,6 +121,34 @@ fn extra_workgroups_of_a_folded_grid_do_nothing() {
         let error = relative_error(c.read_blocking().unwrap().data(), &spmm_csr(1.25, &op_a, &b, -0.5, c0.data()));
         assert!(error <= 1e-5, "seed {seed} transposed={transposed}: error {error:e}");
     }
+    // SDDMM by runs of 4 entries, 128 slots of 2 lanes a workgroup: 31,000 entries are 61
+    // workgroups, folded as 6 × 11. An extra workgroup that took a run (again) would apply
+    // β twice there.
+    let runs = CsrMatrix::try_from_csr_data(
+        62,
+        2_000,
+        (0..=62u32).map(|r| r * 500).collect(),
+        (0..62u32).flat_map(|r| (0..500u32).map(move |j| (j * 3 + r) % 2_000)).collect(),
+        common::dense::<f32>(1, 31_000, seed).into_data(),
+    )
+    .unwrap();
+    let matrix = GpuSparse::from_csr(&ctx, &runs, Conversion::Csr).unwrap();
+    let options = SddmmOptions::default().lanes(2).workgroup_size(256);
+    let plan = Sddmm::with_options(&ctx, &matrix, k, SddmmAlgorithm::Entries, &options).unwrap();
+    let (b1, b2) = (common::dense::<f32>(62, k, seed + 2), common::dense::<f32>(2_000, k, seed + 3));
+    let c0 = common::dense::<f32>(1, runs.nnz(), seed + 4).into_data();
+    let mut c = GpuSparse::from_csr(
+        &ctx,
+        &CsrMatrix::try_from_csr_data(62, 2_000, runs.row_offsets().to_vec(), runs.col_indices().to_vec(), c0.clone())
+            .unwrap(),
+        Conversion::Csr,
+    )
+    .unwrap();
+    let upload = |m: &DenseMatrix<f32>| GpuDense::upload(&ctx, m, DenseLayout::RowMajor).unwrap();
+    plan.run(0.75, &upload(&b1), &upload(&b2), -0.5, &mut c).unwrap();
+    let PanelStorage::Csr(values) = c.panels()[0].storage() else { unreachable!() };
+    let error = relative_error(&values.values().read_blocking().unwrap(), &sddmm_csr(0.75, &runs, &b1, &b2, -0.5, &c0));
+    assert!(error <= 1e-5, "seed {seed} sddmm entries: error {error:e}");
 }
 
 #[test]

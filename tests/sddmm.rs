@@ -172,6 +172,24 @@ fn sddmm_writes_a_zeros_like_copy_and_takes_device_scalars() {
     assert_eq!(a_values, a.values());
 }
 
+/// Auto takes runs of entries on a few thousand rows of many entries (RoDe's row tasks would
+/// be few long chains), RoDe on short rows and wherever the caller sets RoDe's chunk length.
+#[test]
+fn sddmm_auto_takes_runs_of_entries_where_rows_are_few_and_long() {
+    let ctx = common::context();
+    let plan_for = |a: &CsrMatrix<f32>, options: &SddmmOptions| {
+        let matrix = GpuSparse::from_csr(ctx, a, Conversion::Csr).unwrap();
+        Sddmm::with_options(ctx, &matrix, 32, SddmmAlgorithm::Auto, options).unwrap().algorithm()
+    };
+    let long_rows = wgsparse::generate::random(2_000, 2_000, 0.02, 3);
+    assert_eq!(plan_for(&long_rows, &SddmmOptions::default()), SddmmAlgorithm::Entries);
+    assert_eq!(plan_for(&long_rows, &SddmmOptions::default().chunk_len(64)), SddmmAlgorithm::Rode);
+    let short_rows = wgsparse::generate::random(2_000, 2_000, 0.002, 3);
+    assert_eq!(plan_for(&short_rows, &SddmmOptions::default()), SddmmAlgorithm::Rode);
+    let many_rows = wgsparse::generate::laplacian_2d(100);
+    assert_eq!(plan_for(&many_rows, &SddmmOptions::default()), SddmmAlgorithm::Rode);
+}
+
 #[test]
 fn sddmm_refuses_misuse_before_dispatching() {
     let ctx = common::context();
@@ -200,8 +218,12 @@ fn sddmm_refuses_misuse_before_dispatching() {
     let col_major = GpuDense::upload(ctx, &common::dense::<f32>(30, 4, 1), DenseLayout::ColMajor).unwrap();
     assert!(matches!(plan.run(1.0f32, &b1, &col_major, 0.0, &mut c), Err(Error::Unsupported(_))));
     assert!(values(&c).iter().all(|v| v.is_nan()), "nothing was dispatched");
-    assert!(matches!(
-        Sddmm::with_options(ctx, &matrix, 4, SddmmAlgorithm::Rode, &SddmmOptions::default().lanes(6)),
-        Err(Error::InvalidArgument(_))
-    ));
+    for (algorithm, options) in [
+        (SddmmAlgorithm::Rode, SddmmOptions::default().lanes(6)),
+        (SddmmAlgorithm::Entries, SddmmOptions::default().chunk_len(6)),
+        (SddmmAlgorithm::Entries, SddmmOptions::default().chunk_len(0)),
+    ] {
+        let refused = Sddmm::with_options(ctx, &matrix, 4, algorithm, &options);
+        assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{options:?}: {refused:?}");
+    }
 }

@@ -40,11 +40,15 @@ pub enum SddmmAlgorithm {
     /// RoDe's row decomposition: rows longer than [`SddmmOptions::chunk_len`] are cut into
     /// chunks processed like rows.
     Rode,
+    /// Runs of a few consecutive entries, whatever their rows, a slot of lanes each (each
+    /// entry's row found by a search of the row offsets): every task the same size, and
+    /// enough of them on a matrix of a few thousand rows. No decomposition is stored.
+    Entries,
 }
 
 impl SddmmAlgorithm {
     /// Every concrete algorithm, in the order reports list them.
-    pub const ALL: [SddmmAlgorithm; 2] = [SddmmAlgorithm::RowGroup, SddmmAlgorithm::Rode];
+    pub const ALL: [SddmmAlgorithm; 3] = [SddmmAlgorithm::RowGroup, SddmmAlgorithm::Rode, SddmmAlgorithm::Entries];
 
     /// Short name used in reports and on the command line.
     pub fn name(self) -> &'static str {
@@ -52,6 +56,7 @@ impl SddmmAlgorithm {
             SddmmAlgorithm::Auto => "auto",
             SddmmAlgorithm::RowGroup => "row-group",
             SddmmAlgorithm::Rode => "rode",
+            SddmmAlgorithm::Entries => "entries",
         }
     }
 
@@ -60,6 +65,11 @@ impl SddmmAlgorithm {
         std::iter::once(SddmmAlgorithm::Auto).chain(Self::ALL).find(|a| a.name() == name)
     }
 }
+
+/// Entries a slot of [`SddmmAlgorithm::Entries`] adds up at a time (`BATCH` in
+/// `shaders/shared/slots.wgsl`), and the default run of entries a slot takes.
+const ENTRY_BATCH: u32 = 4;
+const ENTRY_RUN: u32 = 4;
 
 /// Tuning knobs of the SDDMM kernels.
 pub type SddmmOptions = super::TileOptions;
@@ -108,7 +118,6 @@ impl<T: Scalar> Sddmm<T> {
         if a.format() != Format::Csr {
             return Err(Error::InvalidArgument(format!("SDDMM reads CSR matrices, this one is {}", a.format().name())));
         }
-        let algorithm = if algorithm == SddmmAlgorithm::Auto { SddmmAlgorithm::Rode } else { algorithm };
         if options.group_rows.is_some() {
             return Err(Error::InvalidArgument("SddmmOptions: group_rows is SpMM's".into()));
         }
@@ -128,14 +137,42 @@ impl<T: Scalar> Sddmm<T> {
         // 12.5 → 15.0; on the suite's millions of rows 1.3–3× slower.
         let tasks = a.rows() as u64 + (a.nnz() as u64).div_ceil(default_chunk);
         let few_tasks = options.chunk_len.is_none() && tasks < MIN_TASKS as u64 / 2;
-        let shape = TileShape::resolve(ctx, "SddmmOptions", options, k, default_chunk, few_tasks)?;
+        // Auto: runs of entries where RoDe's tasks are few and long (a few thousand rows of
+        // 16 or more entries: each row task is a chain of loads the GPU cannot hide), RoDe
+        // elsewhere. H100 (`…-sddmm-entries-mtx-variants.md`): bcsstk13 (2,003 rows of ~42)
+        // 32.1 → 13.9 µs at k = 32 and 54.0 → 19.6 at 128; the files of short rows and the
+        // suite's millions of rows are as fast or faster by rows.
+        let algorithm = match algorithm {
+            SddmmAlgorithm::Auto if few_tasks && a.nnz() >= 16 * a.rows() => SddmmAlgorithm::Entries,
+            SddmmAlgorithm::Auto => SddmmAlgorithm::Rode,
+            chosen => chosen,
+        };
+        let shape = match algorithm {
+            // A run of entries is a whole number of BATCH (4) entries, not of lanes.
+            SddmmAlgorithm::Entries => {
+                let run = options.chunk_len.unwrap_or(ENTRY_RUN);
+                if run == 0 || run % ENTRY_BATCH != 0 || run > 1 << 16 {
+                    return Err(Error::InvalidArgument(format!(
+                        "SddmmOptions: chunk_len {run} (entries a run) must be a positive multiple of {ENTRY_BATCH} up \
+                         to 2^16"
+                    )));
+                }
+                // Lanes: k/4 (four columns a lane), at most 8: wider slots lengthen the sum
+                // (bcsstk13 at k = 128: 19.6 µs with 8 lanes, 27.8 with 32).
+                let smallest_subgroup = ctx.subgroup_size_range().map_or(32, |r| r.0);
+                let lanes = (k.div_ceil(4).max(1) as u32).next_power_of_two().min(8).min(smallest_subgroup);
+                let options = SddmmOptions { chunk_len: None, lanes: options.lanes.or(Some(lanes)), ..*options };
+                TileShape { chunk_len: run, ..TileShape::resolve(ctx, "SddmmOptions", &options, k, 32, false)? }
+            }
+            _ => TileShape::resolve(ctx, "SddmmOptions", options, k, default_chunk, few_tasks)?,
+        };
         let b1_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
         let paneled_b2 = b1_panel_rows < a.cols();
         let blocks = row_blocks(a, b1_panel_rows)
             .into_iter()
             .map(|rows| {
                 let split = match algorithm {
-                    SddmmAlgorithm::RowGroup => None,
+                    SddmmAlgorithm::RowGroup | SddmmAlgorithm::Entries => None,
                     _ => Some(block_split(ctx, a, &rows, shape.chunk_len, shape.chunk_len)?),
                 };
                 Ok((rows, split))
@@ -143,7 +180,10 @@ impl<T: Scalar> Sddmm<T> {
             .collect::<Result<_>>()?;
         let overrides = kernel::Overrides { wg_size: shape.workgroup_size, lanes: shape.lanes };
         Ok(Sddmm {
-            kernel: ctx.kernel::<kernel::Shader, T>(kernel::Flags { gather_panels: paneled_b2 }, overrides)?,
+            kernel: ctx.kernel::<kernel::Shader, T>(
+                kernel::Flags { gather_panels: paneled_b2, entry_runs: algorithm == SddmmAlgorithm::Entries },
+                overrides,
+            )?,
             ctx: ctx.clone(),
             matrix: a.clone(),
             algorithm,
@@ -227,8 +267,22 @@ impl<T: Scalar> Sddmm<T> {
             }
             let chunks = split.as_ref().map_or(0, |s| s.chunk_count());
             let chunk_workgroups = self.shape.workgroups(chunks as u64);
-            let row_workgroups = self.shape.workgroups(rows.local.len() as u64);
-            let max_len = if split.is_some() { self.shape.chunk_len } else { u32::MAX };
+            // Entries: runs of chunk_len entries, enough for the whole panel (the host does
+            // not know a block's entries; the shader skips runs past the block's), in at
+            // most the grid the device allows, each slot taking every stride-th run.
+            let (row_workgroups, run_stride) = match self.algorithm {
+                SddmmAlgorithm::Entries => {
+                    let max = (ctx.limits().max_compute_workgroups_per_dimension as u64).pow(2);
+                    let runs = (a.nnz() as u64).div_ceil(self.shape.chunk_len as u64);
+                    let workgroups = self.shape.workgroups(runs).min(max);
+                    (workgroups, (workgroups * self.shape.slots()) as u32)
+                }
+                _ => (self.shape.workgroups(rows.local.len() as u64), 0),
+            };
+            let max_len = match (self.algorithm, split.is_some()) {
+                (SddmmAlgorithm::Entries, _) | (_, true) => self.shape.chunk_len,
+                _ => u32::MAX,
+            };
             let [gather0, gather1, gather2, gather3] = gathered.panels;
             rec.dispatch(
                 &self.kernel,
@@ -239,6 +293,7 @@ impl<T: Scalar> Sddmm<T> {
                     chunk_len: max_len,
                     chunks: chunks as u32,
                     chunk_workgroups: chunk_workgroups as u32,
+                    run_stride,
                     gather_panel_rows: gathered.panel_rows,
                     scaling: scaling.params,
                 },

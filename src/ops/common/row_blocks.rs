@@ -190,8 +190,13 @@ impl TileShape {
         Ok(TileShape { workgroup_size: wg, lanes, chunk_len })
     }
 
+    /// Slots (groups of lanes) per workgroup.
+    pub(crate) fn slots(&self) -> u64 {
+        (self.workgroup_size / self.lanes) as u64
+    }
+
     /// Workgroups for `tasks` tasks, one per slot.
     pub(crate) fn workgroups(&self, tasks: u64) -> u64 {
-        tasks.div_ceil((self.workgroup_size / self.lanes) as u64)
+        tasks.div_ceil(self.slots())
     }
 }
