@@ -151,7 +151,7 @@ impl<T: Scalar> Sddmm<T> {
             // A run of entries is a whole number of BATCH (4) entries, not of lanes.
             SddmmAlgorithm::Entries => {
                 let run = options.chunk_len.unwrap_or(ENTRY_RUN);
-                if run == 0 || run % ENTRY_BATCH != 0 || run > 1 << 16 {
+                if run == 0 || !run.is_multiple_of(ENTRY_BATCH) || run > 1 << 16 {
                     return Err(Error::InvalidArgument(format!(
                         "SddmmOptions: chunk_len {run} (entries a run) must be a positive multiple of {ENTRY_BATCH} up \
                          to 2^16"
