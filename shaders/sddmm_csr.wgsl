@@ -10,13 +10,8 @@
 // take the chunks, the rest one row per slot, skipping long rows. For each entry the lanes
 // split the dot product's columns (B1 and B2 loads interleaved, LANES consecutive elements
 // each) and add their parts in a fixed order (shuffles, or workgroup memory without
-// subgroups); BATCH entries are in flight together.
-//
-// ENTRY_RUNS (the `entries` algorithm): each slot takes params.chunk_len consecutive
-// entries of the block instead (a run, BATCH at a time), whatever their rows, finding each entry's row by a search of row_offsets.
-// Every task is the same size and none is a chain of a row's entries, so a small matrix
-// (a few thousand rows of tens of entries) still fills the GPU: there the row tasks'
-// chains of loads were the time.
+// subgroups); BATCH entries are in flight together. (The `entries` algorithm is
+// sddmm_entries.wgsl.)
 #import real
 #import row_split
 #import slots
@@ -30,11 +25,11 @@ struct Params {
     chunk_len: u32,
     chunks: u32,
     chunk_workgroups: u32,
-    // ENTRY_RUNS: the slots dispatched; a slot takes every run_stride-th run.
-    run_stride: u32,
     gather_panel_rows: u32,
     scaling: Scaling,
 }
+
+alias Unit = Real;
 
 var<immediate> params: Params;
 @group(0) @binding(0) var<storage, read> row_offsets: array<u32>;
@@ -126,85 +121,8 @@ fn segment(s: Slot, row: u32, start: u32, end: u32) {
     }
 }
 
-#ifdef ENTRY_RUNS
-// The row of entry `at` of the block, searching from row `earliest` (at or before it).
-fn row_of(at: u32, earliest: u32) -> u32 {
-    if row_offsets[earliest + 1u] > at {
-        return earliest;
-    }
-    // The last row starting at or before `at` (empty rows before it start there too).
-    var lo = earliest + 1u;
-    var hi = params.rows - 1u;
-    while lo < hi {
-        let mid = (lo + hi + 1u) / 2u;
-        if row_offsets[mid] <= at {
-            lo = mid;
-        } else {
-            hi = mid - 1u;
-        }
-    }
-    return lo;
-}
-
-// Entries first + task·chunk_len .. + chunk_len of the block, BATCH at a time. Every lane
-// of the slot reaches slot_sum (shuffles and barriers) as often, tasks past the end
-// included.
-fn entry_run(s: Slot, task: u32, tasks: u32) {
-    let end = row_offsets[params.rows];
-    var begin = end;
-    if task < tasks {
-        begin = row_offsets[0u] + task * params.chunk_len;
-    }
-    let stop = min(begin + params.chunk_len, end);
-    let a = alpha();
-    let b = beta();
-    var row = 0u;
-    for (var step = 0u; step < params.chunk_len / BATCH; step++) {
-        let batch = begin + step * BATCH;
-        var parts = vec4<Acc>(0.0);
-        var scale: array<Real, BATCH>;
-        for (var e = 0u; e < BATCH; e++) {
-            let at = batch + e;
-            if at < stop {
-                row = row_of(at, row);
-                let j = col_indices[at];
-                scale[e] = entry_value(at);
-                for (var col = s.lane; col < params.k; col += LANES) {
-                    parts[e] += Acc(b1[row * params.k + col]) * Acc(gathered(j, col));
-                }
-            }
-        }
-        let dots = slot_sum(s, parts);
-        for (var e = s.lane; e < BATCH; e += LANES) {
-            let at = batch + e;
-            if at < stop {
-                var old = Real(0.0);
-                if b == 0.0 {
-                } else {
-                    old = c_values[at];
-                }
-                c_values[at] = combine(a, Acc(scale[e]) * dots[e], b, old);
-            }
-        }
-    }
-}
-#endif
-
 fn run(workgroup: u32, lane: Lane) {
     let s = slot_of(lane);
-#ifdef ENTRY_RUNS
-    // The same trip count in every lane (uniform control flow for slot_sum): the host
-    // dispatches fewer slots than runs only where the grid would pass the device's limit.
-    let tasks = (row_offsets[params.rows] - row_offsets[0u] + params.chunk_len - 1u) / params.chunk_len;
-    let rounds = (tasks + params.run_stride - 1u) / params.run_stride;
-    // Workgroups past those asked for (a folded grid has some) find their runs past the
-    // end: they come only where one round covers every run (a grid cut to the device's
-    // limit is a whole square).
-    let slot_id = workgroup * slot_count() + s.index;
-    for (var round = 0u; round < rounds; round++) {
-        entry_run(s, round * params.run_stride + slot_id, tasks);
-    }
-#else
     var row = 0u;
     var start = 0u;
     var end = 0u;
@@ -229,5 +147,4 @@ fn run(workgroup: u32, lane: Lane) {
         }
     }
     segment(s, row, start, end);
-#endif
 }

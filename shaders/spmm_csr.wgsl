@@ -53,6 +53,8 @@ struct Params {
     scaling: Scaling,
 }
 
+alias Unit = Real;
+
 var<immediate> params: Params;
 @group(0) @binding(0) var<storage, read> row_offsets: array<u32>;
 @group(0) @binding(1) var<storage, read> col_indices: array<u32>;
@@ -330,3 +332,26 @@ fn run(workgroup: u32, lane: Lane) {
     }
 }
 #endif
+
+// Columns cols[v] of row j (zero where !valid[v]: those are not loaded).
+fn gathered4(j: u32, cols: vec4<u32>, valid: vec4<bool>) -> vec4<Acc> {
+    var r = vec4<Acc>(0.0);
+    for (var v = 0u; v < 4u; v++) {
+        if valid[v] {
+            r[v] = Acc(gathered(j, cols[v]));
+        }
+    }
+    return r;
+}
+
+// Columns cols[v] of row j of the first panel (`gather0`), for a caller that knows the row
+// is there: no choice of panel.
+fn gathered4_first_panel(j: u32, cols: vec4<u32>, valid: vec4<bool>) -> vec4<Acc> {
+    var r = vec4<Acc>(0.0);
+    for (var v = 0u; v < 4u; v++) {
+        if valid[v] {
+            r[v] = Acc(gather0[j * params.k + cols[v]]);
+        }
+    }
+    return r;
+}

@@ -107,7 +107,7 @@ fn sddmm_is_correct_for_every_tuning_and_short_chunks() {
     let cases: Vec<_> = common::sparse_dense_cases::<f32>(seed)
         .into_iter()
         .filter(|(n, _)| n.starts_with("rmat") || n.starts_with("dense row"))
-        .map(|(n, a)| (n, a, vec![3, 33]))
+        .map(|(n, a)| (n, a, vec![3, 32, 33]))
         .collect();
     // (Widths stay small: with one lane per slot the 1,100-entry row takes k loop steps per
     // entry, and lavapipe ends every loop of an invocation after 65,535 steps in all.)
@@ -156,7 +156,7 @@ fn sddmm_writes_a_zeros_like_copy_and_takes_device_scalars() {
     let (b1, b2) = (common::dense::<f32>(a.rows(), 6, seed), common::dense::<f32>(a.cols(), 6, seed + 1));
     let scalars = ctx.upload(&[1.25f32, 0.5]).unwrap();
     let plan = Sddmm::new(ctx, &matrix, 6, SddmmAlgorithm::Auto).unwrap();
-    assert_eq!(plan.algorithm(), SddmmAlgorithm::Rode);
+    assert_eq!(plan.algorithm(), SddmmAlgorithm::Entries);
     plan.run(
         wgsparse::ScalarArg::Device { vector: &scalars, index: 0 },
         &GpuDense::upload(ctx, &b1, DenseLayout::RowMajor).unwrap(),
@@ -172,22 +172,25 @@ fn sddmm_writes_a_zeros_like_copy_and_takes_device_scalars() {
     assert_eq!(a_values, a.values());
 }
 
-/// Auto takes runs of entries on a few thousand rows of many entries (RoDe's row tasks would
-/// be few long chains), RoDe on short rows and wherever the caller sets RoDe's chunk length.
+/// Auto takes a group per entry except at k ≤ 64 on many rows of about one length (RoDe),
+/// and RoDe wherever the caller sets RoDe's chunk length.
 #[test]
-fn sddmm_auto_takes_runs_of_entries_where_rows_are_few_and_long() {
+fn sddmm_auto_takes_entries_except_on_many_regular_rows_at_small_k() {
     let ctx = common::context();
-    let plan_for = |a: &CsrMatrix<f32>, options: &SddmmOptions| {
+    let plan_for = |a: &CsrMatrix<f32>, k: usize, options: &SddmmOptions| {
         let matrix = GpuSparse::from_csr(ctx, a, Conversion::Csr).unwrap();
-        Sddmm::with_options(ctx, &matrix, 32, SddmmAlgorithm::Auto, options).unwrap().algorithm()
+        Sddmm::with_options(ctx, &matrix, k, SddmmAlgorithm::Auto, options).unwrap().algorithm()
     };
-    let long_rows = wgsparse::generate::random(2_000, 2_000, 0.02, 3);
-    assert_eq!(plan_for(&long_rows, &SddmmOptions::default()), SddmmAlgorithm::Entries);
-    assert_eq!(plan_for(&long_rows, &SddmmOptions::default().chunk_len(64)), SddmmAlgorithm::Rode);
-    let short_rows = wgsparse::generate::random(2_000, 2_000, 0.002, 3);
-    assert_eq!(plan_for(&short_rows, &SddmmOptions::default()), SddmmAlgorithm::Rode);
-    let many_rows = wgsparse::generate::laplacian_2d(100);
-    assert_eq!(plan_for(&many_rows, &SddmmOptions::default()), SddmmAlgorithm::Rode);
+    let default = SddmmOptions::default();
+    let few_rows = wgsparse::generate::random(2_000, 2_000, 0.02, 3);
+    assert_eq!(plan_for(&few_rows, 32, &default), SddmmAlgorithm::Entries);
+    assert_eq!(plan_for(&few_rows, 32, &SddmmOptions::default().chunk_len(64)), SddmmAlgorithm::Rode);
+    let many_regular_rows = wgsparse::generate::laplacian_2d(100);
+    assert_eq!(plan_for(&many_regular_rows, 32, &default), SddmmAlgorithm::Rode);
+    assert_eq!(plan_for(&many_regular_rows, 64, &default), SddmmAlgorithm::Rode);
+    assert_eq!(plan_for(&many_regular_rows, 128, &default), SddmmAlgorithm::Entries);
+    let many_irregular_rows = wgsparse::generate::rmat(14, 8, 0.57, 0.19, 0.19, 3);
+    assert_eq!(plan_for(&many_irregular_rows, 32, &default), SddmmAlgorithm::Entries);
 }
 
 #[test]
@@ -220,8 +223,8 @@ fn sddmm_refuses_misuse_before_dispatching() {
     assert!(values(&c).iter().all(|v| v.is_nan()), "nothing was dispatched");
     for (algorithm, options) in [
         (SddmmAlgorithm::Rode, SddmmOptions::default().lanes(6)),
-        (SddmmAlgorithm::Entries, SddmmOptions::default().chunk_len(6)),
-        (SddmmAlgorithm::Entries, SddmmOptions::default().chunk_len(0)),
+        (SddmmAlgorithm::Entries, SddmmOptions::default().lanes(6)),
+        (SddmmAlgorithm::Entries, SddmmOptions::default().workgroup_size(48)),
     ] {
         let refused = Sddmm::with_options(ctx, &matrix, 4, algorithm, &options);
         assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{options:?}: {refused:?}");

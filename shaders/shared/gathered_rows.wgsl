@@ -1,10 +1,12 @@
 // Rows of the dense operand a sparse kernel gathers by column index (B of SpMM, B2 of
-// SDDMM): row-major, `params.k` columns, in up to four row panels `gather0`..`gather3` of
-// `params.gather_panel_rows` rows each (a dense matrix past one storage binding is kept in
-// row panels). GATHER_PANELS compiles the panel choice; without it everything is in
-// `gather0`. The including shader declares the bindings and the params fields.
+// SDDMM): row-major, `params.k` units a row, in up to four row panels `gather0`..`gather3`
+// of `params.gather_panel_rows` rows each (a dense matrix past one storage binding is kept
+// in row panels). GATHER_PANELS compiles the panel choice; without it everything is in
+// `gather0`. The including shader declares the bindings (arrays of `Unit`: `Real`, or
+// `vec4<Real>` where rows are read four columns at a time), `Unit` and the params fields.
 
-fn gathered(j: u32, c: u32) -> Real {
+// Unit `c` of row j.
+fn gathered(j: u32, c: u32) -> Unit {
 #ifdef GATHER_PANELS
     let p = j / params.gather_panel_rows;
     let i = (j - p * params.gather_panel_rows) * params.k + c;
@@ -25,27 +27,4 @@ fn gathered(j: u32, c: u32) -> Real {
 #else
     return gather0[j * params.k + c];
 #endif
-}
-
-// Columns cols[v] of row j (zero where !valid[v]: those are not loaded).
-fn gathered4(j: u32, cols: vec4<u32>, valid: vec4<bool>) -> vec4<Acc> {
-    var r = vec4<Acc>(0.0);
-    for (var v = 0u; v < 4u; v++) {
-        if valid[v] {
-            r[v] = Acc(gathered(j, cols[v]));
-        }
-    }
-    return r;
-}
-
-// Columns cols[v] of row j of the first panel (`gather0`), for a caller that knows the row
-// is there: no choice of panel.
-fn gathered4_first_panel(j: u32, cols: vec4<u32>, valid: vec4<bool>) -> vec4<Acc> {
-    var r = vec4<Acc>(0.0);
-    for (var v = 0u; v < 4u; v++) {
-        if valid[v] {
-            r[v] = Acc(gather0[j * params.k + cols[v]]);
-        }
-    }
-    return r;
 }

@@ -310,9 +310,10 @@ impl<'a, E> Bind<'a, E> {
         Bind { buffer: self.buffer, id: self.id, device: self.device, offset: self.offset, size, _element: PhantomData }
     }
 
-    /// The byte size bound.
-    pub(crate) fn size(&self) -> u64 {
-        self.size
+    /// The same range read as vec4s (its length is a multiple of 4 elements).
+    pub(crate) fn as_vec4(self) -> Bind<'a, [E; 4]> {
+        let size = self.size;
+        self.reinterpret(size)
     }
 }
 

@@ -22,7 +22,7 @@ use super::blas1;
 use super::common::{check_len, Operands, ScalarBinds};
 use crate::context::Context;
 use crate::element::Scalar;
-use crate::gpu::{Bind, GpuVec, ScalarArg};
+use crate::gpu::{GpuVec, ScalarArg};
 use crate::kernel::shaders::{gemv_columns, gemv_columns_scalar, gemv_rows, gemv_rows_scalar};
 use crate::kernel::Kernel;
 use crate::matrix::{DenseLayout, GpuDense};
@@ -338,7 +338,7 @@ impl<T: Scalar> Gemv<T> {
                     };
                 }
                 match kernel {
-                    RowsKernel::Vec4(k) => rows_dispatch!(gemv_rows, k, vec4(panel), vec4(x)),
+                    RowsKernel::Vec4(k) => rows_dispatch!(gemv_rows, k, panel.as_vec4(), x.as_vec4()),
                     RowsKernel::Scalar(k) => rows_dispatch!(gemv_rows_scalar, k, panel, x),
                 }
             }
@@ -370,7 +370,7 @@ impl<T: Scalar> Gemv<T> {
                     };
                 }
                 match kernel {
-                    ColumnsKernel::Vec4(k) => columns_dispatch!(gemv_columns, k, vec4(panel)),
+                    ColumnsKernel::Vec4(k) => columns_dispatch!(gemv_columns, k, panel.as_vec4()),
                     ColumnsKernel::Scalar(k) => columns_dispatch!(gemv_columns_scalar, k, panel),
                 }
             }
@@ -414,12 +414,6 @@ impl<T: Scalar> Gemv<T> {
         self.record(&mut batch.recorder(), alpha, a, x, beta, y)?;
         batch.submit()
     }
-}
-
-/// The same binding read as vec4s (its length is a multiple of 4).
-fn vec4<T: Scalar>(b: Bind<'_, T>) -> Bind<'_, [T; 4]> {
-    let size = b.size();
-    b.reinterpret(size)
 }
 
 fn kernel_wg<T: Scalar>(kernel: &RowsKernel<T>) -> u32 {

@@ -9,7 +9,9 @@
 //!
 //! RoDe's row decomposition (seed 002, [`SddmmAlgorithm::Rode`]) balances the work: rows
 //! longer than a chunk are cut into chunks processed like rows. `shaders/sddmm_csr.wgsl`
-//! says how the lanes share an entry's dot product.
+//! says how the lanes share an entry's dot product. [`SddmmAlgorithm::Entries`] takes one
+//! entry per group of lanes whatever its row (`shaders/shared/sddmm_entries_body.wgsl`):
+//! `Auto` uses it except at k ≤ 64 on many rows of about one length.
 
 use std::sync::Arc;
 
@@ -22,8 +24,8 @@ use crate::analysis::row_split::RowSplit;
 use crate::context::Context;
 use crate::element::{ElementKind, Scalar};
 use crate::gpu::{GpuVec, ScalarArg};
-use crate::kernel::shaders::sddmm_csr as kernel;
 use crate::kernel::shaders::structs::Chunk;
+use crate::kernel::shaders::{sddmm_csr as kernel, sddmm_entries, sddmm_entries_scalar};
 use crate::kernel::Kernel;
 use crate::matrix::{Format, GpuDense, GpuSparse, PanelStorage};
 use crate::record::Recorder;
@@ -33,16 +35,19 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SddmmAlgorithm {
-    /// [`SddmmAlgorithm::Rode`].
+    /// [`SddmmAlgorithm::Entries`], except at k ≤ 64 on a matrix of many rows (more than
+    /// 8,192 tasks) whose lengths vary little (standard deviation at most half the mean),
+    /// and wherever [`SddmmOptions::chunk_len`] is set: [`SddmmAlgorithm::Rode`].
     Auto,
     /// The baseline: a slot of lanes per row, however long the row.
     RowGroup,
     /// RoDe's row decomposition: rows longer than [`SddmmOptions::chunk_len`] are cut into
     /// chunks processed like rows.
     Rode,
-    /// Runs of a few consecutive entries, whatever their rows, a slot of lanes each (each
-    /// entry's row found by a search of the row offsets): every task the same size, and
-    /// enough of them on a matrix of a few thousand rows. No decomposition is stored.
+    /// A group of lanes per entry, whatever its row (found by a search of the row
+    /// offsets): every task one dot product, and enough of them on a matrix of a few
+    /// thousand rows. B1 and B2 are read as vec4 where k is a multiple of 4. No
+    /// decomposition is stored; [`SddmmOptions::lanes`] sets the group.
     Entries,
 }
 
@@ -66,11 +71,6 @@ impl SddmmAlgorithm {
     }
 }
 
-/// Entries a slot of [`SddmmAlgorithm::Entries`] adds up at a time (`BATCH` in
-/// `shaders/shared/slots.wgsl`), and the default run of entries a slot takes.
-const ENTRY_BATCH: u32 = 4;
-const ENTRY_RUN: u32 = 4;
-
 /// Tuning knobs of the SDDMM kernels.
 pub type SddmmOptions = super::TileOptions;
 
@@ -81,12 +81,20 @@ pub struct Sddmm<T: Scalar> {
     algorithm: SddmmAlgorithm,
     k: usize,
     shape: TileShape,
-    kernel: Kernel<kernel::Shader, T>,
+    kernel: SddmmKernel<T>,
     /// Whether B2 is in more than one panel (the kernel's GATHER_PANELS variant).
     paneled_b2: bool,
     blocks: Vec<(RowBlock, Option<Arc<RowSplit>>)>,
     /// Bound where a block has no decomposition.
     no_chunks: GpuVec<Chunk>,
+}
+
+/// The kernel a plan dispatches: slots of lanes per row or chunk (row-group, RoDe), or
+/// groups of lanes per entry reading units of 4 columns or of 1 (entries).
+enum SddmmKernel<T: Scalar> {
+    Rows(Kernel<kernel::Shader, T>),
+    EntriesVec4(Kernel<sddmm_entries::Shader, T>),
+    EntriesScalar(Kernel<sddmm_entries_scalar::Shader, T>),
 }
 
 impl<T: Scalar> std::fmt::Debug for Sddmm<T> {
@@ -137,32 +145,33 @@ impl<T: Scalar> Sddmm<T> {
         // 12.5 → 15.0; on the suite's millions of rows 1.3–3× slower.
         let tasks = a.rows() as u64 + (a.nnz() as u64).div_ceil(default_chunk);
         let few_tasks = options.chunk_len.is_none() && tasks < MIN_TASKS as u64 / 2;
-        // Auto: runs of entries where RoDe's tasks are few and long (a few thousand rows of
-        // 16 or more entries: each row task is a chain of loads the GPU cannot hide), RoDe
-        // elsewhere. H100 (`…-sddmm-entries-mtx-variants.md`): bcsstk13 (2,003 rows of ~42)
-        // 32.1 → 13.9 µs at k = 32 and 54.0 → 19.6 at 128; the files of short rows and the
-        // suite's millions of rows are as fast or faster by rows.
+        // Auto: a group per entry, except at k ≤ 64 on a matrix of many rows of about one
+        // length, where RoDe's rows read each B1 row once and were faster (H100,
+        // `…-sddmm-entries-vec4-suite.md`, k = 32: lap2d 1039 µs against 1121, lap3d 1244
+        // against 1476, uniform 5192 against 5937). Entries elsewhere: at k = 128 on every
+        // suite matrix (lap2d 3199 against 5589), on R-MAT and the dense row at k = 32 (1808
+        // against 2974, 854 against 1288), and on every file of a few thousand rows
+        // (`…-sddmm-entries-vec4-mtx.md`: bcsstk13 11.4 against 31.7 µs), where RoDe's few
+        // row tasks are chains of loads. (k = 64 is not measured.) A caller who sets RoDe's
+        // chunk length gets RoDe.
+        let stats = a.stats();
+        let regular_rows = stats.std_dev <= 0.5 * stats.mean;
         let algorithm = match algorithm {
-            SddmmAlgorithm::Auto if few_tasks && a.nnz() >= 16 * a.rows() => SddmmAlgorithm::Entries,
-            SddmmAlgorithm::Auto => SddmmAlgorithm::Rode,
+            SddmmAlgorithm::Auto if options.chunk_len.is_some() => SddmmAlgorithm::Rode,
+            SddmmAlgorithm::Auto if k <= 64 && !few_tasks && regular_rows => SddmmAlgorithm::Rode,
+            SddmmAlgorithm::Auto => SddmmAlgorithm::Entries,
             chosen => chosen,
         };
         let shape = match algorithm {
-            // A run of entries is a whole number of BATCH (4) entries, not of lanes.
             SddmmAlgorithm::Entries => {
-                let run = options.chunk_len.unwrap_or(ENTRY_RUN);
-                if run == 0 || !run.is_multiple_of(ENTRY_BATCH) || run > 1 << 16 {
-                    return Err(Error::InvalidArgument(format!(
-                        "SddmmOptions: chunk_len {run} (entries a run) must be a positive multiple of {ENTRY_BATCH} up \
-                         to 2^16"
-                    )));
-                }
-                // Lanes: k/4 (four columns a lane), at most 8: wider slots lengthen the sum
-                // (bcsstk13 at k = 128: 19.6 µs with 8 lanes, 27.8 with 32).
+                // Lanes per entry: units/8, 2 to 4 (H100: 2 at k = 32, 4 at k = 128 were the
+                // best or within 10% on every file and suite matrix but uniform_4M_16 at
+                // 128), no more than the units.
+                let units = if k % 4 == 0 { k / 4 } else { k }.max(1) as u32;
                 let smallest_subgroup = ctx.subgroup_size_range().map_or(32, |r| r.0);
-                let lanes = (k.div_ceil(4).max(1) as u32).next_power_of_two().min(8).min(smallest_subgroup);
-                let options = SddmmOptions { chunk_len: None, lanes: options.lanes.or(Some(lanes)), ..*options };
-                TileShape { chunk_len: run, ..TileShape::resolve(ctx, "SddmmOptions", &options, k, 32, false)? }
+                let lanes = (units / 8).next_power_of_two().clamp(2, 4).min(units.next_power_of_two());
+                let options = SddmmOptions { lanes: options.lanes.or(Some(lanes.min(smallest_subgroup))), ..*options };
+                TileShape::resolve(ctx, "SddmmOptions", &options, k, 512, false)?
             }
             _ => TileShape::resolve(ctx, "SddmmOptions", options, k, default_chunk, few_tasks)?,
         };
@@ -178,12 +187,22 @@ impl<T: Scalar> Sddmm<T> {
                 Ok((rows, split))
             })
             .collect::<Result<_>>()?;
-        let overrides = kernel::Overrides { wg_size: shape.workgroup_size, lanes: shape.lanes };
+        let (wg_size, lanes) = (shape.workgroup_size, shape.lanes);
+        let kernel = match algorithm {
+            SddmmAlgorithm::Entries if k % 4 == 0 => SddmmKernel::EntriesVec4(ctx.kernel(
+                sddmm_entries::Flags { gather_panels: paneled_b2 },
+                sddmm_entries::Overrides { wg_size, group: lanes },
+            )?),
+            SddmmAlgorithm::Entries => SddmmKernel::EntriesScalar(ctx.kernel(
+                sddmm_entries_scalar::Flags { gather_panels: paneled_b2 },
+                sddmm_entries_scalar::Overrides { wg_size, group: lanes },
+            )?),
+            _ => SddmmKernel::Rows(
+                ctx.kernel(kernel::Flags { gather_panels: paneled_b2 }, kernel::Overrides { wg_size, lanes })?,
+            ),
+        };
         Ok(Sddmm {
-            kernel: ctx.kernel::<kernel::Shader, T>(
-                kernel::Flags { gather_panels: paneled_b2, entry_runs: algorithm == SddmmAlgorithm::Entries },
-                overrides,
-            )?,
+            kernel,
             ctx: ctx.clone(),
             matrix: a.clone(),
             algorithm,
@@ -265,27 +284,60 @@ impl<T: Scalar> Sddmm<T> {
                 }
                 continue;
             }
+            let [gather0, gather1, gather2, gather3] = gathered.panels;
+            let row_offsets = a.row_offsets().bind_range(rows.local.start..rows.local.end + 1);
+            let b1_rows = b1.bind_rows(rows.rows.clone());
+            let kernel = match &self.kernel {
+                SddmmKernel::Rows(kernel) => kernel,
+                entries => {
+                    // A group per entry of the panel (the host does not know a block's
+                    // entries; the shader skips those past the block's), in at most the grid
+                    // the device allows, each group taking every run_stride-th entry.
+                    let max = (ctx.limits().max_compute_workgroups_per_dimension as u64).pow(2);
+                    let workgroups = self.shape.workgroups(a.nnz() as u64).min(max);
+                    let run_stride = (workgroups * self.shape.slots()) as u32;
+                    macro_rules! entries_dispatch {
+                        ($module:ident, $kernel:expr, $units:expr, $unit:ident) => {
+                            rec.dispatch(
+                                $kernel,
+                                $module::Params {
+                                    rows: rows.local.len() as u32,
+                                    k: $units as u32,
+                                    run_stride,
+                                    gather_panel_rows: gathered.panel_rows,
+                                    scaling: scaling.params,
+                                },
+                                $module::Bindings {
+                                    row_offsets,
+                                    col_indices: a.col_indices().bind(),
+                                    values: a.values().bind(),
+                                    b1: b1_rows.$unit(),
+                                    gather0: gather0.$unit(),
+                                    gather1: gather1.$unit(),
+                                    gather2: gather2.$unit(),
+                                    gather3: gather3.$unit(),
+                                    alpha_dev: scaling.alpha_dev,
+                                    beta_dev: scaling.beta_dev,
+                                    c_values: c.values().bind(),
+                                },
+                                workgroups,
+                            )?
+                        };
+                    }
+                    match entries {
+                        SddmmKernel::EntriesVec4(k) => entries_dispatch!(sddmm_entries, k, self.k / 4, as_vec4),
+                        SddmmKernel::EntriesScalar(k) => entries_dispatch!(sddmm_entries_scalar, k, self.k, into),
+                        SddmmKernel::Rows(_) => unreachable!("matched above"),
+                    }
+                    continue;
+                }
+            };
             let chunks = split.as_ref().map_or(0, |s| s.chunk_count());
             let chunk_workgroups = self.shape.workgroups(chunks as u64);
-            // Entries: runs of chunk_len entries, enough for the whole panel (the host does
-            // not know a block's entries; the shader skips runs past the block's), in at
-            // most the grid the device allows, each slot taking every stride-th run.
-            let (row_workgroups, run_stride) = match self.algorithm {
-                SddmmAlgorithm::Entries => {
-                    let max = (ctx.limits().max_compute_workgroups_per_dimension as u64).pow(2);
-                    let runs = (a.nnz() as u64).div_ceil(self.shape.chunk_len as u64);
-                    let workgroups = self.shape.workgroups(runs).min(max);
-                    (workgroups, (workgroups * self.shape.slots()) as u32)
-                }
-                _ => (self.shape.workgroups(rows.local.len() as u64), 0),
-            };
-            let max_len = match (self.algorithm, split.is_some()) {
-                (SddmmAlgorithm::Entries, _) | (_, true) => self.shape.chunk_len,
-                _ => u32::MAX,
-            };
-            let [gather0, gather1, gather2, gather3] = gathered.panels;
+            let row_workgroups = self.shape.workgroups(rows.local.len() as u64);
+            let max_len = if split.is_some() { self.shape.chunk_len } else { u32::MAX };
             rec.dispatch(
-                &self.kernel,
+                kernel,
                 kernel::Params {
                     rows: rows.local.len() as u32,
                     k: self.k as u32,
@@ -293,15 +345,14 @@ impl<T: Scalar> Sddmm<T> {
                     chunk_len: max_len,
                     chunks: chunks as u32,
                     chunk_workgroups: chunk_workgroups as u32,
-                    run_stride,
                     gather_panel_rows: gathered.panel_rows,
                     scaling: scaling.params,
                 },
                 kernel::Bindings {
-                    row_offsets: a.row_offsets().bind_range(rows.local.start..rows.local.end + 1),
+                    row_offsets,
                     col_indices: a.col_indices().bind(),
                     values: a.values().bind(),
-                    b1: b1.bind_rows(rows.rows.clone()),
+                    b1: b1_rows,
                     gather0,
                     gather1,
                     gather2,

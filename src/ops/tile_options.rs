@@ -13,7 +13,8 @@ pub struct TileOptions {
     /// one group of lanes, and short rows leave most of it idle).
     pub workgroup_size: Option<u32>,
     /// RoDe's `N_S`: rows longer than this are cut into chunks of this many entries; a
-    /// multiple of `lanes`. Default: SpMM 512, or 8·k when that is more (its chunks'
+    /// multiple of `lanes` (SDDMM's `row-group` and `entries` have no chunks; setting it
+    /// makes SDDMM's `Auto` take RoDe). Default: SpMM 512, or 8·k when that is more (its chunks'
     /// scratch, `chunks × k` elements, then stays within 1/16 of A's bytes in f32); SDDMM 512,
     /// or nnz/16,384 rounded up to a multiple of 32 where that is less (at least 64 in f32
     /// and 32 in f64, which keeps the decomposition under 10% of A's bytes), so that small
@@ -23,7 +24,9 @@ pub struct TileOptions {
     /// output columns, or a share of an SDDMM entry's dot product. A power of two up to the
     /// smallest subgroup (32 without subgroups). Default: k/4 rounded up to a power of two,
     /// at most 32; SDDMM where rows + nnz/`chunk_len` stay under 8,192 (a small matrix) and
-    /// `chunk_len` is the default: k rounded up to a power of two, at most 32.
+    /// `chunk_len` is the default: k rounded up to a power of two, at most 32. SDDMM's
+    /// `entries` algorithm: the lanes of one entry, default units/8 clamped to 2..4 (a unit
+    /// is 4 columns where k is a multiple of 4, else 1), at most the units.
     pub lanes: Option<u32>,
     /// SpMM: consecutive rows one slot takes as one run of entries (1 to 1024), so that the
     /// load chain of short rows is paid once per group. Only where no row of the matrix is
