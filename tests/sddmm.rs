@@ -172,6 +172,27 @@ fn sddmm_writes_a_zeros_like_copy_and_takes_device_scalars() {
     assert_eq!(a_values, a.values());
 }
 
+/// k = 0: every dot product is empty, so C ← β·C, for every algorithm.
+#[test]
+fn sddmm_of_zero_width_scales_c() {
+    let a = wgsparse::generate::random(40, 30, 0.2, 5);
+    let c0 = common::dense::<f32>(1, a.nnz(), 7).into_data();
+    let empty = |rows| DenseMatrix::<f32>::try_new(rows, 0, vec![]).unwrap();
+    for (mode, ctx) in common::contexts() {
+        let matrix = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+        let (b1, b2) = (
+            GpuDense::upload(ctx, &empty(40), DenseLayout::RowMajor).unwrap(),
+            GpuDense::upload(ctx, &empty(30), DenseLayout::RowMajor).unwrap(),
+        );
+        for algorithm in SddmmAlgorithm::ALL {
+            let mut c = with_values(ctx, &a, c0.clone());
+            Sddmm::new(ctx, &matrix, 0, algorithm).unwrap().run(1.5f32, &b1, &b2, 0.5, &mut c).unwrap();
+            let want: Vec<f32> = c0.iter().map(|v| 0.5 * v).collect();
+            assert_eq!(values(&c), want, "{mode} {}", algorithm.name());
+        }
+    }
+}
+
 /// Auto takes a group per entry except at k ≤ 64 on many rows of about one length (RoDe),
 /// and RoDe wherever the caller sets RoDe's chunk length.
 #[test]

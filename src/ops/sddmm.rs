@@ -167,7 +167,7 @@ impl<T: Scalar> Sddmm<T> {
                 // Lanes per entry: units/8, 2 to 4 (H100: 2 at k = 32, 4 at k = 128 were the
                 // best or within 10% on every file and suite matrix but uniform_4M_16 at
                 // 128), no more than the units.
-                let units = if k % 4 == 0 { k / 4 } else { k }.max(1) as u32;
+                let units = if k.is_multiple_of(4) { k / 4 } else { k }.max(1) as u32;
                 let smallest_subgroup = ctx.subgroup_size_range().map_or(32, |r| r.0);
                 let lanes = (units / 8).next_power_of_two().clamp(2, 4).min(units.next_power_of_two());
                 let options = SddmmOptions { lanes: options.lanes.or(Some(lanes.min(smallest_subgroup))), ..*options };
@@ -189,7 +189,7 @@ impl<T: Scalar> Sddmm<T> {
             .collect::<Result<_>>()?;
         let (wg_size, lanes) = (shape.workgroup_size, shape.lanes);
         let kernel = match algorithm {
-            SddmmAlgorithm::Entries if k % 4 == 0 => SddmmKernel::EntriesVec4(ctx.kernel(
+            SddmmAlgorithm::Entries if k > 0 && k.is_multiple_of(4) => SddmmKernel::EntriesVec4(ctx.kernel(
                 sddmm_entries::Flags { gather_panels: paneled_b2 },
                 sddmm_entries::Overrides { wg_size, group: lanes },
             )?),
