@@ -5,6 +5,7 @@
 // variant writes, for each entry of the transpose (`perm[i]` the original entry), the row
 // it came from: a binary search of `row_offsets`.
 #import invocation
+#import row_of_entry
 
 struct Params {
     rows: u32,
@@ -19,21 +20,6 @@ var<immediate> params: Params;
 @group(0) @binding(4) var<storage, read_write> out: array<u32>;
 
 override WG_SIZE: u32 = 256u;
-
-// The row holding entry e: the last r with row_offsets[r] <= e.
-fn row_of(e: u32) -> u32 {
-    var lo = 0u;
-    var hi = params.rows;
-    while lo + 1u < hi {
-        let mid = (lo + hi) / 2u;
-        if row_offsets[mid] <= e {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
 
 fn run(i: u32) {
     if i >= params.nnz {

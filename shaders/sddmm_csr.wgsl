@@ -16,6 +16,7 @@
 #import row_split
 #import slots
 #import scaling
+#import unit_scalar
 #import gathered_rows
 
 struct Params {
@@ -28,8 +29,6 @@ struct Params {
     gather_panel_rows: u32,
     scaling: Scaling,
 }
-
-alias Unit = Real;
 
 var<immediate> params: Params;
 @group(0) @binding(0) var<storage, read> row_offsets: array<u32>;

@@ -36,6 +36,7 @@
 #import row_split
 #import slots
 #import scaling
+#import unit_scalar
 #import gathered_rows
 #import atomic_f32
 
@@ -52,8 +53,6 @@ struct Params {
     group_rows: u32,
     scaling: Scaling,
 }
-
-alias Unit = Real;
 
 var<immediate> params: Params;
 @group(0) @binding(0) var<storage, read> row_offsets: array<u32>;

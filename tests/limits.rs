@@ -92,7 +92,8 @@ fn dispatches_past_the_workgroup_limit_fold_into_two_dimensions() {
 /// A grid folded into two dimensions can hold more workgroups than asked (61 as 6 × 11):
 /// the kernels that index their work by workgroup must ignore the extra ones. The transpose's
 /// sort (about 120 blocks of 256 entries, in a 12 × 12 grid at most), SpMM's chunk
-/// combine (a workgroup per long row) and SDDMM's runs of entries are.
+/// combine (a workgroup per long row) and SDDMM's groups per entry are; SDDMM's entries past
+/// the grid the device allows are taken in rounds.
 #[test]
 fn extra_workgroups_of_a_folded_grid_do_nothing() {
     let seed = common::seed("folded grid extras");
@@ -100,7 +101,8 @@ fn extra_workgroups_of_a_folded_grid_do_nothing() {
     let mut limits = probe.limits().clone();
     limits.max_compute_workgroups_per_dimension = 12;
     let ctx =
-        Context::new_blocking(ContextOptions { limits: Some(limits), ..ContextOptions::from_env().unwrap() }).unwrap();
+        Context::new_blocking(ContextOptions { limits: Some(limits.clone()), ..ContextOptions::from_env().unwrap() })
+            .unwrap();
     let k = 32;
     // 61 rows of about 500 entries, each split into chunks: 61 long rows to combine. About
     // 30,500 entries (± 150): the transpose's 256-entry blocks stay far below the 144 a
@@ -121,34 +123,43 @@ fn extra_workgroups_of_a_folded_grid_do_nothing() {
         let error = relative_error(c.read_blocking().unwrap().data(), &spmm_csr(1.25, &op_a, &b, -0.5, c0.data()));
         assert!(error <= 1e-5, "seed {seed} transposed={transposed}: error {error:e}");
     }
-    // SDDMM by runs of 4 entries, 128 slots of 2 lanes a workgroup: 31,000 entries are 61
-    // workgroups, folded as 6 × 11. An extra workgroup that took a run (again) would apply
-    // β twice there.
-    let runs = CsrMatrix::try_from_csr_data(
-        62,
-        2_000,
-        (0..=62u32).map(|r| r * 500).collect(),
-        (0..62u32).flat_map(|r| (0..500u32).map(move |j| (j * 3 + r) % 2_000)).collect(),
-        common::dense::<f32>(1, 31_000, seed).into_data(),
-    )
-    .unwrap();
-    let matrix = GpuSparse::from_csr(&ctx, &runs, Conversion::Csr).unwrap();
-    let options = SddmmOptions::default().lanes(2).workgroup_size(256);
-    let plan = Sddmm::with_options(&ctx, &matrix, k, SddmmAlgorithm::Entries, &options).unwrap();
-    let (b1, b2) = (common::dense::<f32>(62, k, seed + 2), common::dense::<f32>(2_000, k, seed + 3));
-    let c0 = common::dense::<f32>(1, runs.nnz(), seed + 4).into_data();
-    let mut c = GpuSparse::from_csr(
-        &ctx,
-        &CsrMatrix::try_from_csr_data(62, 2_000, runs.row_offsets().to_vec(), runs.col_indices().to_vec(), c0.clone())
-            .unwrap(),
-        Conversion::Csr,
-    )
-    .unwrap();
-    let upload = |m: &DenseMatrix<f32>| GpuDense::upload(&ctx, m, DenseLayout::RowMajor).unwrap();
-    plan.run(0.75, &upload(&b1), &upload(&b2), -0.5, &mut c).unwrap();
-    let PanelStorage::Csr(values) = c.panels()[0].storage() else { unreachable!() };
-    let error = relative_error(&values.values().read_blocking().unwrap(), &sddmm_csr(0.75, &runs, &b1, &b2, -0.5, &c0));
-    assert!(error <= 1e-5, "seed {seed} sddmm entries: error {error:e}");
+    // SDDMM by entries, 128 groups of 2 lanes a workgroup, β applied once per entry: 7,750
+    // entries are 61 workgroups, folded as 6 × 11 (5 extra, which must take no entry);
+    // 31,000 are 243, past the 144 the grid allows, so each group takes two (the no-subgroup
+    // path then meets its barriers in two rounds).
+    for (rows, row_len) in [(62u32, 125u32), (62, 500)] {
+        for subgroups in [true, false] {
+            let ctx = Context::new_blocking(ContextOptions {
+                limits: Some(limits.clone()),
+                ..ContextOptions::from_env().unwrap().with_subgroups(subgroups)
+            })
+            .unwrap();
+            let nnz = (rows * row_len) as usize;
+            let pattern = |values: Vec<f32>| {
+                CsrMatrix::try_from_csr_data(
+                    rows as usize,
+                    2_000,
+                    (0..=rows).map(|r| r * row_len).collect(),
+                    (0..rows).flat_map(|r| (0..row_len).map(move |j| j * 3 + r)).collect(),
+                    values,
+                )
+                .unwrap()
+            };
+            let a = pattern(common::dense::<f32>(1, nnz, seed).into_data());
+            let matrix = GpuSparse::from_csr(&ctx, &a, Conversion::Csr).unwrap();
+            let options = SddmmOptions::default().lanes(2).workgroup_size(256);
+            let plan = Sddmm::with_options(&ctx, &matrix, k, SddmmAlgorithm::Entries, &options).unwrap();
+            let (b1, b2) = (common::dense::<f32>(rows as usize, k, seed + 2), common::dense::<f32>(2_000, k, seed + 3));
+            let c0 = common::dense::<f32>(1, nnz, seed + 4).into_data();
+            let mut c = GpuSparse::from_csr(&ctx, &pattern(c0.clone()), Conversion::Csr).unwrap();
+            let upload = |m: &DenseMatrix<f32>| GpuDense::upload(&ctx, m, DenseLayout::RowMajor).unwrap();
+            plan.run(0.75, &upload(&b1), &upload(&b2), -0.5, &mut c).unwrap();
+            let PanelStorage::Csr(values) = c.panels()[0].storage() else { unreachable!() };
+            let got = values.values().read_blocking().unwrap();
+            let error = relative_error(&got, &sddmm_csr(0.75, &a, &b1, &b2, -0.5, &c0));
+            assert!(error <= 1e-5, "seed {seed} sddmm entries, {nnz} entries, subgroups={subgroups}: error {error:e}");
+        }
+    }
 }
 
 #[test]

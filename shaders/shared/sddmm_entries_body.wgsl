@@ -7,9 +7,9 @@
 // (shared/lane_group_sum.wgsl), so the result is deterministic. Same conventions as
 // sddmm_csr.wgsl: C not read when β = 0, the products not used when α = 0.
 //
-// The host dispatches a group per entry of the block's panel, or fewer where the grid would
-// pass the device's limit (a whole square then); each group then takes every
-// params.run_stride-th entry. Groups of workgroups past those asked for (a folded grid has
+// The host dispatches a group per entry the block can hold (at most its panel's entries and
+// its rows times the longest row), or fewer where the grid would pass the device's limit (a
+// whole square then); each group takes every params.run_stride-th entry. Groups of workgroups past those asked for (a folded grid has
 // some) find their entries past the end: they come only where one round covers them all.
 //
 // The including shader imports its units (shared/unit_vec4.wgsl or unit_scalar.wgsl).
@@ -17,6 +17,7 @@
 #import scaling
 #import gathered_rows
 #import lane_group_sum
+#import row_of_entry
 
 struct Params {
     rows: u32,
@@ -44,22 +45,6 @@ override WG_SIZE: u32 = 256u;
 // Lanes per entry: a power of two up to the smallest subgroup (32 without subgroups).
 override GROUP: u32 = 4u;
 
-// The row of entry `at` of the block: the last row starting at or before it (empty rows
-// before it start there too).
-fn row_of(at: u32) -> u32 {
-    var lo = 0u;
-    var hi = params.rows - 1u;
-    while lo < hi {
-        let mid = (lo + hi + 1u) / 2u;
-        if row_offsets[mid] <= at {
-            lo = mid;
-        } else {
-            hi = mid - 1u;
-        }
-    }
-    return lo;
-}
-
 fn run(workgroup: u32, lane: Lane) {
     let first = row_offsets[0u];
     let entries = row_offsets[params.rows] - first;
@@ -68,7 +53,7 @@ fn run(workgroup: u32, lane: Lane) {
     let a = alpha();
     let b = beta();
     // The same trip count in every lane: lane_group_sum needs them all.
-    let rounds = (entries + params.run_stride - 1u) / params.run_stride;
+    let rounds = entries / params.run_stride + select(0u, 1u, entries % params.run_stride != 0u);
     for (var round = 0u; round < rounds; round++) {
         let e = round * params.run_stride + group;
         var part = Acc(0.0);

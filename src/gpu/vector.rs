@@ -312,6 +312,11 @@ impl<'a, E> Bind<'a, E> {
 
     /// The same range read as vec4s (its length is a multiple of 4 elements).
     pub(crate) fn as_vec4(self) -> Bind<'a, [E; 4]> {
+        let unit = 4 * std::mem::size_of::<E>() as u64;
+        debug_assert!(
+            self.size.is_multiple_of(unit) && self.offset.is_multiple_of(unit),
+            "a vec4 binding of whole vec4s"
+        );
         let size = self.size;
         self.reinterpret(size)
     }

@@ -35,9 +35,10 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SddmmAlgorithm {
-    /// [`SddmmAlgorithm::Entries`], except at k ≤ 64 on a matrix of many rows (more than
-    /// 8,192 tasks) whose lengths vary little (standard deviation at most half the mean),
-    /// and wherever [`SddmmOptions::chunk_len`] is set: [`SddmmAlgorithm::Rode`].
+    /// [`SddmmAlgorithm::Entries`], except at k ≤ 64 on a matrix of many rows (at least
+    /// 8,192 of RoDe's tasks: rows plus nnz / `chunk_len`) whose lengths vary little
+    /// (standard deviation at most half the mean), and wherever [`SddmmOptions::chunk_len`]
+    /// is set: [`SddmmAlgorithm::Rode`].
     Auto,
     /// The baseline: a slot of lanes per row, however long the row.
     RowGroup,
@@ -170,7 +171,12 @@ impl<T: Scalar> Sddmm<T> {
                 let units = if k.is_multiple_of(4) { k / 4 } else { k }.max(1) as u32;
                 let smallest_subgroup = ctx.subgroup_size_range().map_or(32, |r| r.0);
                 let lanes = (units / 8).next_power_of_two().clamp(2, 4).min(units.next_power_of_two());
-                let options = SddmmOptions { lanes: options.lanes.or(Some(lanes.min(smallest_subgroup))), ..*options };
+                // No chunks: chunk_len is RoDe's, and ignored here.
+                let options = SddmmOptions {
+                    lanes: options.lanes.or(Some(lanes.min(smallest_subgroup))),
+                    chunk_len: None,
+                    ..*options
+                };
                 TileShape::resolve(ctx, "SddmmOptions", &options, k, 512, false)?
             }
             _ => TileShape::resolve(ctx, "SddmmOptions", options, k, default_chunk, few_tasks)?,
@@ -290,12 +296,15 @@ impl<T: Scalar> Sddmm<T> {
             let kernel = match &self.kernel {
                 SddmmKernel::Rows(kernel) => kernel,
                 entries => {
-                    // A group per entry of the panel (the host does not know a block's
-                    // entries; the shader skips those past the block's), in at most the grid
+                    // A group per entry the block can hold: at most the panel's entries and
+                    // the block's rows times the longest row (the host does not know a
+                    // block's entries; the shader skips those past them), in at most the grid
                     // the device allows, each group taking every run_stride-th entry.
                     let max = (ctx.limits().max_compute_workgroups_per_dimension as u64).pow(2);
-                    let workgroups = self.shape.workgroups(a.nnz() as u64).min(max);
-                    let run_stride = (workgroups * self.shape.slots()) as u32;
+                    let capacity = (a.nnz() as u64).min((rows.local.len() * self.matrix.stats().max_len) as u64);
+                    let workgroups = self.shape.workgroups(capacity).min(max);
+                    let run_stride = u32::try_from(workgroups * self.shape.slots())
+                        .map_err(|_| Error::Validation("sddmm: more groups than u32 indexes".into()))?;
                     macro_rules! entries_dispatch {
                         ($module:ident, $kernel:expr, $units:expr, $unit:ident) => {
                             rec.dispatch(

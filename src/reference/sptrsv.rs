@@ -51,7 +51,7 @@ pub fn triangular_solve<T: Scalar>(
 /// How far the computed solution `x` (k right-hand sides) of the triangle in `a` is from
 /// what rounding in `T`'s precision allows: the largest `|b − T·x|ᵢ / (γᵢ·(|T|·|x| + |b|)ᵢ)`
 /// over rows and right-hand sides, computed in f64, with `γᵢ = mᵢ·u / (1 − mᵢ·u)` (mᵢ the
-/// row's entries plus b and the division, u the unit roundoff). Substitution in any order
+/// row's entries plus b and 5 for a division WGSL allows 2.5 ULP, u the unit roundoff). Substitution in any order
 /// keeps it ≤ 1 (Higham, *Accuracy and Stability of Numerical Algorithms*, §8.1: the
 /// computed x solves `(T + ΔT)·x = b` with `|ΔTᵢ| ≤ γᵢ·|Tᵢ|`), however ill-conditioned T is;
 /// a solve that drops or repeats a term, or reads a stale x, is far above 1. It is the test
@@ -75,7 +75,9 @@ pub fn triangular_backward_error<T: Scalar>(
     let mut worst = 0.0f64;
     for i in 0..n {
         let (cols, vals) = a.row(i);
-        let m = (cols.len() + 2) as f64;
+        // The row's entries and b, plus 5 for the division (WGSL allows f32 division
+        // 2.5 ULP, not one correctly rounded operation).
+        let m = (cols.len() + 6) as f64;
         let gamma = m * u / (1.0 - m * u);
         for c in 0..k {
             let xi = x[i * k + c].to_f64();
