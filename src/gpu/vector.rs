@@ -315,7 +315,9 @@ impl<'a, E> Bind<'a, E> {
         let unit = 4 * std::mem::size_of::<E>() as u64;
         debug_assert!(
             self.size.is_multiple_of(unit) && self.offset.is_multiple_of(unit),
-            "a vec4 binding of whole vec4s"
+            "a vec4 binding of whole vec4s: offset {} size {}",
+            self.offset,
+            self.size
         );
         let size = self.size;
         self.reinterpret(size)

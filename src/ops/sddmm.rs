@@ -303,6 +303,10 @@ impl<T: Scalar> Sddmm<T> {
                     let max = (ctx.limits().max_compute_workgroups_per_dimension as u64).pow(2);
                     let capacity = (a.nnz() as u64).min((rows.local.len() * self.matrix.stats().max_len) as u64);
                     let workgroups = self.shape.workgroups(capacity).min(max);
+                    if workgroups == 0 {
+                        // No entries (and B1, B2 may be empty: no whole vec4 to bind).
+                        continue;
+                    }
                     let run_stride = u32::try_from(workgroups * self.shape.slots())
                         .map_err(|_| Error::Validation("sddmm: more groups than u32 indexes".into()))?;
                     macro_rules! entries_dispatch {
