@@ -27,6 +27,19 @@ pub fn contexts() -> &'static [(&'static str, Context)] {
     })
 }
 
+/// New contexts for each mode of [`contexts`], for a test that counts what its context
+/// caches or pools: the shared ones also serve the tests running beside it.
+pub fn fresh_contexts() -> Vec<(&'static str, Context)> {
+    contexts()
+        .iter()
+        .map(|(mode, shared)| {
+            let options = ContextOptions::from_env().expect("WGSPARSE_* variables parse");
+            let ctx = Context::new_blocking(options.with_subgroups(shared.subgroups())).expect("a fresh context");
+            (*mode, ctx)
+        })
+        .collect()
+}
+
 /// The first context (subgroups when the adapter has them).
 pub fn context() -> &'static Context {
     &contexts()[0].1
