@@ -12,6 +12,7 @@ pub mod spmm;
 pub mod spmv;
 pub mod sptrsv;
 mod tile_options;
+mod transpose;
 
 pub use gemv::{Gemv, GemvOptions, Transpose};
 pub use lu::{BatchedLu, LuAlgorithm, LuOptions, Pivoting};
@@ -20,3 +21,4 @@ pub use spmm::{Spmm, SpmmAlgorithm, SpmmOptions};
 pub use spmv::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions};
 pub use sptrsv::{Diagonal, SolveReport, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
 pub use tile_options::TileOptions;
+pub use transpose::transpose;

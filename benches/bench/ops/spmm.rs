@@ -1,6 +1,8 @@
 //! SpMM `C ← A·B` (op `spmm`) and `C ← Aᵀ·B` (op `spmm-t`, on the transpose the plan
 //! keeps) with every [`SpmmAlgorithm`], on CSR uploads, at the widths of
-//! [`tiles::widths`]; f32 or f64 values.
+//! [`tiles::widths`]; f32 or f64 values. `spmm-t` also runs `materialised`: `Auto` on the
+//! matrix [`wgsparse::ops::transpose`] makes of A once (values copied, a snapshot), what a
+//! caller whose A does not change can use, and what the peer is given.
 
 use std::marker::PhantomData;
 
@@ -32,9 +34,13 @@ impl<T> SpmmOp<T> {
     }
 }
 
+/// The `spmm-t` algorithm that multiplies by a materialised `Aᵀ` (with `Auto`).
+const MATERIALISED: &str = "materialised";
+
 fn parse_variant(name: &str) -> Option<(SpmmAlgorithm, SpmmOptions)> {
     let (algorithm, knobs) = tiles::parse(name)?;
-    Some((SpmmAlgorithm::from_name(algorithm)?, knobs))
+    let algorithm = if algorithm == MATERIALISED { SpmmAlgorithm::Auto } else { SpmmAlgorithm::from_name(algorithm)? };
+    Some((algorithm, knobs))
 }
 
 impl<T: Scalar> Op for SpmmOp<T> {
@@ -47,16 +53,14 @@ impl<T: Scalar> Op for SpmmOp<T> {
     }
 
     fn algorithms(&self) -> Vec<&'static str> {
-        SpmmAlgorithm::ALL
-            .iter()
-            .chain([&SpmmAlgorithm::Auto])
-            .filter(|a| a.supports::<T>())
-            .map(|a| a.name())
-            .collect()
+        let algorithms = SpmmAlgorithm::ALL.iter().chain([&SpmmAlgorithm::Auto]).filter(|a| a.supports::<T>());
+        let materialised = self.transposed.then_some(MATERIALISED);
+        algorithms.map(|a| a.name()).chain(materialised).collect()
     }
 
     fn accepts(&self, algorithm: &str) -> bool {
-        parse_variant(algorithm).is_some_and(|(a, _)| a.supports::<T>())
+        let materialised = algorithm.split(':').next() == Some(MATERIALISED);
+        (self.transposed || !materialised) && parse_variant(algorithm).is_some_and(|(a, _)| a.supports::<T>())
     }
 
     fn format(&self, _algorithm: &str) -> &'static str {
@@ -117,6 +121,7 @@ impl<T: Scalar> Inputs for SpmmInputs<T> {
         let mut runs = SpmmRuns {
             ctx: ctx.clone(),
             inputs: self,
+            materialised: name.split(':').next() == Some(MATERIALISED),
             requested: algorithm,
             options,
             variant: name.contains(':').then(|| name.to_string()),
@@ -134,11 +139,15 @@ struct Operands<T: Scalar> {
     b: GpuDense<T>,
     c: GpuDense<T>,
     matrix_bytes: u64,
+    /// The bytes of the transpose the product runs on (`spmm-t`).
+    transpose_bytes: u64,
 }
 
 struct SpmmRuns<'a, T: Scalar> {
     ctx: Context,
     inputs: &'a SpmmInputs<T>,
+    /// Whether the product runs on `ops::transpose(A)` instead of a transposed plan.
+    materialised: bool,
     requested: SpmmAlgorithm,
     options: SpmmOptions,
     variant: Option<String>,
@@ -151,6 +160,7 @@ impl<T: Scalar> Prepared for SpmmRuns<'_, T> {
     fn label(&self) -> String {
         let used = self.copies[0].plan.algorithm().name();
         match (&self.variant, self.requested) {
+            _ if self.materialised => format!("{MATERIALISED} ({used})"),
             (Some(variant), _) => variant.clone(),
             (None, SpmmAlgorithm::Auto) => format!("auto ({used})"),
             (None, _) => used.to_string(),
@@ -162,7 +172,7 @@ impl<T: Scalar> Prepared for SpmmRuns<'_, T> {
     }
 
     fn transpose_bytes(&self) -> Option<u64> {
-        self.inputs.transposed.then(|| self.copies[0].plan.transpose_bytes())
+        self.inputs.transposed.then(|| self.copies[0].transpose_bytes)
     }
 
     fn working_set_bytes(&self) -> u64 {
@@ -177,16 +187,26 @@ impl<T: Scalar> Prepared for SpmmRuns<'_, T> {
     fn add_copy(&mut self) -> Result<(), OpError> {
         let (ctx, inputs) = (&self.ctx, self.inputs);
         let matrix = GpuSparse::from_csr(ctx, &inputs.a, Conversion::Csr)?;
-        let (plan, c_rows) = if inputs.transposed {
-            (Spmm::transposed_with_options(ctx, &matrix, inputs.k, self.requested, &self.options)?, inputs.a.cols())
+        let (k, requested, options) = (inputs.k, self.requested, &self.options);
+        let (plan, c_rows, transpose_bytes) = if self.materialised {
+            // A's transpose as a matrix of its own; the pattern A keeps for it is dropped,
+            // as a caller who multiplies only by the copy would.
+            let t = wgsparse::ops::transpose(ctx, &matrix)?;
+            matrix.drop_analyses();
+            (Spmm::with_options(ctx, &t, k, requested, options)?, inputs.a.cols(), t.device_bytes())
+        } else if inputs.transposed {
+            let plan = Spmm::transposed_with_options(ctx, &matrix, k, requested, options)?;
+            let bytes = plan.transpose_bytes();
+            (plan, inputs.a.cols(), bytes)
         } else {
-            (Spmm::with_options(ctx, &matrix, inputs.k, self.requested, &self.options)?, inputs.a.rows())
+            (Spmm::with_options(ctx, &matrix, k, requested, options)?, inputs.a.rows(), 0)
         };
         self.copies.push(Operands {
             plan,
             b: tiles::upload(ctx, &inputs.b)?,
             c: GpuDense::zeros(ctx, c_rows, inputs.k, DenseLayout::RowMajor)?,
             matrix_bytes: matrix.device_bytes(),
+            transpose_bytes,
         });
         Ok(())
     }
