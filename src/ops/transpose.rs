@@ -17,8 +17,8 @@ use crate::kernel::shaders::permute_values as kernel;
 use crate::matrix::{Format, GpuCsr, GpuSparse, PanelStorage};
 use crate::{Error, Result};
 
-/// The CSR matrix `Aᵀ` (n × m) of a CSR matrix `a` (m × n) in one row panel: rows in
-/// order within each of its rows (A's row order), values copied from A's now. The pattern
+/// The CSR matrix `Aᵀ` (n × m) of a CSR matrix `a` (m × n) in one row panel: its columns
+/// (A's row indices) ascending within each row, values copied from A's now. The pattern
 /// is A's transpose (built on first use and kept with A's analyses, which
 /// [`GpuSparse::drop_analyses`] frees), copied; it is read back once for the new matrix's row
 /// statistics and fingerprint.
@@ -55,7 +55,8 @@ pub fn transpose<T: Scalar>(ctx: &Context, a: &GpuSparse<T>) -> Result<GpuSparse
 mod tests {
     use super::*;
     use crate::format::EllOptions;
-    use crate::{generate, ContextOptions, Conversion, CsrMatrix};
+    use crate::ops::{Spmm, SpmmAlgorithm};
+    use crate::{generate, ContextOptions, Conversion, CsrMatrix, DenseLayout, DenseMatrix, GpuDense};
 
     /// The matrix's arrays (one CSR panel, or none).
     fn arrays<T: Scalar>(m: &GpuSparse<T>) -> (Vec<u32>, Vec<u32>, Vec<T>) {
@@ -87,7 +88,8 @@ mod tests {
     }
 
     /// The GPU transpose is the host's, exactly, values included; the new matrix is a
-    /// snapshot (A's later values do not reach it) and multiplies like any CSR upload.
+    /// snapshot (A's later values do not reach it), takes the host transpose's values as its
+    /// own pattern (the fingerprint check) and multiplies like any CSR upload.
     fn matches_host<T: Scalar>(ctx: &Context) {
         for a in cases() {
             let a: CsrMatrix<T> = a.map_values(|v| T::from_f64(v as f64 * 1.5 - 0.25));
@@ -97,6 +99,7 @@ mod tests {
             let want = a.transpose();
             assert_eq!((t.rows(), t.cols(), t.nnz()), (want.rows(), want.cols(), want.nnz()), "{label}: shape");
             assert_eq!(t.format(), Format::Csr, "{label}");
+            assert!(t.columns_sorted(), "{label}");
             let (offsets, columns, values) = arrays(&t);
             assert_eq!(offsets, want.row_offsets(), "{label}: offsets");
             assert_eq!(columns, want.col_indices(), "{label}: columns");
@@ -104,6 +107,24 @@ mod tests {
             // A snapshot: new values in A leave it as it was.
             matrix.update_values(&a.map_values(|v| T::from_f64(v.to_f64() + 1.0))).unwrap();
             assert_eq!(arrays(&t).2, want.values(), "{label}: snapshot");
+            let mut t = t;
+            t.update_values(&want).unwrap();
+            let k = 3;
+            let b = DenseMatrix::try_new(
+                t.cols(),
+                k,
+                (0..t.cols() * k).map(|i| T::from_f64(i as f64 % 7.0 - 3.0)).collect(),
+            )
+            .unwrap();
+            let mut c = GpuDense::zeros(ctx, t.rows(), k, DenseLayout::RowMajor).unwrap();
+            let b_dev = GpuDense::upload(ctx, &b, DenseLayout::RowMajor).unwrap();
+            Spmm::new(ctx, &t, k, SpmmAlgorithm::Auto)
+                .unwrap()
+                .run(T::from_f64(1.0), &b_dev, T::default(), &mut c)
+                .unwrap();
+            let got = c.read_blocking().unwrap();
+            let twin = crate::reference::spmm_csr(1.0, &want, &b, 0.0, &[]);
+            assert!(crate::reference::relative_error(got.data(), &twin) < 1e-5, "{label}: spmm");
         }
     }
 
@@ -128,6 +149,6 @@ mod tests {
         assert!(matches!(transpose(&ctx, &ell), Err(Error::InvalidArgument(_))));
         let other = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
         let elsewhere = GpuSparse::from_csr(&other, &a, Conversion::Csr).unwrap();
-        assert!(transpose(&ctx, &elsewhere).is_err());
+        assert!(matches!(transpose(&ctx, &elsewhere), Err(Error::ContextMismatch(_))));
     }
 }

@@ -160,7 +160,7 @@ impl<T: Scalar> Prepared for SpmmRuns<'_, T> {
     fn label(&self) -> String {
         let used = self.copies[0].plan.algorithm().name();
         match (&self.variant, self.requested) {
-            _ if self.materialised => format!("{MATERIALISED} ({used})"),
+            _ if self.materialised => format!("{} ({used})", self.variant.as_deref().unwrap_or(MATERIALISED)),
             (Some(variant), _) => variant.clone(),
             (None, SpmmAlgorithm::Auto) => format!("auto ({used})"),
             (None, _) => used.to_string(),
