@@ -3,7 +3,8 @@
 // of each column (`counts`, atomic: the counts, not an order, come out of it) and copies the
 // columns to `out` (the sort's keys); the default
 // variant writes, for each entry of the transpose (`perm[i]` the original entry), the row
-// it came from: a binary search of `row_offsets`.
+// it came from: a binary search of `row_offsets`. INVERT writes the inverse permutation:
+// out[perm[i]] = i, the transpose's entry of each of A's.
 #import invocation
 #import row_of_entry
 
@@ -28,12 +29,16 @@ fn run(i: u32) {
 #ifdef IOTA
     out[i] = i;
 #else
+#ifdef INVERT
+    out[perm[i]] = i;
+#else
 #ifdef COUNT
     let col = col_indices[i];
     atomicAdd(&counts[col], 1u);
     out[i] = col;
 #else
     out[i] = row_of(perm[i]);
+#endif
 #endif
 #endif
 }

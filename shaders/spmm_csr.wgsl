@@ -30,8 +30,9 @@
 // partials but is **not deterministic**. ATOMIC is f32 only (WGSL atomics are 32-bit); the
 // host never asks for it in f64.
 //
-// PERMUTED runs on A's transpose (`op(A) = Aᵀ`, analysis/transpose.rs): its rows are A's
-// columns, `col_indices` holds A's rows, and entry e's value is A's entry perm[e].
+// On A's transpose (`op(A) = Aᵀ`, analysis/transpose.rs) the rows are A's columns,
+// `col_indices` holds A's rows, and `values` A's values in the transpose's order (kept
+// current by transposed_values.wgsl before every run).
 #import real
 #import row_split
 #import slots
@@ -69,18 +70,13 @@ var<immediate> params: Params;
 @group(0) @binding(11) var<storage, read_write> c: array<Real>;
 @group(0) @binding(12) var<storage, read_write> partials: array<Acc>;
 @group(0) @binding(13) var<storage, read_write> sums: array<atomic<u32>>;
-@group(0) @binding(14) var<storage, read> perm: array<u32>;
 
 override WG_SIZE: u32 = 256u;
 // Lanes per slot: a power of two up to the smallest subgroup.
 override LANES: u32 = 8u;
 
 fn entry_value(at: u32) -> Real {
-#ifdef PERMUTED
-    return values[perm[at]];
-#else
     return values[at];
-#endif
 }
 
 // The columns of tile `tile` that lane `lane` of a slot owns.

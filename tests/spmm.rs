@@ -7,8 +7,8 @@ mod common;
 use common::WidthCase;
 
 use wgsparse::generate::Rng;
-use wgsparse::ops::{Spmm, SpmmAlgorithm, SpmmOptions};
-use wgsparse::reference::{relative_error, spmm_csr};
+use wgsparse::ops::{Sddmm, SddmmAlgorithm, Spmm, SpmmAlgorithm, SpmmOptions};
+use wgsparse::reference::{relative_error, sddmm_csr, spmm_csr};
 use wgsparse::{Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, Error, GpuDense, GpuSparse, Scalar};
 
 /// The algorithms that exist for `T`.
@@ -354,4 +354,83 @@ fn spmm_refuses_misuse_before_dispatching() {
     assert!(matches!(Spmm::new(ctx, &a64, 4, SpmmAlgorithm::RodeAtomic), Err(Error::Unsupported(_))));
     let ell = GpuSparse::from_csr(ctx, &a, Conversion::Ell(Default::default())).unwrap();
     assert!(matches!(Spmm::new(ctx, &ell, 4, SpmmAlgorithm::Rode), Err(Error::InvalidArgument(_))));
+}
+
+/// `a`'s pattern with `values`.
+fn with_values<T: Scalar>(a: &CsrMatrix<T>, values: Vec<T>) -> CsrMatrix<T> {
+    CsrMatrix::try_from_csr_data(a.rows(), a.cols(), a.row_offsets().to_vec(), a.col_indices().to_vec(), values)
+        .unwrap()
+}
+
+/// A transposed plan copies A's values into the transpose's order and then copies only what
+/// changed: every way A's values can change between runs must reach the product. Through
+/// `update_values`; through the caller's own write to the buffer; a batch recorded and
+/// dropped unsubmitted; and inside one batch, an SDDMM writing a matrix between two runs
+/// on it (a graph network's attention scores, then `scoresᵀ·B`).
+fn transposed_plan_follows_a_values<T: Scalar>() {
+    let seed = common::seed("spmm transposed values");
+    let a = wgsparse::generate::rmat(8, 6, 0.57, 0.19, 0.19, seed).map_values(|v| T::from_f64(v as f64));
+    let k = 5;
+    let mut rng = Rng::new(seed);
+    let b = common::dense::<T>(a.rows(), k, rng.next_u64());
+    let check = |c: &GpuDense<T>, values: &CsrMatrix<T>, what: &str| {
+        let want = spmm_csr(1.0, &values.transpose(), &b, 0.0, &[]);
+        let error = relative_error(c.read_blocking().unwrap().data(), &want);
+        assert!(error <= common::tolerance::<T>(), "{} {what}: error {error:e}", T::KIND.name());
+    };
+    for (mode, ctx) in common::contexts_for::<T>() {
+        let what = |step: &str| format!("{mode} {step}");
+        let mut matrix = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+        let plan = Spmm::transposed(ctx, &matrix, k, SpmmAlgorithm::Auto).unwrap();
+        let b_gpu = GpuDense::upload(ctx, &b, DenseLayout::RowMajor).unwrap();
+        let mut c = GpuDense::zeros(ctx, a.cols(), k, DenseLayout::RowMajor).unwrap();
+        let run = |c: &mut GpuDense<T>| plan.run(T::from_f64(1.0), &b_gpu, T::default(), c).unwrap();
+        run(&mut c);
+        check(&c, &a, &what("first run"));
+        // Every third value changed (one to −0.0, a change of bits only) through the matrix.
+        let mut values = a.values().to_vec();
+        values.iter_mut().step_by(3).for_each(|v| *v = T::from_f64(v.to_f64() * -2.0 + 0.5));
+        values[1] = T::from_f64(-0.0);
+        let changed = with_values(&a, values);
+        matrix.update_values(&changed).unwrap();
+        run(&mut c);
+        check(&c, &changed, &what("after update_values"));
+        // All of them, through the buffer, behind the matrix's back.
+        let wgsparse::matrix::PanelStorage::Csr(csr) = matrix.panels()[0].storage() else { unreachable!() };
+        let rewritten = with_values(&a, (0..a.nnz()).map(|i| T::from_f64((i % 13) as f64 - 6.0)).collect());
+        csr.values().write(rewritten.values()).unwrap();
+        let mut dropped = ctx.batch();
+        plan.record(&mut dropped.recorder(), T::from_f64(1.0), &b_gpu, T::default(), &mut c).unwrap();
+        drop(dropped);
+        run(&mut c);
+        check(&c, &rewritten, &what("after a write to the buffer and a dropped batch"));
+        // SDDMM into a matrix of A's pattern between two runs of one batch on it.
+        let h = [common::dense::<T>(a.rows(), 4, rng.next_u64()), common::dense::<T>(a.rows(), 4, rng.next_u64())];
+        let h_gpu = h.each_ref().map(|h| GpuDense::upload(ctx, h, DenseLayout::RowMajor).unwrap());
+        let sddmm = Sddmm::new(ctx, &matrix, 4, SddmmAlgorithm::Auto).unwrap();
+        let mut scores = matrix.zeros_like(ctx).unwrap();
+        let scores_plan = Spmm::transposed(ctx, &scores, k, SpmmAlgorithm::Auto).unwrap();
+        let mut outputs = [c, GpuDense::zeros(ctx, a.cols(), k, DenseLayout::RowMajor).unwrap()];
+        let mut batch = ctx.batch();
+        for (h, out) in h_gpu.iter().zip(outputs.iter_mut()) {
+            let mut rec = batch.recorder();
+            sddmm.record(&mut rec, T::from_f64(1.0), h, h, T::default(), &mut scores).unwrap();
+            scores_plan.record(&mut rec, T::from_f64(1.0), &b_gpu, T::default(), out).unwrap();
+        }
+        batch.submit().unwrap();
+        for (h, out) in h.iter().zip(&outputs) {
+            let scores = sddmm_csr(1.0, &rewritten, h, h, 0.0, &[]).into_iter().map(T::from_f64).collect();
+            check(out, &with_values(&a, scores), &what("after SDDMM in the same batch"));
+        }
+    }
+}
+
+#[test]
+fn transposed_plan_follows_a_values_f32() {
+    transposed_plan_follows_a_values::<f32>();
+}
+
+#[test]
+fn transposed_plan_follows_a_values_f64() {
+    transposed_plan_follows_a_values::<f64>();
 }

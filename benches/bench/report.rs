@@ -527,7 +527,8 @@ impl Report {
         }
         lines.push(
             "extra: device bytes the op allocates beyond its inputs and outputs; `+ N ᵀ`: the transpose it runs \
-             on, built once and kept with the matrix (JSON transpose_bytes)"
+             on, built once (its pattern kept with the matrix, A's values in its order kept by the plan; \
+             materialised: the matrix Aᵀ) (JSON transpose_bytes)"
                 .into(),
         );
         lines.push(format!(

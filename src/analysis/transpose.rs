@@ -70,8 +70,9 @@ impl Transpose {
         let (keys, values) = (ctx.zeros::<u32>(nnz)?, ctx.zeros::<u32>(nnz)?);
         let sort = RadixSort::new(ctx, nnz)?;
         let (scan, total) = (Scan::new(ctx, cols)?, ctx.zeros::<u32>(1)?);
-        let kernel =
-            |iota, count| ctx.plain_kernel::<kernel::Shader>(kernel::Flags { iota, count }, Default::default());
+        let kernel = |iota, count| {
+            ctx.plain_kernel::<kernel::Shader>(kernel::Flags { iota, count, invert: false }, Default::default())
+        };
         let params = kernel::Params { rows: rows as u32, nnz: nnz as u32 };
         let mut batch = ctx.batch();
         let in_spares = {
@@ -96,6 +97,27 @@ impl Transpose {
         batch.submit()?;
         let (rows_out, perm) = if in_spares { sort.spares() } else { (keys, values) };
         Ok(Transpose { row_offsets, col_indices: rows_out, perm })
+    }
+}
+
+impl Transpose {
+    /// The inverse of `perm`: for each of A's entries, its entry in the transpose. Built on
+    /// the GPU for a caller that keeps it (`a`: A's one panel).
+    pub(crate) fn inverse<T: Scalar>(&self, ctx: &Context, a: &GpuCsr<T>) -> Result<GpuVec<u32>> {
+        let nnz = self.perm.len();
+        let inverse = ctx.zeros::<u32>(nnz)?;
+        if nnz > 0 {
+            let flags = kernel::Flags { iota: false, count: false, invert: true };
+            let kernel = ctx.plain_kernel::<kernel::Shader>(flags, Default::default())?;
+            let params = kernel::Params { rows: a.rows() as u32, nnz: nnz as u32 };
+            // Not read by this variant, but bound: its own buffer, as writable bindings must
+            // not alias.
+            let counts = ctx.zeros::<u32>(1)?;
+            let mut batch = ctx.batch();
+            batch.recorder().dispatch_items(&kernel, params, bindings(a, &counts, &self.perm, &inverse), nnz as u64)?;
+            batch.submit()?;
+        }
+        Ok(inverse)
     }
 }
 

@@ -28,6 +28,7 @@ use crate::element::{ElementKind, Scalar};
 use crate::gpu::{GpuVec, ScalarArg};
 use crate::kernel::shaders::spmm_csr as kernel;
 use crate::kernel::shaders::structs::{Chunk, LongRow};
+use crate::kernel::shaders::transposed_values;
 use crate::kernel::Kernel;
 use crate::matrix::{Format, GpuDense, GpuSparse, PanelStorage};
 use crate::record::Recorder;
@@ -88,8 +89,8 @@ pub type SpmmOptions = super::TileOptions;
 pub struct Spmm<T: Scalar> {
     ctx: Context,
     matrix: GpuSparse<T>,
-    /// A's transpose, when the plan computes `Aᵀ·B`.
-    transpose: Option<Arc<Transpose>>,
+    /// A's transpose, when the plan computes `Aᵀ·B`, and A's values in its order.
+    transpose: Option<(Arc<Transpose>, TransposedValues<T>)>,
     algorithm: SpmmAlgorithm,
     k: usize,
     shape: TileShape,
@@ -114,30 +115,72 @@ struct Unused<T: Scalar> {
     long_rows: GpuVec<LongRow>,
     partials: GpuVec<T>,
     sums: GpuVec<u32>,
-    perm: GpuVec<u32>,
-    /// A's values, for the transpose of a matrix with no rows (hence no panels).
-    values: GpuVec<T>,
 }
 
 impl<T: Scalar> Unused<T> {
     fn new(ctx: &Context) -> Result<Self> {
-        Ok(Unused {
-            chunks: ctx.zeros(1)?,
-            long_rows: ctx.zeros(1)?,
-            partials: ctx.zeros(1)?,
-            sums: ctx.zeros(1)?,
-            perm: ctx.zeros(1)?,
-            values: ctx.zeros(1)?,
-        })
+        Ok(Unused { chunks: ctx.zeros(1)?, long_rows: ctx.zeros(1)?, partials: ctx.zeros(1)?, sums: ctx.zeros(1)? })
     }
 
     fn byte_len(&self) -> u64 {
-        self.chunks.byte_len()
-            + self.long_rows.byte_len()
-            + self.partials.byte_len()
-            + self.sums.byte_len()
-            + self.perm.byte_len()
-            + self.values.byte_len()
+        self.chunks.byte_len() + self.long_rows.byte_len() + self.partials.byte_len() + self.sums.byte_len()
+    }
+}
+
+/// A's values in the order of its transpose's entries, for a plan of `Aᵀ·B`: the kernels
+/// read them in order, where reading A's through the permutation costs a scattered load per
+/// entry at every run (on the H100 about 2 ms of 5.45 on the 4M-row uniform matrix at
+/// k = 32; 3.61 with this copy, benches/NOTES.md). A pass
+/// before every run (`shaders/transposed_values.wgsl`) compares A's values with the ones
+/// it last copied, in order, and copies only what changed, so the product always sees A's
+/// values as they are when it runs, whoever wrote them (an op, `update_values`, the
+/// caller's own writes to the buffer), and a batch dropped unsubmitted leaves nothing
+/// stale.
+struct TransposedValues<T: Scalar> {
+    /// The transpose's entry of each of A's entries.
+    inverse: GpuVec<u32>,
+    /// A's values as the last run copied them, in A's order.
+    seen: GpuVec<T>,
+    /// The same values in the transpose's order.
+    ordered: GpuVec<T>,
+}
+
+impl<T: Scalar> TransposedValues<T> {
+    fn new(ctx: &Context, a: &GpuSparse<T>, transpose: &Transpose) -> Result<Self> {
+        let inverse = match a.panels().first().map(|p| p.storage()) {
+            Some(PanelStorage::Csr(csr)) => transpose.inverse(ctx, csr)?,
+            Some(_) => return Err(Error::Validation("spmm: a panel that is not CSR".into())),
+            None => ctx.zeros(0)?,
+        };
+        Ok(TransposedValues { inverse, seen: ctx.zeros(a.nnz())?, ordered: ctx.zeros(a.nnz())? })
+    }
+
+    fn byte_len(&self) -> u64 {
+        self.inverse.byte_len() + self.seen.byte_len() + self.ordered.byte_len()
+    }
+
+    /// Records the pass that brings `ordered` up to A's values.
+    fn record_sync(&self, rec: &mut Recorder<'_, '_>, a: &GpuSparse<T>) -> Result<()> {
+        let Some(panel) = a.panels().first() else {
+            return Ok(());
+        };
+        let PanelStorage::Csr(csr) = panel.storage() else {
+            return Err(Error::Validation("spmm: a panel that is not CSR".into()));
+        };
+        let words_per_value = (T::KIND.size() / 4) as u32;
+        let (words, bytes) = (csr.nnz() as u64 * words_per_value as u64, csr.nnz() as u64 * T::KIND.size());
+        if words == 0 {
+            return Ok(());
+        }
+        let kernel = rec.context().plain_kernel::<transposed_values::Shader>(Default::default(), Default::default())?;
+        let bindings = transposed_values::Bindings {
+            values: csr.values().bind().reinterpret(bytes),
+            inverse: self.inverse.bind(),
+            seen: self.seen.bind().reinterpret(bytes),
+            ordered: self.ordered.bind().reinterpret(bytes),
+        };
+        let params = transposed_values::Params { words: words as u32, words_per_value };
+        rec.dispatch_items(&kernel, params, bindings, words)
     }
 }
 
@@ -180,16 +223,13 @@ impl<T: Scalar> Spmm<T> {
     /// Plans `C ← α·Aᵀ·B + β·C` for `a` (CSR, m × n), B m × k and C n × k. The first plan
     /// on a pattern builds its transpose on the GPU (a stable sort of the entries by column:
     /// each row of the transpose keeps A's row order, so the sums are deterministic) and
-    /// keeps it with A's analyses, pattern only: A's values are read through a permutation,
-    /// so the transpose stays valid when they change. Its bytes are
-    /// [`Spmm::transpose_bytes`]. A in more than one panel is refused
-    /// ([`Error::LimitExceeded`]).
-    ///
-    /// Those scattered reads of A's values are most of what this costs beyond [`Spmm::new`]
-    /// on the same pattern (the H100, 4M-row uniform matrix, k = 32: 5.45 ms against 3.40).
-    /// For an A whose values do not change, [`Spmm::new`] on
-    /// [`transpose(ctx, a)`](super::transpose) (`Aᵀ` as a matrix of its own, values copied
-    /// once) avoids them.
+    /// keeps it with A's analyses, pattern only. The plan keeps A's values in the transpose's
+    /// order, brought up to date before every run by a pass that reads A's values in order
+    /// and copies only those that changed (bit for bit), so every run sees A's values as they
+    /// are when it runs, however they were written. Unchanged values cost that pass two
+    /// ordered reads; a changed value a scattered write. The transpose's bytes and those
+    /// copies' (an index and two values an entry) are [`Spmm::transpose_bytes`]. A in more
+    /// than one panel is refused ([`Error::LimitExceeded`]).
     pub fn transposed(ctx: &Context, a: &GpuSparse<T>, k: usize, algorithm: SpmmAlgorithm) -> Result<Self> {
         Self::transposed_with_options(ctx, a, k, algorithm, &SpmmOptions::default())
     }
@@ -227,7 +267,14 @@ impl<T: Scalar> Spmm<T> {
         }
         let shape = TileShape::resolve(ctx, "SpmmOptions", options, k, 512u64.max(8 * k as u64), false)?;
         let col_tiles = k.div_ceil(4 * shape.lanes as usize).max(1) as u32;
-        let transpose = if transposed { Some(Transpose::of(ctx, a)?) } else { None };
+        let transpose = match transposed {
+            true => {
+                let t = Transpose::of(ctx, a)?;
+                let values = TransposedValues::new(ctx, a, &t)?;
+                Some((t, values))
+            }
+            false => None,
+        };
         let (op_rows, op_cols) = op_shape(a, transposed);
         // B and C have k columns: the same panels.
         let c_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
@@ -257,7 +304,7 @@ impl<T: Scalar> Spmm<T> {
             let split = if chunked {
                 let (max_len, chunk_len) = (shape.chunk_len, shape.chunk_len);
                 let split = match &transpose {
-                    Some(t) => transpose_split(ctx, a, t, &rows, max_len, chunk_len)?,
+                    Some((t, _)) => transpose_split(ctx, a, t, &rows, max_len, chunk_len)?,
                     None => block_split(ctx, a, &rows, max_len, chunk_len)?,
                 };
                 let per_k = match algorithm {
@@ -280,7 +327,6 @@ impl<T: Scalar> Spmm<T> {
             atomic: algorithm == SpmmAlgorithm::RodeAtomic,
             finish,
             gather_panels: paneled_b,
-            permuted: transposed,
             grouped: blocks.iter().any(|b| b.group_rows > 1),
         };
         Ok(Spmm {
@@ -314,7 +360,7 @@ impl<T: Scalar> Spmm<T> {
     /// by every transposed plan of the pattern); 0 for a plan of `A·B`. Not counted in
     /// [`Spmm::extra_bytes`].
     pub fn transpose_bytes(&self) -> u64 {
-        self.transpose.as_ref().map_or(0, |t| crate::matrix::Analysis::device_bytes(&**t))
+        self.transpose.as_ref().map_or(0, |(t, values)| crate::matrix::Analysis::device_bytes(&**t) + values.byte_len())
     }
 
     /// Device bytes this plan allocated beyond A, B, C and A's transpose (shared analyses
@@ -362,6 +408,9 @@ impl<T: Scalar> Spmm<T> {
         }
         let ctx = rec.context().clone();
         let scaling = ScalarBinds::new(&ctx, alpha, beta)?;
+        if let (Some((_, values)), false) = (&self.transpose, scaling.host_alpha() == Some(T::default())) {
+            values.record_sync(rec, &self.matrix)?;
+        }
         for block in &self.blocks {
             let rows = &block.rows;
             let c_rows = c.bind_rows(rows.rows.clone());
@@ -401,7 +450,6 @@ impl<T: Scalar> Spmm<T> {
                 row_offsets: source.row_offsets.bind_range(rows.local.start..rows.local.end + 1),
                 col_indices: source.col_indices.bind(),
                 values: source.values.bind(),
-                perm: source.perm.bind(),
                 gather0,
                 gather1,
                 gather2,
@@ -433,27 +481,16 @@ impl<T: Scalar> Spmm<T> {
 
     /// The CSR arrays the kernels walk for `block`: its panel of A, or A's transpose.
     fn rows_of(&self, block: &RowBlock) -> Result<RowSource<'_, T>> {
-        let panel = self.matrix.panels().get(block.panel).map(|p| p.storage());
-        let a = match panel {
-            Some(PanelStorage::Csr(a)) => Some(a),
-            None if self.transpose.is_some() => None,
-            _ => return Err(Error::Validation("spmm: a panel that is not CSR".into())),
-        };
-        Ok(match (&self.transpose, a) {
-            (Some(t), a) => RowSource {
-                row_offsets: &t.row_offsets,
-                col_indices: &t.col_indices,
-                values: a.map_or(&self.unused.values, |a| a.values()),
-                perm: &t.perm,
-            },
-            (None, Some(a)) => RowSource {
-                row_offsets: a.row_offsets(),
-                col_indices: a.col_indices(),
-                values: a.values(),
-                perm: &self.unused.perm,
-            },
-            (None, None) => return Err(Error::Validation("spmm: a block past A's panels".into())),
-        })
+        if let Some((t, values)) = &self.transpose {
+            return Ok(RowSource { row_offsets: &t.row_offsets, col_indices: &t.col_indices, values: &values.ordered });
+        }
+        match self.matrix.panels().get(block.panel).map(|p| p.storage()) {
+            Some(PanelStorage::Csr(a)) => {
+                Ok(RowSource { row_offsets: a.row_offsets(), col_indices: a.col_indices(), values: a.values() })
+            }
+            Some(_) => Err(Error::Validation("spmm: a panel that is not CSR".into())),
+            None => Err(Error::Validation("spmm: a block past A's panels".into())),
+        }
     }
 
     /// Records and submits the product; returns without waiting for the GPU.
@@ -470,13 +507,11 @@ impl<T: Scalar> Spmm<T> {
     }
 }
 
-/// The CSR arrays of the rows a block walks, and the permutation its values are read
-/// through (unused without a transpose).
+/// The CSR arrays of the rows a block walks.
 struct RowSource<'a, T: Scalar> {
     row_offsets: &'a GpuVec<u32>,
     col_indices: &'a GpuVec<u32>,
     values: &'a GpuVec<T>,
-    perm: &'a GpuVec<u32>,
 }
 
 /// Rows and columns of `op(A)`.
