@@ -4,7 +4,7 @@
 // its `seen` word is copied into `seen` and written to its place in `ordered` (A's entry i
 // is the transpose's entry inverse[i]). Values that did not change cost two reads in
 // order and no scattered access; changed ones a scattered write each. Words, not elements:
-// WORDS_PER_VALUE words a value (1 in f32, 2 in f64), compared bit for bit, so a NaN or a
+// params.words_per_value words a value (1 in f32, 2 in f64), compared bit for bit, so a NaN or a
 // −0 is a change like any other. Starting from `seen` and `ordered` both zero keeps
 // ordered[inverse[i]] == seen[i] for every i.
 #import invocation

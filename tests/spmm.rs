@@ -364,9 +364,10 @@ fn with_values<T: Scalar>(a: &CsrMatrix<T>, values: Vec<T>) -> CsrMatrix<T> {
 
 /// A transposed plan copies A's values into the transpose's order and then copies only what
 /// changed: every way A's values can change between runs must reach the product. Through
-/// `update_values`; through the caller's own write to the buffer; a batch recorded and
-/// dropped unsubmitted; and inside one batch, an SDDMM writing a matrix between two runs
-/// on it (a graph network's attention scores, then `scoresᵀ·B`).
+/// `update_values`; across a run with α = 0 (which records no product) and a batch recorded
+/// and dropped unsubmitted; through the caller's own write to the buffer; and inside one
+/// batch, an SDDMM writing a matrix between two runs on it (a graph network's attention
+/// scores, then `scoresᵀ·B`).
 fn transposed_plan_follows_a_values<T: Scalar>() {
     let seed = common::seed("spmm transposed values");
     let a = wgsparse::generate::rmat(8, 6, 0.57, 0.19, 0.19, seed).map_values(|v| T::from_f64(v as f64));
@@ -387,23 +388,35 @@ fn transposed_plan_follows_a_values<T: Scalar>() {
         let run = |c: &mut GpuDense<T>| plan.run(T::from_f64(1.0), &b_gpu, T::default(), c).unwrap();
         run(&mut c);
         check(&c, &a, &what("first run"));
-        // Every third value changed (one to −0.0, a change of bits only) through the matrix.
+        // Every third value changed (one to 0.0) through the matrix.
         let mut values = a.values().to_vec();
         values.iter_mut().step_by(3).for_each(|v| *v = T::from_f64(v.to_f64() * -2.0 + 0.5));
-        values[1] = T::from_f64(-0.0);
+        values[1] = T::from_f64(0.0);
         let changed = with_values(&a, values);
         matrix.update_values(&changed).unwrap();
         run(&mut c);
         check(&c, &changed, &what("after update_values"));
-        // All of them, through the buffer, behind the matrix's back.
-        let wgsparse::matrix::PanelStorage::Csr(csr) = matrix.panels()[0].storage() else { unreachable!() };
-        let rewritten = with_values(&a, (0..a.nnz()).map(|i| T::from_f64((i % 13) as f64 - 6.0)).collect());
-        csr.values().write(rewritten.values()).unwrap();
+        // A change, then a run with α = 0 (no product, C ← β·C), then a run with α = 1.
+        let negated = with_values(&a, changed.values().iter().map(|v| T::from_f64(-v.to_f64())).collect());
+        matrix.update_values(&negated).unwrap();
+        plan.run(T::default(), &b_gpu, T::from_f64(1.0), &mut c).unwrap();
+        check(&c, &changed, &what("a run with α = 0 leaves C"));
+        run(&mut c);
+        check(&c, &negated, &what("after a run with α = 0"));
+        // A change, then a run recorded into a batch that is dropped unsubmitted.
+        let halved = with_values(&a, a.values().iter().map(|v| T::from_f64(v.to_f64() * 0.5)).collect());
+        matrix.update_values(&halved).unwrap();
         let mut dropped = ctx.batch();
         plan.record(&mut dropped.recorder(), T::from_f64(1.0), &b_gpu, T::default(), &mut c).unwrap();
         drop(dropped);
         run(&mut c);
-        check(&c, &rewritten, &what("after a write to the buffer and a dropped batch"));
+        check(&c, &halved, &what("after a dropped batch"));
+        // All of them, through the buffer, behind the matrix's back.
+        let wgsparse::matrix::PanelStorage::Csr(csr) = matrix.panels()[0].storage() else { unreachable!() };
+        let rewritten = with_values(&a, (0..a.nnz()).map(|i| T::from_f64((i % 13) as f64 - 6.0)).collect());
+        csr.values().write(rewritten.values()).unwrap();
+        run(&mut c);
+        check(&c, &rewritten, &what("after a write to the buffer"));
         // SDDMM into a matrix of A's pattern between two runs of one batch on it.
         let h = [common::dense::<T>(a.rows(), 4, rng.next_u64()), common::dense::<T>(a.rows(), 4, rng.next_u64())];
         let h_gpu = h.each_ref().map(|h| GpuDense::upload(ctx, h, DenseLayout::RowMajor).unwrap());

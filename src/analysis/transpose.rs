@@ -1,7 +1,9 @@
 //! The transpose of a CSR matrix's pattern (its CSC), built on the GPU and kept with the
-//! matrix's analyses: SpMM with `Aᵀ` (a graph network's backward pass) runs on it. Values are
-//! not copied: `perm` maps each entry of the transpose to the original entry, so the kernels
-//! read A's own values and the transpose stays valid when they change.
+//! matrix's analyses: SpMM with `Aᵀ` (a graph network's backward pass) and the triangular
+//! solve with `Lᵀ` run on it. Values are not copied here: `perm` maps each entry of the
+//! transpose to the original entry, so the transpose stays valid when they change (the
+//! solve reads A's values through it; an SpMM plan keeps its own copy in this order, checked
+//! against A's before every run, through the inverse, [`Transpose::inverse`]).
 //!
 //! Built by a stable radix sort of the entries by column (`radix_sort`): within a column the
 //! entries keep their row order, so sums over them run in a fixed order and SpMM on the

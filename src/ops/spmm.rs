@@ -130,13 +130,16 @@ impl<T: Scalar> Unused<T> {
 /// A's values in the order of its transpose's entries, for a plan of `Aᵀ·B`: the kernels
 /// read them in order, where reading A's through the permutation costs a scattered load per
 /// entry at every run (on the H100 about 2 ms of 5.45 on the 4M-row uniform matrix at
-/// k = 32; 3.61 with this copy, benches/NOTES.md). A pass
+/// k = 32; 3.61 with this copy when the values did not change, benches/NOTES.md). A pass
 /// before every run (`shaders/transposed_values.wgsl`) compares A's values with the ones
 /// it last copied, in order, and copies only what changed, so the product always sees A's
 /// values as they are when it runs, whoever wrote them (an op, `update_values`, the
 /// caller's own writes to the buffer), and a batch dropped unsubmitted leaves nothing
-/// stale.
+/// stale. A run after all of A's values changed pays a scattered write per value instead,
+/// about what the permuted reads cost (not measured).
 struct TransposedValues<T: Scalar> {
+    /// The pass, compiled with the plan so that recording it cannot fail on compilation.
+    sync: Kernel<transposed_values::Shader>,
     /// The transpose's entry of each of A's entries.
     inverse: GpuVec<u32>,
     /// A's values as the last run copied them, in A's order.
@@ -152,7 +155,12 @@ impl<T: Scalar> TransposedValues<T> {
             Some(_) => return Err(Error::Validation("spmm: a panel that is not CSR".into())),
             None => ctx.zeros(0)?,
         };
-        Ok(TransposedValues { inverse, seen: ctx.zeros(a.nnz())?, ordered: ctx.zeros(a.nnz())? })
+        Ok(TransposedValues {
+            sync: ctx.plain_kernel(Default::default(), Default::default())?,
+            inverse,
+            seen: ctx.zeros(a.nnz())?,
+            ordered: ctx.zeros(a.nnz())?,
+        })
     }
 
     fn byte_len(&self) -> u64 {
@@ -172,7 +180,6 @@ impl<T: Scalar> TransposedValues<T> {
         if words == 0 {
             return Ok(());
         }
-        let kernel = rec.context().plain_kernel::<transposed_values::Shader>(Default::default(), Default::default())?;
         let bindings = transposed_values::Bindings {
             values: csr.values().bind().reinterpret(bytes),
             inverse: self.inverse.bind(),
@@ -180,7 +187,7 @@ impl<T: Scalar> TransposedValues<T> {
             ordered: self.ordered.bind().reinterpret(bytes),
         };
         let params = transposed_values::Params { words: words as u32, words_per_value };
-        rec.dispatch_items(&kernel, params, bindings, words)
+        rec.dispatch_items(&self.sync, params, bindings, words)
     }
 }
 
@@ -356,9 +363,10 @@ impl<T: Scalar> Spmm<T> {
         self.transpose.is_some()
     }
 
-    /// Device bytes of the transpose a transposed plan runs on (kept with A's analyses, shared
-    /// by every transposed plan of the pattern); 0 for a plan of `A·B`. Not counted in
-    /// [`Spmm::extra_bytes`].
+    /// Device bytes of the transpose a transposed plan runs on: its pattern (kept with A's
+    /// analyses, shared by every transposed plan of the pattern) and this plan's own copies
+    /// of A's values with the inverse permutation (4 + 2·size bytes an entry); 0 for a plan
+    /// of `A·B`. Not counted in [`Spmm::extra_bytes`].
     pub fn transpose_bytes(&self) -> u64 {
         self.transpose.as_ref().map_or(0, |(t, values)| crate::matrix::Analysis::device_bytes(&**t) + values.byte_len())
     }
