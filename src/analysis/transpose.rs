@@ -102,10 +102,39 @@ impl Transpose {
     }
 }
 
+/// The inverse of a transpose's `perm`: for each of A's entries, its entry in the
+/// transpose. Kept with A's analyses beside the transpose, for the SpMM plans that keep A's
+/// values in the transpose's order.
+pub(crate) struct InversePermutation {
+    pub(crate) inverse: GpuVec<u32>,
+}
+
+impl Analysis for InversePermutation {
+    fn device_bytes(&self) -> u64 {
+        self.inverse.byte_len()
+    }
+}
+
+impl InversePermutation {
+    const NAME: &'static str = "transpose's inverse permutation";
+
+    /// The inverse of `a`'s transpose's permutation, built on first use and kept with `a`'s
+    /// analyses.
+    pub(crate) fn of<T: Scalar>(ctx: &Context, a: &GpuSparse<T>, transpose: &Transpose) -> Result<Arc<Self>> {
+        a.structure().get_or_build(Self::NAME, || {
+            let inverse = match a.panels().first().map(|p| p.storage()) {
+                Some(PanelStorage::Csr(csr)) => transpose.inverse(ctx, csr)?,
+                Some(_) => return Err(Error::Validation("the inverse permutation of a panel that is not CSR".into())),
+                None => ctx.zeros(0)?,
+            };
+            Ok(InversePermutation { inverse })
+        })
+    }
+}
+
 impl Transpose {
-    /// The inverse of `perm`: for each of A's entries, its entry in the transpose. Built on
-    /// the GPU for a caller that keeps it (`a`: A's one panel).
-    pub(crate) fn inverse<T: Scalar>(&self, ctx: &Context, a: &GpuCsr<T>) -> Result<GpuVec<u32>> {
+    /// The inverse of `perm`, built on the GPU (`a`: A's one panel).
+    fn inverse<T: Scalar>(&self, ctx: &Context, a: &GpuCsr<T>) -> Result<GpuVec<u32>> {
         let nnz = self.perm.len();
         let inverse = ctx.zeros::<u32>(nnz)?;
         if nnz > 0 {

@@ -22,7 +22,7 @@ use super::common::{
     ScalarBinds, TileShape, MIN_TASKS,
 };
 use crate::analysis::row_split::RowSplit;
-use crate::analysis::transpose::Transpose;
+use crate::analysis::transpose::{InversePermutation, Transpose};
 use crate::context::Context;
 use crate::element::{ElementKind, Scalar};
 use crate::gpu::{GpuVec, ScalarArg};
@@ -140,8 +140,8 @@ impl<T: Scalar> Unused<T> {
 struct TransposedValues<T: Scalar> {
     /// The pass, compiled with the plan so that recording it cannot fail on compilation.
     sync: Kernel<transposed_values::Shader>,
-    /// The transpose's entry of each of A's entries.
-    inverse: GpuVec<u32>,
+    /// The transpose's entry of each of A's entries (kept with A's analyses).
+    inverse: Arc<InversePermutation>,
     /// A's values as the last run copied them, in A's order.
     seen: GpuVec<T>,
     /// The same values in the transpose's order.
@@ -150,11 +150,7 @@ struct TransposedValues<T: Scalar> {
 
 impl<T: Scalar> TransposedValues<T> {
     fn new(ctx: &Context, a: &GpuSparse<T>, transpose: &Transpose) -> Result<Self> {
-        let inverse = match a.panels().first().map(|p| p.storage()) {
-            Some(PanelStorage::Csr(csr)) => transpose.inverse(ctx, csr)?,
-            Some(_) => return Err(Error::Validation("spmm: a panel that is not CSR".into())),
-            None => ctx.zeros(0)?,
-        };
+        let inverse = InversePermutation::of(ctx, a, transpose)?;
         Ok(TransposedValues {
             sync: ctx.plain_kernel(Default::default(), Default::default())?,
             inverse,
@@ -164,7 +160,7 @@ impl<T: Scalar> TransposedValues<T> {
     }
 
     fn byte_len(&self) -> u64 {
-        self.inverse.byte_len() + self.seen.byte_len() + self.ordered.byte_len()
+        crate::matrix::Analysis::device_bytes(&*self.inverse) + self.seen.byte_len() + self.ordered.byte_len()
     }
 
     /// Records the pass that brings `ordered` up to A's values.
@@ -182,7 +178,7 @@ impl<T: Scalar> TransposedValues<T> {
         }
         let bindings = transposed_values::Bindings {
             values: csr.values().bind().reinterpret(bytes),
-            inverse: self.inverse.bind(),
+            inverse: self.inverse.inverse.bind(),
             seen: self.seen.bind().reinterpret(bytes),
             ordered: self.ordered.bind().reinterpret(bytes),
         };
@@ -364,9 +360,9 @@ impl<T: Scalar> Spmm<T> {
     }
 
     /// Device bytes of the transpose a transposed plan runs on: its pattern (kept with A's
-    /// analyses, shared by every transposed plan of the pattern) and this plan's own copies
-    /// of A's values with the inverse permutation (4 + 2·size bytes an entry); 0 for a plan
-    /// of `A·B`. Not counted in [`Spmm::extra_bytes`].
+    /// analyses with its inverse permutation, shared by every transposed plan of the pattern)
+    /// and this plan's own copies of A's values (4 + 2·size bytes an entry with the inverse);
+    /// 0 for a plan of `A·B`. Not counted in [`Spmm::extra_bytes`].
     pub fn transpose_bytes(&self) -> u64 {
         self.transpose.as_ref().map_or(0, |(t, values)| crate::matrix::Analysis::device_bytes(&**t) + values.byte_len())
     }
