@@ -15,6 +15,12 @@
 // entries are all its own. GROUPED compiles the row ends inside a run; without it (every
 // run one row or one chunk) the inner loop has no stores.
 //
+// With SPLIT_ROWS (one-row groups only), PARTS consecutive slots share each row, each taking
+// a consecutive PARTS-th of its entries, and their sums are added in workgroup memory before
+// the first of them stores: a row's serial chain of loads is PARTS times shorter, for
+// matrices whose rows are too few to fill the GPU (a 2,003-row matrix of ~42 entries a row
+// makes 2,003 tasks where a large GPU holds ~10⁴ slots).
+//
 // Tasks are numbered tile-major: all rows' first tile of columns, then all rows' second, so
 // that the B rows the workgroups in flight gather are one tile wide (measured on the H100:
 // no change with 8 or 16 lanes at k = 128, benches/NOTES.md).
@@ -30,9 +36,10 @@
 // partials but is **not deterministic**. ATOMIC is f32 only (WGSL atomics are 32-bit); the
 // host never asks for it in f64.
 //
-// On A's transpose (`op(A) = Aᵀ`, analysis/transpose.rs) the rows are A's columns,
-// `col_indices` holds A's rows, and `values` A's values in the transpose's order (kept
-// current by transposed_values.wgsl before every run).
+// On A's transpose (`op(A) = Aᵀ`, analysis/transpose.rs) the rows are A's columns and
+// `col_indices` holds A's rows; `values` is A's values in the transpose's order (kept
+// current by transposed_values.wgsl before every run), or with PERMUTED A's own values,
+// entry e's being values[perm[e]] (a scattered read, for small matrices: no pass before).
 #import real
 #import row_split
 #import slots
@@ -70,13 +77,20 @@ var<immediate> params: Params;
 @group(0) @binding(11) var<storage, read_write> c: array<Real>;
 @group(0) @binding(12) var<storage, read_write> partials: array<Acc>;
 @group(0) @binding(13) var<storage, read_write> sums: array<atomic<u32>>;
+@group(0) @binding(14) var<storage, read> perm: array<u32>;
 
 override WG_SIZE: u32 = 256u;
 // Lanes per slot: a power of two up to the smallest subgroup.
 override LANES: u32 = 8u;
+// Slots per row with SPLIT_ROWS: a power of two up to the slots of a workgroup.
+override PARTS: u32 = 1u;
 
 fn entry_value(at: u32) -> Real {
+#ifdef PERMUTED
+    return values[perm[at]];
+#else
     return values[at];
+#endif
 }
 
 // The columns of tile `tile` that lane `lane` of a slot owns.
@@ -274,6 +288,25 @@ fn run(workgroup: u32, lane: Lane) {
     }
 }
 #else
+#ifdef SPLIT_ROWS
+var<workgroup> part_sums: array<vec4<Acc>, WG_SIZE>;
+
+// The sum of `sum` over the PARTS slots of a row, in its first slot's lanes (a fixed tree
+// over the parts in order: deterministic). Every lane of the workgroup must call it.
+fn parts_sum(lane: Lane, sum: vec4<Acc>) -> vec4<Acc> {
+    let part = lane.index / LANES % PARTS;
+    part_sums[lane.index] = sum;
+    workgroupBarrier();
+    for (var d = PARTS >> 1u; d > 0u; d >>= 1u) {
+        if part < d {
+            part_sums[lane.index] += part_sums[lane.index + d * LANES];
+        }
+        workgroupBarrier();
+    }
+    return part_sums[lane.index];
+}
+#endif
+
 fn run(workgroup: u32, lane: Lane) {
     let s = slot_of(lane);
     var start = 0u;
@@ -294,7 +327,9 @@ fn run(workgroup: u32, lane: Lane) {
             end = min(chunk.start + params.chunk_len, row_offsets[chunk.row + 1u]);
         }
     } else {
-        let task = (workgroup - params.chunk_workgroups) * slot_count() + s.index;
+        let slot_task = (workgroup - params.chunk_workgroups) * slot_count() + s.index;
+        // The host makes PARTS 1 without SPLIT_ROWS.
+        let task = slot_task / PARTS;
         let groups = (params.rows + params.group_rows - 1u) / params.group_rows;
         if task < groups * params.col_tiles {
             let first = task % groups * params.group_rows;
@@ -308,10 +343,24 @@ fn run(workgroup: u32, lane: Lane) {
             if !store {
                 end = start;
             }
+#ifdef SPLIT_ROWS
+            // This slot's part of the row (slot_count() is a multiple of PARTS: a row's slots
+            // are in one workgroup); its first slot stores.
+            let part = slot_task % PARTS;
+            let piece = (end - start + PARTS - 1u) / PARTS;
+            start = min(start + part * piece, end);
+            end = min(start + piece, end);
+            store = store && part == 0u;
+#endif
         }
     }
     let cols = lane_columns(tile, s.lane);
-    let sum = segment_sum(s, start, end, cols, &cursor);
+    var sum = segment_sum(s, start, end, cols, &cursor);
+#ifdef SPLIT_ROWS
+    if workgroup >= params.chunk_workgroups {
+        sum = parts_sum(lane, sum);
+    }
+#endif
     if store {
         // The run's last row with entries, then any empty rows after it.
         store_row(cursor.row, cols, sum);

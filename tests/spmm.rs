@@ -7,7 +7,7 @@ mod common;
 use common::WidthCase;
 
 use wgsparse::generate::Rng;
-use wgsparse::ops::{Sddmm, SddmmAlgorithm, Spmm, SpmmAlgorithm, SpmmOptions};
+use wgsparse::ops::{Sddmm, SddmmAlgorithm, Spmm, SpmmAlgorithm, SpmmOptions, TransposedReads};
 use wgsparse::reference::{relative_error, sddmm_csr, spmm_csr};
 use wgsparse::{Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, Error, GpuDense, GpuSparse, Scalar};
 
@@ -25,8 +25,9 @@ enum Op {
     Transposed,
 }
 
-/// Runs the plan twice (β = 0 over NaN-poisoned C, then β ≠ 0 over random C) and returns
-/// the worst relative error against the twin.
+/// Runs the plan (or, for `Aᵀ`, a plan for each way of reading A's values) twice (β = 0
+/// over NaN-poisoned C, then β ≠ 0 over random C) and returns the worst relative error
+/// against the twin.
 fn spmm_error<T: Scalar>(
     ctx: &Context,
     a: &CsrMatrix<T>,
@@ -37,15 +38,26 @@ fn spmm_error<T: Scalar>(
     rng: &mut Rng,
 ) -> f64 {
     let matrix = GpuSparse::from_csr(ctx, a, Conversion::Csr).unwrap();
-    let (plan, a) = match op {
-        Op::Plain => (Spmm::with_options(ctx, &matrix, k, algorithm, options).unwrap(), a.clone()),
+    match op {
+        Op::Plain => plan_error(ctx, &Spmm::with_options(ctx, &matrix, k, algorithm, options).unwrap(), a, k, rng),
         Op::Transposed => {
-            let plan = Spmm::transposed_with_options(ctx, &matrix, k, algorithm, options).unwrap();
-            assert!(plan.is_transposed() && plan.transpose_bytes() > 0);
-            (plan, a.transpose())
+            let a = a.transpose();
+            let mut worst = 0f64;
+            for reads in [TransposedReads::Permuted, TransposedReads::Ordered] {
+                let options = options.transposed_reads(reads);
+                let plan = Spmm::transposed_with_options(ctx, &matrix, k, algorithm, &options).unwrap();
+                assert!(plan.is_transposed() && plan.transpose_bytes() > 0);
+                assert_eq!(plan.transposed_reads(), Some(reads));
+                worst = worst.max(plan_error(ctx, &plan, &a, k, rng));
+            }
+            worst
         }
-    };
-    let a = &a;
+    }
+}
+
+/// [`spmm_error`] for one plan of `op_a·B`.
+fn plan_error<T: Scalar>(ctx: &Context, plan: &Spmm<T>, op_a: &CsrMatrix<T>, k: usize, rng: &mut Rng) -> f64 {
+    let a = op_a;
     let b = common::dense::<T>(a.cols(), k, rng.next_u64());
     let b_gpu = GpuDense::upload(ctx, &b, DenseLayout::RowMajor).unwrap();
     let mut worst = 0f64;
@@ -181,6 +193,48 @@ fn spmm_is_exact_around_tile_and_chunk_boundaries_f64() {
     check_boundaries::<f64>();
 }
 
+/// Rows shared by several slots (`row_parts`), their sums added in workgroup memory: 2, 4
+/// and 8 slots a row on rows around the tile and chunk lengths (the chunked ones are not
+/// split) and a wide matrix, both products, with subgroups and without, f32 and f64; and
+/// `bcsstk13`, whose rows the default splits.
+fn check_split_rows<T: Scalar>(parts: &[u32]) {
+    let seed = common::seed("spmm split rows");
+    let bcsstk13 = common::real_matrices::<T>().into_iter().find(|(n, _)| n == "bcsstk13.mtx").unwrap().1;
+    let wide = wgsparse::generate::random(20, 300, 0.2, seed).map_values(|v| T::from_f64(v as f64));
+    for (mode, ctx) in common::contexts_for::<T>() {
+        let tile = tile(ctx);
+        let widths = vec![3, 33, 129];
+        let cases = vec![
+            ("boundary rows".to_string(), boundary_rows::<T>(tile, seed), widths.clone()),
+            ("wide 20x300".to_string(), wide.clone(), widths),
+        ];
+        let algorithms: Vec<_> = algorithms::<T>().into_iter().filter(|&a| a != SpmmAlgorithm::RowGroup).collect();
+        for &parts in parts {
+            // 256 invocations: at least 8 slots of up to 32 lanes.
+            let options = SpmmOptions::default().workgroup_size(256).chunk_len(2 * tile as u32).row_parts(parts);
+            for op in [Op::Plain, Op::Transposed] {
+                check_in(&[(mode, ctx)], &cases, op, &algorithms, &options, seed);
+            }
+        }
+        // By default bcsstk13 (2,003 rows of ~42 entries) is split.
+        let matrix = GpuSparse::from_csr(ctx, &bcsstk13, Conversion::Csr).unwrap();
+        let plan = Spmm::new(ctx, &matrix, 32, SpmmAlgorithm::Auto).unwrap();
+        assert!(plan.row_parts() > 1, "{mode}: {plan:?}");
+        let error = plan_error(ctx, &plan, &bcsstk13, 32, &mut Rng::new(seed));
+        assert!(error <= common::tolerance::<T>(), "seed {seed} {mode} bcsstk13 default: error {error:e}");
+    }
+}
+
+#[test]
+fn split_rows_match_twin_f32() {
+    check_split_rows::<f32>(&[2, 4, 8]);
+}
+
+#[test]
+fn split_rows_match_twin_f64() {
+    check_split_rows::<f64>(&[4]);
+}
+
 #[test]
 fn spmm_is_correct_for_every_tuning() {
     let seed = common::seed("spmm tunings");
@@ -232,12 +286,16 @@ fn auto_is_rode_and_deterministic() {
     for op in [Op::Plain, Op::Transposed] {
         let input = if op == Op::Plain { a.clone() } else { a.transpose() };
         let matrix = GpuSparse::from_csr(ctx, &input, Conversion::Csr).unwrap();
-        for algorithm in [SpmmAlgorithm::Auto, SpmmAlgorithm::RowGroup] {
-            let plan = match op {
-                Op::Plain => Spmm::new(ctx, &matrix, 40, algorithm),
-                Op::Transposed => Spmm::transposed(ctx, &matrix, 40, algorithm),
-            }
-            .unwrap();
+        let plans = [SpmmAlgorithm::Auto, SpmmAlgorithm::RowGroup].into_iter().flat_map(|algorithm| match op {
+            Op::Plain => vec![Spmm::new(ctx, &matrix, 40, algorithm).unwrap()],
+            Op::Transposed => [TransposedReads::Permuted, TransposedReads::Ordered]
+                .map(|reads| {
+                    let options = SpmmOptions::default().transposed_reads(reads);
+                    Spmm::transposed_with_options(ctx, &matrix, 40, algorithm, &options).unwrap()
+                })
+                .into(),
+        });
+        for plan in plans {
             assert!(plan.algorithm().deterministic());
             let mut runs = Vec::new();
             for _ in 0..3 {
@@ -341,6 +399,12 @@ fn spmm_refuses_misuse_before_dispatching() {
         SpmmOptions::default().workgroup_size(100),
         SpmmOptions::default().group_rows(0),
         SpmmOptions::default().group_rows(1025),
+        // How to read A's values on its transpose means nothing for A·B.
+        SpmmOptions::default().transposed_reads(TransposedReads::Permuted),
+        // Slots per row: powers of two within a workgroup's slots, with one-row groups.
+        SpmmOptions::default().row_parts(3),
+        SpmmOptions::default().workgroup_size(64).lanes(1).row_parts(128),
+        SpmmOptions::default().group_rows(2).row_parts(2),
     ] {
         assert!(
             matches!(
@@ -352,8 +416,46 @@ fn spmm_refuses_misuse_before_dispatching() {
     }
     let a64 = GpuSparse::from_csr(ctx, &a.map_values(|v| v as f64), Conversion::Csr).unwrap();
     assert!(matches!(Spmm::new(ctx, &a64, 4, SpmmAlgorithm::RodeAtomic), Err(Error::Unsupported(_))));
+    let baseline = Spmm::with_options(ctx, &matrix, 4, SpmmAlgorithm::RowGroup, &SpmmOptions::default().row_parts(2));
+    assert!(matches!(baseline, Err(Error::InvalidArgument(_))), "{baseline:?}");
     let ell = GpuSparse::from_csr(ctx, &a, Conversion::Ell(Default::default())).unwrap();
     assert!(matches!(Spmm::new(ctx, &ell, 4, SpmmAlgorithm::Rode), Err(Error::InvalidArgument(_))));
+    for sddmm_options in [
+        wgsparse::ops::SddmmOptions::default().transposed_reads(TransposedReads::Ordered),
+        wgsparse::ops::SddmmOptions::default().row_parts(2),
+    ] {
+        let refused = Sddmm::with_options(ctx, &matrix, 4, SddmmAlgorithm::Auto, &sddmm_options);
+        assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{refused:?}");
+    }
+}
+
+/// The default way a transposed plan reads A's values follows the size of A's values:
+/// through the permutation up to `TransposedReads::PERMUTED_MAX_BYTES`, from the plan's
+/// ordered copy above it (which costs the copy's bytes).
+#[test]
+fn transposed_reads_default_by_size() {
+    let limit = TransposedReads::PERMUTED_MAX_BYTES;
+    assert_eq!(TransposedReads::default_for(limit), TransposedReads::Permuted);
+    assert_eq!(TransposedReads::default_for(limit + 1), TransposedReads::Ordered);
+    let ctx = common::context();
+    // 4 MiB of f32 values and one value more.
+    let entries = (limit / 4) as usize;
+    for (nnz, reads) in [(entries, TransposedReads::Permuted), (entries + 1, TransposedReads::Ordered)] {
+        let (rows, cols) = (1 + nnz / 1024, 1024);
+        let offsets: Vec<u32> = (0..=rows).map(|r| (r * cols).min(nnz) as u32).collect();
+        let indices: Vec<u32> = (0..nnz).map(|e| (e % cols) as u32).collect();
+        let a = CsrMatrix::try_from_csr_data(rows, cols, offsets, indices, vec![1.0f32; nnz]).unwrap();
+        let matrix = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+        let plan = Spmm::transposed(ctx, &matrix, 1, SpmmAlgorithm::Auto).unwrap();
+        assert_eq!(plan.transposed_reads(), Some(reads), "{nnz} entries");
+        let pattern = (cols as u64 + 1 + 2 * nnz as u64) * 4;
+        let copies = match reads {
+            TransposedReads::Permuted => 0,
+            _ => nnz as u64 * 12,
+        };
+        assert_eq!(plan.transpose_bytes(), pattern + copies, "{nnz} entries");
+        assert_eq!(Spmm::new(ctx, &matrix, 1, SpmmAlgorithm::Auto).unwrap().transposed_reads(), None);
+    }
 }
 
 /// `a`'s pattern with `values`.
@@ -362,8 +464,10 @@ fn with_values<T: Scalar>(a: &CsrMatrix<T>, values: Vec<T>) -> CsrMatrix<T> {
         .unwrap()
 }
 
-/// A transposed plan copies A's values into the transpose's order and then copies only what
-/// changed: every way A's values can change between runs must reach the product. Through
+/// A transposed plan that reads A's values from its ordered copy copies them into the
+/// transpose's order and then copies only what changed, and one that reads them through the
+/// permutation reads them at every run: either way, every way A's values can change between
+/// runs must reach the product. Through
 /// `update_values`; across a run with α = 0 (which records no product) and a batch recorded
 /// and dropped unsubmitted; through the caller's own write to the buffer; and inside one
 /// batch, an SDDMM writing a matrix between two runs on it (a graph network's attention
@@ -379,10 +483,13 @@ fn transposed_plan_follows_a_values<T: Scalar>() {
         let error = relative_error(c.read_blocking().unwrap().data(), &want);
         assert!(error <= common::tolerance::<T>(), "{} {what}: error {error:e}", T::KIND.name());
     };
-    for (mode, ctx) in common::contexts_for::<T>() {
-        let what = |step: &str| format!("{mode} {step}");
+    let contexts = common::contexts_for::<T>();
+    let runs = contexts.iter().flat_map(|c| [TransposedReads::Permuted, TransposedReads::Ordered].map(|r| (c, r)));
+    for (&(mode, ctx), reads) in runs {
+        let what = |step: &str| format!("{mode} {} reads: {step}", reads.name());
+        let options = SpmmOptions::default().transposed_reads(reads);
         let mut matrix = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
-        let plan = Spmm::transposed(ctx, &matrix, k, SpmmAlgorithm::Auto).unwrap();
+        let plan = Spmm::transposed_with_options(ctx, &matrix, k, SpmmAlgorithm::Auto, &options).unwrap();
         let b_gpu = GpuDense::upload(ctx, &b, DenseLayout::RowMajor).unwrap();
         let mut c = GpuDense::zeros(ctx, a.cols(), k, DenseLayout::RowMajor).unwrap();
         let run = |c: &mut GpuDense<T>| plan.run(T::from_f64(1.0), &b_gpu, T::default(), c).unwrap();
@@ -422,7 +529,7 @@ fn transposed_plan_follows_a_values<T: Scalar>() {
         let h_gpu = h.each_ref().map(|h| GpuDense::upload(ctx, h, DenseLayout::RowMajor).unwrap());
         let sddmm = Sddmm::new(ctx, &matrix, 4, SddmmAlgorithm::Auto).unwrap();
         let mut scores = matrix.zeros_like(ctx).unwrap();
-        let scores_plan = Spmm::transposed(ctx, &scores, k, SpmmAlgorithm::Auto).unwrap();
+        let scores_plan = Spmm::transposed_with_options(ctx, &scores, k, SpmmAlgorithm::Auto, &options).unwrap();
         let mut outputs = [c, GpuDense::zeros(ctx, a.cols(), k, DenseLayout::RowMajor).unwrap()];
         let mut batch = ctx.batch();
         for (h, out) in h_gpu.iter().zip(outputs.iter_mut()) {

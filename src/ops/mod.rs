@@ -20,5 +20,5 @@ pub use sddmm::{Sddmm, SddmmAlgorithm, SddmmOptions};
 pub use spmm::{Spmm, SpmmAlgorithm, SpmmOptions};
 pub use spmv::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions};
 pub use sptrsv::{Diagonal, SolveReport, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
-pub use tile_options::TileOptions;
+pub use tile_options::{TileOptions, TransposedReads};
 pub use transpose::transpose;

@@ -130,6 +130,12 @@ impl<T: Scalar> Sddmm<T> {
         if options.group_rows.is_some() {
             return Err(Error::InvalidArgument("SddmmOptions: group_rows is SpMM's".into()));
         }
+        if options.row_parts.is_some() {
+            return Err(Error::InvalidArgument("SddmmOptions: row_parts is SpMM's".into()));
+        }
+        if options.transposed_reads.is_some() {
+            return Err(Error::InvalidArgument("SddmmOptions: transposed_reads is SpMM's with Aᵀ".into()));
+        }
         // N_S = 512, or shorter chunks on small matrices, so that nnz/N_S leaves MIN_TASKS
         // tasks (an entry's output is its own: chunks cost no combine). At least 64 entries in
         // f32 and 32 in f64: the decomposition (12 B a chunk, 8 B a long row) then stays under

@@ -21,6 +21,7 @@ use super::common::{
     block_split, blocks_of, check_len, check_row_major, row_blocks, transpose_split, Gathered, Operands, RowBlock,
     ScalarBinds, TileShape, MIN_TASKS,
 };
+use super::tile_options::TransposedReads;
 use crate::analysis::row_split::RowSplit;
 use crate::analysis::transpose::{InversePermutation, Transpose};
 use crate::context::Context;
@@ -89,13 +90,15 @@ pub type SpmmOptions = super::TileOptions;
 pub struct Spmm<T: Scalar> {
     ctx: Context,
     matrix: GpuSparse<T>,
-    /// A's transpose, when the plan computes `Aᵀ·B`, and A's values in its order.
-    transpose: Option<(Arc<Transpose>, TransposedValues<T>)>,
+    /// A's transpose, when the plan computes `Aᵀ·B`.
+    transpose: Option<TransposedA<T>>,
     algorithm: SpmmAlgorithm,
     k: usize,
     shape: TileShape,
     /// Tiles of C's columns (4 per lane of a slot) each row is cut into.
     col_tiles: u32,
+    /// Slots sharing each row ([`SpmmOptions::row_parts`]).
+    row_parts: u32,
     main: Kernel<kernel::Shader, T>,
     finish: Kernel<kernel::Shader, T>,
     /// Whether B is in more than one panel (the kernels' GATHER_PANELS variant).
@@ -115,29 +118,63 @@ struct Unused<T: Scalar> {
     long_rows: GpuVec<LongRow>,
     partials: GpuVec<T>,
     sums: GpuVec<u32>,
+    perm: GpuVec<u32>,
+    /// A's values, for the transpose of a matrix with no rows (hence no panels).
+    values: GpuVec<T>,
 }
 
 impl<T: Scalar> Unused<T> {
     fn new(ctx: &Context) -> Result<Self> {
-        Ok(Unused { chunks: ctx.zeros(1)?, long_rows: ctx.zeros(1)?, partials: ctx.zeros(1)?, sums: ctx.zeros(1)? })
+        Ok(Unused {
+            chunks: ctx.zeros(1)?,
+            long_rows: ctx.zeros(1)?,
+            partials: ctx.zeros(1)?,
+            sums: ctx.zeros(1)?,
+            perm: ctx.zeros(1)?,
+            values: ctx.zeros(1)?,
+        })
     }
 
     fn byte_len(&self) -> u64 {
-        self.chunks.byte_len() + self.long_rows.byte_len() + self.partials.byte_len() + self.sums.byte_len()
+        self.chunks.byte_len()
+            + self.long_rows.byte_len()
+            + self.partials.byte_len()
+            + self.sums.byte_len()
+            + self.perm.byte_len()
+            + self.values.byte_len()
     }
 }
 
-/// A's values in the order of its transpose's entries, for a plan of `Aᵀ·B`: the kernels
-/// read them in order, where reading A's through the permutation costs a scattered load per
-/// entry at every run (on the H100 about 2 ms of 5.45 on the 4M-row uniform matrix at
-/// k = 32; 3.61 with this copy when the values did not change, benches/NOTES.md). A pass
+/// A's transpose, for a plan of `Aᵀ·B`, and how the product reads A's values on it.
+struct TransposedA<T: Scalar> {
+    /// The pattern, kept with A's analyses.
+    pattern: Arc<Transpose>,
+    /// The plan's copy of A's values in the transpose's order ([`TransposedReads::Ordered`]);
+    /// `None`: the product reads A's values through the permutation.
+    ordered: Option<OrderedValues<T>>,
+}
+
+impl<T: Scalar> TransposedA<T> {
+    fn reads(&self) -> TransposedReads {
+        match self.ordered {
+            Some(_) => TransposedReads::Ordered,
+            None => TransposedReads::Permuted,
+        }
+    }
+}
+
+/// A's values in the order of its transpose's entries, for a plan of `Aᵀ·B` that reads
+/// them so ([`TransposedReads::Ordered`]): the kernels read them in order, where reading A's
+/// through the permutation costs a scattered load per entry at every run (on the H100 about
+/// 2 ms of 5.45 on the 4M-row uniform matrix at k = 32; 3.61 with this copy when the values
+/// did not change, benches/NOTES.md). A pass
 /// before every run (`shaders/transposed_values.wgsl`) compares A's values with the ones
 /// it last copied, in order, and copies only what changed, so the product always sees A's
 /// values as they are when it runs, whoever wrote them (an op, `update_values`, the
 /// caller's own writes to the buffer), and a batch dropped unsubmitted leaves nothing
 /// stale. A run after all of A's values changed pays a scattered write per value instead,
 /// about what the permuted reads cost (not measured).
-struct TransposedValues<T: Scalar> {
+struct OrderedValues<T: Scalar> {
     /// The pass, compiled with the plan so that recording it cannot fail on compilation.
     sync: Kernel<transposed_values::Shader>,
     /// The transpose's entry of each of A's entries (kept with A's analyses).
@@ -148,10 +185,10 @@ struct TransposedValues<T: Scalar> {
     ordered: GpuVec<T>,
 }
 
-impl<T: Scalar> TransposedValues<T> {
+impl<T: Scalar> OrderedValues<T> {
     fn new(ctx: &Context, a: &GpuSparse<T>, transpose: &Transpose) -> Result<Self> {
         let inverse = InversePermutation::of(ctx, a, transpose)?;
-        Ok(TransposedValues {
+        Ok(OrderedValues {
             sync: ctx.plain_kernel(Default::default(), Default::default())?,
             inverse,
             seen: ctx.zeros(a.nnz())?,
@@ -201,6 +238,7 @@ impl<T: Scalar> std::fmt::Debug for Spmm<T> {
             .field("algorithm", &self.algorithm)
             .field("transposed", &self.transpose.is_some())
             .field("k", &self.k)
+            .field("row_parts", &self.row_parts)
             .field("matrix", &self.matrix)
             .finish()
     }
@@ -226,11 +264,13 @@ impl<T: Scalar> Spmm<T> {
     /// Plans `C ← α·Aᵀ·B + β·C` for `a` (CSR, m × n), B m × k and C n × k. The first plan
     /// on a pattern builds its transpose on the GPU (a stable sort of the entries by column:
     /// each row of the transpose keeps A's row order, so the sums are deterministic) and
-    /// keeps it with A's analyses, pattern only. The plan keeps A's values in the transpose's
+    /// keeps it with A's analyses, pattern only. Every run sees A's values as they are when
+    /// it runs, however they were written; [`SpmmOptions::transposed_reads`] says how they
+    /// are read. On a small matrix (values up to 4 MiB) the product reads them through the
+    /// transpose's permutation. On a larger one the plan keeps them in the transpose's
     /// order, brought up to date before every run by a pass that reads A's values in order
-    /// and copies only those that changed (bit for bit), so every run sees A's values as they
-    /// are when it runs, however they were written. Unchanged values cost that pass two
-    /// ordered reads; a changed value a scattered write. The transpose's bytes and those
+    /// and copies only those that changed (bit for bit): unchanged values cost that pass two
+    /// ordered reads, a changed value a scattered write. The transpose's bytes and those
     /// copies' (an index and two values an entry) are [`Spmm::transpose_bytes`]. A in more
     /// than one panel is refused ([`Error::LimitExceeded`]).
     pub fn transposed(ctx: &Context, a: &GpuSparse<T>, k: usize, algorithm: SpmmAlgorithm) -> Result<Self> {
@@ -270,13 +310,20 @@ impl<T: Scalar> Spmm<T> {
         }
         let shape = TileShape::resolve(ctx, "SpmmOptions", options, k, 512u64.max(8 * k as u64), false)?;
         let col_tiles = k.div_ceil(4 * shape.lanes as usize).max(1) as u32;
-        let transpose = match transposed {
-            true => {
-                let t = Transpose::of(ctx, a)?;
-                let values = TransposedValues::new(ctx, a, &t)?;
-                Some((t, values))
+        let transpose = match (transposed, options.transposed_reads) {
+            (true, reads) => {
+                let pattern = Transpose::of(ctx, a)?;
+                let value_bytes = a.nnz() as u64 * T::KIND.size();
+                let ordered = match reads.unwrap_or(TransposedReads::default_for(value_bytes)) {
+                    TransposedReads::Ordered => Some(OrderedValues::new(ctx, a, &pattern)?),
+                    TransposedReads::Permuted => None,
+                };
+                Some(TransposedA { pattern, ordered })
             }
-            false => None,
+            (false, Some(_)) => {
+                return Err(Error::InvalidArgument("SpmmOptions: transposed_reads is for plans of Aᵀ·B".into()))
+            }
+            (false, None) => None,
         };
         let (op_rows, op_cols) = op_shape(a, transposed);
         // B and C have k columns: the same panels.
@@ -307,7 +354,7 @@ impl<T: Scalar> Spmm<T> {
             let split = if chunked {
                 let (max_len, chunk_len) = (shape.chunk_len, shape.chunk_len);
                 let split = match &transpose {
-                    Some((t, _)) => transpose_split(ctx, a, t, &rows, max_len, chunk_len)?,
+                    Some(t) => transpose_split(ctx, a, &t.pattern, &rows, max_len, chunk_len)?,
                     None => block_split(ctx, a, &rows, max_len, chunk_len)?,
                 };
                 let per_k = match algorithm {
@@ -325,12 +372,16 @@ impl<T: Scalar> Spmm<T> {
             };
             blocks.push(Block { rows, split, group_rows });
         }
-        let overrides = kernel::Overrides { wg_size: shape.workgroup_size, lanes: shape.lanes };
+        let grouped = blocks.iter().any(|b| b.group_rows > 1);
+        let row_parts = row_parts(options, &shape, chunked, grouped, a.nnz(), op_rows, col_tiles as usize)?;
+        let overrides = kernel::Overrides { wg_size: shape.workgroup_size, lanes: shape.lanes, parts: row_parts };
         let flags = |finish| kernel::Flags {
             atomic: algorithm == SpmmAlgorithm::RodeAtomic,
             finish,
             gather_panels: paneled_b,
-            grouped: blocks.iter().any(|b| b.group_rows > 1),
+            permuted: transpose.as_ref().is_some_and(|t| t.ordered.is_none()),
+            grouped,
+            split_rows: row_parts > 1,
         };
         Ok(Spmm {
             main: ctx.kernel::<kernel::Shader, T>(flags(false), overrides)?,
@@ -342,6 +393,7 @@ impl<T: Scalar> Spmm<T> {
             k,
             shape,
             col_tiles,
+            row_parts,
             paneled_b,
             blocks,
             scratch: ctx.zeros(scratch_len)?,
@@ -354,9 +406,19 @@ impl<T: Scalar> Spmm<T> {
         self.algorithm
     }
 
+    /// Slots that share each row ([`SpmmOptions::row_parts`]; 1: a slot per row).
+    pub fn row_parts(&self) -> u32 {
+        self.row_parts
+    }
+
     /// Whether the plan computes `Aᵀ·B`.
     pub fn is_transposed(&self) -> bool {
         self.transpose.is_some()
+    }
+
+    /// How a plan of `Aᵀ·B` reads A's values (`None` for a plan of `A·B`).
+    pub fn transposed_reads(&self) -> Option<TransposedReads> {
+        self.transpose.as_ref().map(TransposedA::reads)
     }
 
     /// Device bytes of the transpose a transposed plan runs on: its pattern (kept with A's
@@ -364,7 +426,9 @@ impl<T: Scalar> Spmm<T> {
     /// and this plan's own copies of A's values (4 + 2·size bytes an entry with the inverse);
     /// 0 for a plan of `A·B`. Not counted in [`Spmm::extra_bytes`].
     pub fn transpose_bytes(&self) -> u64 {
-        self.transpose.as_ref().map_or(0, |(t, values)| crate::matrix::Analysis::device_bytes(&**t) + values.byte_len())
+        self.transpose.as_ref().map_or(0, |t| {
+            crate::matrix::Analysis::device_bytes(&*t.pattern) + t.ordered.as_ref().map_or(0, OrderedValues::byte_len)
+        })
     }
 
     /// Device bytes this plan allocated beyond A, B, C and A's transpose (shared analyses
@@ -412,8 +476,9 @@ impl<T: Scalar> Spmm<T> {
         }
         let ctx = rec.context().clone();
         let scaling = ScalarBinds::new(&ctx, alpha, beta)?;
-        if let (Some((_, values)), false) = (&self.transpose, scaling.host_alpha() == Some(T::default())) {
-            values.record_sync(rec, &self.matrix)?;
+        let ordered = self.transpose.as_ref().and_then(|t| t.ordered.as_ref());
+        if let (Some(ordered), false) = (ordered, scaling.host_alpha() == Some(T::default())) {
+            ordered.record_sync(rec, &self.matrix)?;
         }
         for block in &self.blocks {
             let rows = &block.rows;
@@ -430,7 +495,8 @@ impl<T: Scalar> Spmm<T> {
             let chunk_tasks = (chunks * self.col_tiles as usize) as u64;
             let chunk_workgroups = self.shape.workgroups(chunk_tasks);
             let groups = rows.local.len().div_ceil(block.group_rows as usize);
-            let row_workgroups = self.shape.workgroups((groups * self.col_tiles as usize) as u64);
+            let row_workgroups =
+                self.shape.workgroups((groups * self.col_tiles as usize) as u64 * self.row_parts as u64);
             let (max_len, chunk_len) = match block.split {
                 Some(_) => (self.shape.chunk_len, self.shape.chunk_len),
                 None => (u32::MAX, u32::MAX),
@@ -454,6 +520,7 @@ impl<T: Scalar> Spmm<T> {
                 row_offsets: source.row_offsets.bind_range(rows.local.start..rows.local.end + 1),
                 col_indices: source.col_indices.bind(),
                 values: source.values.bind(),
+                perm: source.perm.bind(),
                 gather0,
                 gather1,
                 gather2,
@@ -485,16 +552,31 @@ impl<T: Scalar> Spmm<T> {
 
     /// The CSR arrays the kernels walk for `block`: its panel of A, or A's transpose.
     fn rows_of(&self, block: &RowBlock) -> Result<RowSource<'_, T>> {
-        if let Some((t, values)) = &self.transpose {
-            return Ok(RowSource { row_offsets: &t.row_offsets, col_indices: &t.col_indices, values: &values.ordered });
-        }
-        match self.matrix.panels().get(block.panel).map(|p| p.storage()) {
-            Some(PanelStorage::Csr(a)) => {
-                Ok(RowSource { row_offsets: a.row_offsets(), col_indices: a.col_indices(), values: a.values() })
-            }
-            Some(_) => Err(Error::Validation("spmm: a panel that is not CSR".into())),
-            None => Err(Error::Validation("spmm: a block past A's panels".into())),
-        }
+        let panel = self.matrix.panels().get(block.panel).map(|p| p.storage());
+        let a = match panel {
+            Some(PanelStorage::Csr(a)) => Some(a),
+            None if self.transpose.is_some() => None,
+            _ => return Err(Error::Validation("spmm: a panel that is not CSR".into())),
+        };
+        Ok(match (&self.transpose, a) {
+            (Some(t), a) => RowSource {
+                row_offsets: &t.pattern.row_offsets,
+                col_indices: &t.pattern.col_indices,
+                values: match (&t.ordered, a) {
+                    (Some(ordered), _) => &ordered.ordered,
+                    (None, Some(a)) => a.values(),
+                    (None, None) => &self.unused.values,
+                },
+                perm: &t.pattern.perm,
+            },
+            (None, Some(a)) => RowSource {
+                row_offsets: a.row_offsets(),
+                col_indices: a.col_indices(),
+                values: a.values(),
+                perm: &self.unused.perm,
+            },
+            (None, None) => return Err(Error::Validation("spmm: a block past A's panels".into())),
+        })
     }
 
     /// Records and submits the product; returns without waiting for the GPU.
@@ -511,11 +593,13 @@ impl<T: Scalar> Spmm<T> {
     }
 }
 
-/// The CSR arrays of the rows a block walks.
+/// The CSR arrays of the rows a block walks, and the permutation its values are read
+/// through (used only by a plan of `Aᵀ·B` that reads them so).
 struct RowSource<'a, T: Scalar> {
     row_offsets: &'a GpuVec<u32>,
     col_indices: &'a GpuVec<u32>,
     values: &'a GpuVec<T>,
+    perm: &'a GpuVec<u32>,
 }
 
 /// Rows and columns of `op(A)`.
@@ -524,5 +608,38 @@ fn op_shape<T: Scalar>(a: &GpuSparse<T>, transposed: bool) -> (usize, usize) {
         (a.cols(), a.rows())
     } else {
         (a.rows(), a.cols())
+    }
+}
+
+/// Slots per row ([`SpmmOptions::row_parts`]) for a matrix of `rows` one-row groups of
+/// `nnz` entries in all, each taken once per tile of C's columns (`col_tiles`): checked, or
+/// the default. Where the tasks (rows × column tiles) are fewer than [`MIN_TASKS`], as many
+/// as bring them there, leaving each part of a mean row two batches of gathers (8 entries)
+/// at least, within a workgroup's slots.
+fn row_parts(
+    options: &SpmmOptions,
+    shape: &TileShape,
+    chunked: bool,
+    grouped: bool,
+    nnz: usize,
+    rows: usize,
+    col_tiles: usize,
+) -> Result<u32> {
+    let slots = shape.slots() as u32;
+    let refuse = |why: String| Err(Error::InvalidArgument(format!("SpmmOptions: row_parts {why}")));
+    match options.row_parts {
+        Some(p) if !p.is_power_of_two() || p > slots => {
+            refuse(format!("{p} must be a power of two up to {slots} (the slots of a workgroup)"))
+        }
+        Some(p) if p > 1 && !chunked => refuse("is RoDe's: the row-group baseline takes a slot per row".into()),
+        Some(p) if p > 1 && grouped => refuse("needs one-row groups (group_rows 1)".into()),
+        Some(p) => Ok(p),
+        None if !chunked || grouped || rows == 0 => Ok(1),
+        None => {
+            let by_tasks = MIN_TASKS / (rows * col_tiles).max(1);
+            let by_length = nnz / rows / 8;
+            let parts = by_tasks.min(by_length).min(slots as usize).max(1) as u32;
+            Ok(1 << parts.ilog2())
+        }
     }
 }

@@ -35,6 +35,67 @@ pub struct TileOptions {
     /// 16,384 groups (one row each below 32,768 rows: small matrices need the parallelism);
     /// the `row-group` baseline always takes one. SDDMM refuses it.
     pub group_rows: Option<u32>,
+    /// SpMM (RoDe): slots that share each row, each taking a consecutive part of its entries,
+    /// their sums added in workgroup memory, so that a row's serial chain of loads is that
+    /// many times shorter where rows are too few to fill the GPU. A power of two up to the
+    /// slots of a workgroup; more than 1 needs one-row groups (`group_rows` 1) and RoDe (the
+    /// `row-group` baseline takes a slot per row). Default 1, except where rows × column
+    /// tiles are fewer than 16,384 tasks and rows average 16 entries or more: then the
+    /// largest power of two within 16,384 / tasks, the mean row length / 8 and the slots of a
+    /// workgroup. SDDMM refuses it.
+    pub row_parts: Option<u32>,
+    /// SpMM with `Aᵀ` ([`Spmm::transposed`](super::Spmm::transposed)): how the product reads
+    /// A's values. Default: [`TransposedReads::Permuted`] where A's values take at most
+    /// [`TransposedReads::PERMUTED_MAX_BYTES`], [`TransposedReads::Ordered`] above. SpMM on A
+    /// and SDDMM refuse it.
+    pub transposed_reads: Option<TransposedReads>,
+}
+
+/// How SpMM with `Aᵀ` reads A's values, which are stored in A's order while the product
+/// walks the transpose's. Both see A's values as they are when the product runs, however
+/// they were written; they differ in cost only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransposedReads {
+    /// Through the transpose's permutation, in the product's own dispatch: a scattered
+    /// read per entry at every run, nothing kept but the transpose. Best where A's values
+    /// are few enough to stay in cache and a second dispatch would cost more than the
+    /// scattered reads (small matrices).
+    Permuted,
+    /// From the plan's copy of A's values in the transpose's order, read in order; a pass
+    /// before every run compares A's values with the copy (in order) and scatters only
+    /// those that changed. Costs an index and two values an entry (with the transpose's
+    /// bytes) and a second dispatch; on large matrices much faster than `Permuted` when
+    /// the values did not change (the H100, 4M-row uniform matrix, k = 32: 3.61 ms against
+    /// 5.45).
+    Ordered,
+}
+
+impl TransposedReads {
+    /// The size of A's values up to which [`TransposedReads::Permuted`] is the default:
+    /// 4 MiB, well within a large GPU's last-level cache.
+    pub const PERMUTED_MAX_BYTES: u64 = 4 << 20;
+
+    /// The default for a matrix whose values take `value_bytes`.
+    pub fn default_for(value_bytes: u64) -> Self {
+        match value_bytes <= Self::PERMUTED_MAX_BYTES {
+            true => TransposedReads::Permuted,
+            false => TransposedReads::Ordered,
+        }
+    }
+
+    /// The name the bench uses (`permuted`, `ordered`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TransposedReads::Permuted => "permuted",
+            TransposedReads::Ordered => "ordered",
+        }
+    }
+
+    /// The reads named `name` (see [`TransposedReads::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        [TransposedReads::Permuted, TransposedReads::Ordered].into_iter().find(|r| r.name() == name)
+    }
 }
 
 impl TileOptions {
@@ -56,6 +117,16 @@ impl TileOptions {
     /// Sets [`TileOptions::lanes`].
     pub fn lanes(mut self, lanes: u32) -> Self {
         self.lanes = Some(lanes);
+        self
+    }
+    /// Sets [`TileOptions::row_parts`].
+    pub fn row_parts(mut self, parts: u32) -> Self {
+        self.row_parts = Some(parts);
+        self
+    }
+    /// Sets [`TileOptions::transposed_reads`].
+    pub fn transposed_reads(mut self, reads: TransposedReads) -> Self {
+        self.transposed_reads = Some(reads);
         self
     }
 }

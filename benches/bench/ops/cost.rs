@@ -5,6 +5,8 @@
 //!
 //! A new op adds its [`Model`] and a function from shape to [`Cost`] here.
 
+use wgsparse::ops::TransposedReads;
+
 /// Bytes moved and flops done by one run of an op.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cost {
@@ -59,17 +61,24 @@ pub fn spmm(a: Shape, k: u64, v: u64) -> Cost {
 }
 
 /// SpMM with `Aᵀ` (`C = Aᵀ·B`, B rows × k, C cols × k) on the kept transpose: its offsets
-/// and row indices, A's values in its order, B and C once; and the check of A's values
-/// against the plan's copy (A's values and the copy, read in order; nothing written when
-/// they did not change, as in the bench's repeated runs).
-pub const SPMM_T: Model =
-    Model {
-        bytes: "nnz·(4+3v) + (cols+1)·4 + (rows+cols)·k·v, v = 4 (f32) or 8 (f64)", flops: "2·nnz·k", error: None
-    };
+/// and row indices, A's values, B and C once. A's values as the plan reads them by default
+/// (`TransposedReads::default_for`): on a large matrix the plan's copy in the transpose's
+/// order, and the check of A's values against the copy before it (A's values and the copy,
+/// read in order; nothing written when they did not change, as in the bench's repeated
+/// runs), `3v`; on a small one A's values through the permutation, `4 + v`.
+pub const SPMM_T: Model = Model {
+    bytes: "nnz·(4+3v), or nnz·(8+v) where A's values are at most 4 MiB, + (cols+1)·4 + (rows+cols)·k·v, v = 4 (f32) or 8 (f64)",
+    flops: "2·nnz·k",
+    error: None,
+};
 
 /// See [`SPMM_T`]; `v` bytes per value.
 pub fn spmm_t(a: Shape, k: u64, v: u64) -> Cost {
-    Cost { bytes: Some(a.nnz * (4 + 3 * v) + (a.cols + 1) * 4 + (a.cols + a.rows) * k * v), flops: Some(2 * a.nnz * k) }
+    let per_entry = match TransposedReads::default_for(a.nnz * v) {
+        TransposedReads::Permuted => 8 + v,
+        _ => 4 + 3 * v,
+    };
+    Cost { bytes: Some(a.nnz * per_entry + (a.cols + 1) * 4 + (a.cols + a.rows) * k * v), flops: Some(2 * a.nnz * k) }
 }
 
 /// SDDMM `C = A ⊙ (B1·B2ᵀ)` (B1 rows × k, B2 cols × k): A once, B1 and B2 read once, C's

@@ -158,7 +158,14 @@ struct SpmmRuns<'a, T: Scalar> {
 
 impl<T: Scalar> Prepared for SpmmRuns<'_, T> {
     fn label(&self) -> String {
-        let used = self.copies[0].plan.algorithm().name();
+        let plan = &self.copies[0].plan;
+        let mut used = plan.algorithm().name().to_string();
+        if plan.row_parts() > 1 {
+            used += &format!(", {} slots a row", plan.row_parts());
+        }
+        if let Some(reads) = plan.transposed_reads() {
+            used += &format!(", {} reads", reads.name());
+        }
         match (&self.variant, self.requested) {
             _ if self.materialised => format!("{} ({used})", self.variant.as_deref().unwrap_or(MATERIALISED)),
             (Some(variant), _) => variant.clone(),

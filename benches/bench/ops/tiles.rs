@@ -1,7 +1,7 @@
 //! What the sparse × dense ops (SpMM, SDDMM) share in the bench: their widths, their
 //! tuning knobs on the command line, and their dense operands.
 
-use wgsparse::ops::TileOptions;
+use wgsparse::ops::{TileOptions, TransposedReads};
 use wgsparse::{Context, CsrMatrix, DenseLayout, DenseMatrix, GpuDense, Scalar};
 
 use super::OpError;
@@ -16,19 +16,20 @@ pub fn widths(scale: Scale) -> Vec<usize> {
 }
 
 /// Splits `name:key=value…` into the algorithm's name and its tuning knobs: `wg`, `chunk`,
-/// `lanes`, `group` (SpMM's rows per slot).
+/// `lanes`, `group` (SpMM's rows per slot), `parts` (SpMM's slots per row), `reads` (SpMM-T's `permuted` or `ordered`).
 pub fn parse(name: &str) -> Option<(&str, TileOptions)> {
     let mut parts = name.split(':');
     let algorithm = parts.next()?;
     let mut options = TileOptions::default();
     for part in parts {
         let (key, value) = part.split_once('=')?;
-        let value: u32 = value.parse().ok()?;
-        options = match key {
-            "wg" => options.workgroup_size(value),
-            "chunk" => options.chunk_len(value),
-            "lanes" => options.lanes(value),
-            "group" => options.group_rows(value),
+        options = match (key, value.parse::<u32>()) {
+            ("wg", Ok(value)) => options.workgroup_size(value),
+            ("chunk", Ok(value)) => options.chunk_len(value),
+            ("lanes", Ok(value)) => options.lanes(value),
+            ("group", Ok(value)) => options.group_rows(value),
+            ("parts", Ok(value)) => options.row_parts(value),
+            ("reads", _) => options.transposed_reads(TransposedReads::from_name(value)?),
             _ => return None,
         };
     }
