@@ -43,6 +43,9 @@ struct Params {
     // Entries on the other side of the diagonal belong to another factor (an incomplete LU
     // kept in one matrix): skipped without a problem.
     other_triangle: u32,
+    // A team takes tickets until none are left (a launch with fewer workgroups than
+    // tickets), rather than one.
+    persistent: u32,
 }
 
 var<immediate> params: Params;
@@ -378,34 +381,12 @@ fn team_state(done: bool, progressed: bool, lid: u32) -> vec2<bool> {
 }
 #endif
 
-@compute @workgroup_size(WG_SIZE)
-fn main(@builtin(local_invocation_index) lid: u32
-#ifdef SUBGROUP
-        , @builtin(subgroup_invocation_id) lane: u32
-#endif
-) {
-#ifdef SUBGROUP
-    // Lanes counted, not assumed: any subgroup size and layout takes its own positions.
-    let lanes = subgroupAdd(1u);
-    let rank = subgroupExclusiveAdd(1u);
-    var first = 0u;
-    if rank == 0u {
-        first = atomicAdd(&status[STATUS_TICKET], lanes);
-    }
-    let pos = subgroupBroadcastFirst(first) + rank;
-#else
-    if lid == 0u {
-        team_value = atomicAdd(&status[STATUS_TICKET], WG_SIZE);
-    }
-    let pos = workgroupUniformLoad(&team_value) + lid;
-#endif
-#ifdef SUBGROUP
-    let long_row = BLOCK_PER_LANE * subgroupMax(rank + 1u);
-#else
-    let long_row = NONE;
-#endif
+// Solves the items of one ticket (team-uniform: every lane of the team calls it); false when
+// the team ran out of spins and left items unsolved.
+fn solve_ticket(pos: u32, lid: u32, lane: u32, rank: u32, long_row: u32) -> bool {
     var item = start(pos);
     var stalls = 0u;
+    var finished = true;
     loop {
         var progressed = false;
         if !item.done {
@@ -420,6 +401,7 @@ fn main(@builtin(local_invocation_index) lid: u32
         }
         stalls = select(stalls + 1u, 0u, team.y);
         if stalls > params.spin_limit {
+            finished = false;
             break;
         }
         if !team.y {
@@ -437,7 +419,7 @@ fn main(@builtin(local_invocation_index) lid: u32
         let level = select(0u, item.level + 1u, item.solved_here);
 #ifdef SUBGROUP
         let top = subgroupMax(level);
-        if subgroupExclusiveAdd(1u) == 0u && top > 0u {
+        if rank == 0u && top > 0u {
             atomicMax(&status[STATUS_MAX_LEVEL], top);
         }
 #else
@@ -445,5 +427,53 @@ fn main(@builtin(local_invocation_index) lid: u32
             atomicMax(&status[STATUS_MAX_LEVEL], level);
         }
 #endif
+    }
+    return finished;
+}
+
+// A launch may have fewer workgroups than tickets (`SptrsvOptions::max_workgroups`, with
+// `params.persistent`): a team then takes tickets until none are left, so that no more teams
+// poll than the launch allows, and leaves at its first ticket that ran out of spins (a
+// relaunch goes on from the lowest unsolved position). Otherwise a team takes one ticket and
+// leaves: a team that stayed would poll its later tickets as the oldest warp of its SM, which
+// a GPU's scheduler may favour over the younger teams it waits on (on the H100 an uncapped
+// persistent launch took 50 s on the 2-D Laplacian in level order, against 23 ms).
+@compute @workgroup_size(WG_SIZE)
+fn main(@builtin(local_invocation_index) lid: u32
+#ifdef SUBGROUP
+        , @builtin(subgroup_invocation_id) lane: u32
+#endif
+) {
+#ifdef SUBGROUP
+    // Lanes counted, not assumed: any subgroup size and layout takes its own positions.
+    let lanes = subgroupAdd(1u);
+    let rank = subgroupExclusiveAdd(1u);
+    let long_row = BLOCK_PER_LANE * subgroupMax(rank + 1u);
+#else
+    let lane = 0u;
+    let rank = lid;
+    let long_row = NONE;
+#endif
+    loop {
+#ifdef SUBGROUP
+        var first = 0u;
+        if rank == 0u {
+            first = atomicAdd(&status[STATUS_TICKET], lanes);
+        }
+        let team_first = subgroupBroadcastFirst(first);
+#else
+        // Every lane has read the last round's flags before team_value is written again.
+        workgroupBarrier();
+        if lid == 0u {
+            team_value = atomicAdd(&status[STATUS_TICKET], WG_SIZE);
+        }
+        let team_first = workgroupUniformLoad(&team_value);
+#endif
+        if team_first >= params.items {
+            break;
+        }
+        if !solve_ticket(team_first + rank, lid, lane, rank, long_row) || params.persistent == 0u {
+            break;
+        }
     }
 }

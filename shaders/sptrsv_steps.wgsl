@@ -7,7 +7,10 @@
 // - FINISH: f64 only; rewrites each solved item's encoded words as the plain f64 and marks
 //   its aux word DECODED (the level kept); unsolved items stay NaN;
 // - LEVELS: the keys and values of the level sort, keys[r] = level of row r − 1 (read from
-//   its first item), rows_out[r] = r.
+//   its first item), rows_out[r] = r; and the widest level's row count, rounded down to a
+//   power of two, in status[0] (`x` counts each level's rows: each row adds itself, and the
+//   one whose count reaches a power of two raises the maximum, so the word is written a
+//   few times per level, not once per row).
 #import invocation
 #import sptrsv_words
 
@@ -24,8 +27,10 @@ struct Params {
     rows: u32,
     k: u32,
     f64_values: u32,
-    // Positions one workgroup of the solve takes.
+    // Positions one workgroup of the solve takes, and the most workgroups a launch has (its
+    // teams then take several tickets each).
     solve_workgroup: u32,
+    max_solve_workgroups: u32,
     max_workgroups_per_dimension: u32,
 }
 
@@ -69,7 +74,8 @@ fn relaunch(i: u32) {
     atomicStore(&status[STATUS_TICKET], lowest);
     atomicStore(&status[STATUS_LOWEST_UNSOLVED], NONE);
     atomicAdd(&status[STATUS_RELAUNCHES], 1u);
-    let workgroups = (params.items - lowest + params.solve_workgroup - 1u) / params.solve_workgroup;
+    let workgroups = min((params.items - lowest + params.solve_workgroup - 1u) / params.solve_workgroup,
+                         params.max_solve_workgroups);
     let width = min(workgroups, params.max_workgroups_per_dimension);
     args[0] = width;
     args[1] = (workgroups + width - 1u) / width;
@@ -98,6 +104,10 @@ fn levels(i: u32) {
     let level = select(w, f64_level(w), params.f64_values != 0u);
     keys[i] = level - 1u;
     rows_out[i] = i;
+    let count = atomicAdd(&x[level - 1u], 1u) + 1u;
+    if (count & (count - 1u)) == 0u {
+        atomicMax(&status[0], count);
+    }
 }
 
 fn run(i: u32) {

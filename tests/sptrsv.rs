@@ -73,9 +73,10 @@ fn triangles(seed: u64) -> Vec<(String, CsrMatrix<f32>)> {
     ]
 }
 
-/// Every triangle × lower/upper × unit/non-unit × algorithm, two solves each (the first
-/// captures levels, the second may run in level order), against the twin.
-fn check_grid<T: Scalar>(test: &str, ks: &[usize]) {
+/// Every triangle × lower/upper × unit/non-unit × algorithm × launch cap
+/// ([`SptrsvOptions::max_workgroups`]), two solves each (the first captures levels, the
+/// second may run in level order), against the twin.
+fn check_grid<T: Scalar>(test: &str, ks: &[usize], caps: &[Option<u32>]) {
     let seed = common::seed(test);
     let mut rng = Rng::new(seed);
     let mut failures = Vec::new();
@@ -93,9 +94,12 @@ fn check_grid<T: Scalar>(test: &str, ks: &[usize]) {
                     let side = if upper { Triangle::Upper } else { Triangle::Lower };
                     for diagonal in [Diagonal::NonUnit, Diagonal::Unit] {
                         let unit = diagonal == Diagonal::Unit;
-                        for algorithm in [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder, SptrsvAlgorithm::Auto]
+                        let algorithms =
+                            [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder, SptrsvAlgorithm::Auto];
+                        for (algorithm, &max_workgroups) in
+                            algorithms.into_iter().flat_map(|a| caps.iter().map(move |c| (a, c)))
                         {
-                            let options = SptrsvOptions { rhs: k, ..Default::default() };
+                            let options = SptrsvOptions { rhs: k, max_workgroups, ..Default::default() };
                             let plan = TriangularSolve::with_options(ctx, &matrix, side, diagonal, algorithm, options)
                                 .unwrap();
                             for round in 0..2 {
@@ -112,7 +116,7 @@ fn check_grid<T: Scalar>(test: &str, ks: &[usize]) {
                                     err <= common::tolerance::<T>() || (T::KIND == ElementKind::F32 && backward <= 1.0);
                                 if err.is_nan() || !within {
                                     failures.push(format!(
-                                        "{mode} {name} k={k} upper={upper} unit={unit} {} round {round}: {err:e} (backward {backward:.2})",
+                                        "{mode} {name} k={k} upper={upper} unit={unit} {} cap {max_workgroups:?} round {round}: {err:e} (backward {backward:.2})",
                                         algorithm.name()
                                     ));
                                 }
@@ -131,12 +135,24 @@ fn check_grid<T: Scalar>(test: &str, ks: &[usize]) {
 
 #[test]
 fn solves_match_twin_f32() {
-    check_grid::<f32>("solves_match_twin_f32", &[1, 4, 33]);
+    check_grid::<f32>("solves_match_twin_f32", &[1, 4, 33], &[None]);
 }
 
 #[test]
 fn solves_match_twin_f64() {
-    check_grid::<f64>("solves_match_twin_f64", &[1, 33]);
+    check_grid::<f64>("solves_match_twin_f64", &[1, 33], &[None]);
+}
+
+/// Launches of 1 and 3 workgroups: each team takes ticket after ticket (one workgroup solves
+/// everything alone).
+#[test]
+fn capped_launches_match_twin_f32() {
+    check_grid::<f32>("capped_launches_match_twin_f32", &[1, 4], &[Some(1), Some(3)]);
+}
+
+#[test]
+fn capped_launches_match_twin_f64() {
+    check_grid::<f64>("capped_launches_match_twin_f64", &[1], &[Some(3)]);
 }
 
 /// `Aᵀ·x = b` on the GPU transpose: L lower gives an upper solve, against the twin on the
@@ -183,9 +199,10 @@ fn tiny_spin_bound_relaunches_and_still_solves() {
     let mut rng = Rng::new(seed);
     let (_, chain) = triangles(seed).into_iter().find(|(n, _)| n == "chain_3000").unwrap();
     let mut relaunched = 0;
-    for (mode, ctx) in common::contexts_for::<f32>() {
+    let runs = common::contexts_for::<f32>().into_iter().flat_map(|c| [None, Some(4)].map(|cap| (c, cap)));
+    for ((mode, ctx), max_workgroups) in runs {
         let matrix = GpuSparse::from_csr(ctx, &chain, Conversion::Csr).unwrap();
-        let options = SptrsvOptions { spin_limit: 0, relaunch_rounds: 1, ..Default::default() };
+        let options = SptrsvOptions { spin_limit: 0, relaunch_rounds: 1, max_workgroups, ..Default::default() };
         let plan = TriangularSolve::with_options(
             ctx,
             &matrix,
@@ -203,10 +220,42 @@ fn tiny_spin_bound_relaunches_and_still_solves() {
         let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
         let want = triangular_solve(&chain, false, false, &b64, 1).unwrap();
         let err = relative_error(&x.read_blocking().unwrap(), &want);
-        eprintln!("{mode}: {} relaunches, error {err:e}", report.relaunches);
-        assert!(err < 1e-5, "{mode}: {err:e}");
+        eprintln!("{mode} cap {max_workgroups:?}: {} relaunches, error {err:e}", report.relaunches);
+        assert!(err < 1e-5, "{mode} cap {max_workgroups:?}: {err:e}");
     }
     assert!(relaunched > 0, "a spin bound of 0 on a 3,000-row chain should need relaunches");
+}
+
+/// A launch of one workgroup takes every ticket in turn: on the chain each team's
+/// predecessors are its own earlier rows, so it never waits a round without progress, and
+/// even a spin bound of 0 needs no relaunch.
+#[test]
+fn one_workgroup_takes_every_ticket() {
+    let seed = common::seed("one_workgroup_takes_every_ticket");
+    let mut rng = Rng::new(seed);
+    let (_, chain) = triangles(seed).into_iter().find(|(n, _)| n == "chain_3000").unwrap();
+    for (mode, ctx) in common::contexts_for::<f32>() {
+        let matrix = GpuSparse::from_csr(ctx, &chain, Conversion::Csr).unwrap();
+        let options =
+            SptrsvOptions { spin_limit: 0, relaunch_rounds: 1, max_workgroups: Some(1), ..Default::default() };
+        let plan = TriangularSolve::with_options(
+            ctx,
+            &matrix,
+            Triangle::Lower,
+            Diagonal::NonUnit,
+            SptrsvAlgorithm::RowOrder,
+            options,
+        )
+        .unwrap();
+        let b = rhs::<f32>(chain.rows(), &mut rng);
+        let mut x = ctx.upload(&vec![f32::NAN; chain.rows()]).unwrap();
+        let report = plan.solve(&ctx.upload(&b).unwrap(), &mut x).unwrap();
+        let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
+        let err =
+            relative_error(&x.read_blocking().unwrap(), &triangular_solve(&chain, false, false, &b64, 1).unwrap());
+        assert!(err < 1e-5, "{mode}: {err:e}");
+        assert_eq!(report.relaunches, 0, "{mode}: one workgroup solves the chain alone");
+    }
 }
 
 /// Repeated solves give the same bits: each row's sum runs in its entries' order whatever
@@ -303,10 +352,20 @@ fn unsolvable_input_and_misuse_are_typed_errors() {
     let ell = GpuSparse::from_csr(ctx, &generate::laplacian_2d(3), Conversion::Ell(Default::default())).unwrap();
     let refused = TriangularSolve::new(ctx, &ell, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto);
     assert!(matches!(refused, Err(Error::InvalidArgument(_))));
-    let options = SptrsvOptions { rhs: 0, ..Default::default() };
-    let refused =
-        TriangularSolve::with_options(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto, options);
-    assert!(matches!(refused, Err(Error::InvalidArgument(_))));
+    for options in [
+        SptrsvOptions { rhs: 0, ..Default::default() },
+        SptrsvOptions { max_workgroups: Some(0), ..Default::default() },
+    ] {
+        let refused = TriangularSolve::with_options(
+            ctx,
+            &matrix,
+            Triangle::Lower,
+            Diagonal::NonUnit,
+            SptrsvAlgorithm::Auto,
+            options,
+        );
+        assert!(matches!(refused, Err(Error::InvalidArgument(_))), "{options:?}");
+    }
     if let Some((_, other)) = common::contexts().get(1) {
         let foreign = other.upload(&[1.0f32, 1.0]).unwrap();
         let mut x = ctx.zeros::<f32>(2).unwrap();

@@ -21,6 +21,8 @@ pub(crate) struct LevelSets {
     pub(crate) order: GpuVec<u32>,
     /// How many levels.
     pub(crate) levels: usize,
+    /// Rows of the widest level, rounded down to a power of two.
+    pub(crate) widest: usize,
 }
 
 impl Analysis for LevelSets {
@@ -47,13 +49,16 @@ impl LevelSets {
         format!("level sets ({what})")
     }
 
-    /// Sorts the rows by their captured levels (recorded and submitted; not waited for).
+    /// Sorts the rows by their captured levels and measures the widest level (waited for:
+    /// a launch's size follows it).
     pub(crate) fn build(ctx: &Context, captured: CapturedLevels<'_>) -> Result<Self> {
         let rows = captured.rows;
         let (keys, order) = (ctx.zeros::<u32>(rows)?, ctx.zeros::<u32>(rows)?);
         let sort = RadixSort::new(ctx, rows)?;
-        // Stand-ins for the bindings LEVELS does not use (writable bindings must not alias).
-        let unused = [ctx.zeros::<u32>(1)?, ctx.zeros::<u32>(1)?, ctx.zeros::<u32>(1)?];
+        // Each level's rows, and the widest (LEVELS's `x` and `status`).
+        let (counts, widest) = (ctx.zeros::<u32>(captured.levels.max(1))?, ctx.zeros::<u32>(1)?);
+        // A stand-in for the binding LEVELS does not use.
+        let unused = ctx.zeros::<u32>(1)?;
         let kernel = ctx.plain_kernel::<steps::Shader>(Default::default(), Default::default())?;
         let params = steps::Params {
             step: SolveStep::Levels as u32,
@@ -63,10 +68,10 @@ impl LevelSets {
             ..Default::default()
         };
         let bindings = steps::Bindings {
-            x: unused[0].bind(),
+            x: counts.bind(),
             aux: captured.aux.bind(),
-            status: unused[1].bind(),
-            args: unused[2].bind(),
+            status: widest.bind(),
+            args: unused.bind(),
             keys: keys.bind(),
             rows_out: order.bind(),
         };
@@ -78,9 +83,11 @@ impl LevelSets {
             let bits = u32::BITS - (captured.levels.max(1) as u32 - 1).leading_zeros();
             sort.record(&mut rec, &keys, &order, rows, bits)?
         };
+        let widest = batch.read_back(&widest)?;
         batch.submit()?;
+        let widest = widest.wait()?[0] as usize;
         let order = if in_spares { sort.spares().1 } else { order };
-        Ok(LevelSets { order, levels: captured.levels })
+        Ok(LevelSets { order, levels: captured.levels, widest })
     }
 }
 

@@ -122,10 +122,19 @@ pub struct SptrsvOptions {
     pub relaunch_rounds: u32,
     /// Multiply-adds a waiting team spins for after a round in which none of its lanes got
     /// further, doubled each such round (at most 32×): fewer polls, so that waiting teams do
-    /// not slow the ones they wait on. 0 polls back to back. `None`: 64 in level order
-    /// (teams wait on other teams: on the H100 it halves the solve of the suite's stencils and
-    /// R-MAT), 0 in row order (chains within a team, where a pause delays the next link).
-    pub backoff: Option<u32>,
+    /// not slow the ones they wait on. 0 (the default) polls back to back: with level-order
+    /// launches capped ([`SptrsvOptions::max_workgroups`]) few teams poll, and on the H100 a
+    /// back-off of 16 or 64 only slowed the solves (the 2-D Laplacian 9.8 ms at 0, 10.7 at
+    /// 16, 18.7 at 64), as it does in row order, where a pause delays the next link of a
+    /// chain.
+    pub backoff: u32,
+    /// The most workgroups (teams of 64 lanes) a launch has; with fewer than one per 64
+    /// items, each takes tickets until none are left, so that fewer teams poll for
+    /// predecessors at a time. `None`: in level order twice the widest level's items (its row
+    /// count rounded down to a power of two, times the right-hand sides) over 64, from 64 to
+    /// 1,024 workgroups (the H100: the 2-D Laplacian's repeated solve 23 → ~10 ms); in row
+    /// order one per 64 items (a chain crosses teams there, and the wavefront needs them all).
+    pub max_workgroups: Option<u32>,
     /// Skip entries on the other side of the diagonal instead of refusing the matrix
     /// ([`SolveProblem::OutsideTriangle`]): for a matrix that holds two factors, as an
     /// incomplete LU does (L's strict part below the diagonal, U above and on it).
@@ -134,7 +143,14 @@ pub struct SptrsvOptions {
 
 impl Default for SptrsvOptions {
     fn default() -> Self {
-        SptrsvOptions { rhs: 1, spin_limit: 1 << 16, relaunch_rounds: 2, backoff: None, ignore_other_triangle: false }
+        SptrsvOptions {
+            rhs: 1,
+            spin_limit: 1 << 16,
+            relaunch_rounds: 2,
+            backoff: 0,
+            max_workgroups: None,
+            ignore_other_triangle: false,
+        }
     }
 }
 
@@ -151,8 +167,9 @@ pub struct SolveReport {
 
 /// `Auto` keeps row order for levels wider than this many rows on average.
 pub const WIDE_LEVELS: usize = 16 << 10;
-/// The default back-off in level order ([`SptrsvOptions::backoff`]).
-const LEVEL_ORDER_BACKOFF: u32 = 64;
+/// The bounds of the default launch size in level order ([`SptrsvOptions::max_workgroups`]).
+const MIN_LEVEL_WORKGROUPS: usize = 64;
+const MAX_LEVEL_WORKGROUPS: usize = 1024;
 
 /// Workgroup size of the solve (a multiple of every subgroup size).
 const WORKGROUP: u32 = 64;
@@ -274,6 +291,9 @@ impl<T: Scalar> TriangularSolve<T> {
         check_len("sptrsv", "columns (the matrix must be square)", a.rows(), a.cols())?;
         if options.rhs == 0 {
             return Err(Error::InvalidArgument("sptrsv: at least one right-hand side".into()));
+        }
+        if options.max_workgroups == Some(0) {
+            return Err(Error::InvalidArgument("sptrsv: max_workgroups must be at least 1".into()));
         }
         let n = a.rows();
         let items = n.checked_mul(options.rhs).filter(|&i| n < MAX_ROWS && i < (u32::MAX / 2) as usize);
@@ -514,6 +534,23 @@ impl<T: Scalar> TriangularSolve<T> {
 
     /// Records a launch (after resetting x and the status, for `Launch::First`), the
     /// relaunch rounds, and in f64 the decoding of x.
+    /// Workgroups a launch of `items` items has ([`SptrsvOptions::max_workgroups`]), and
+    /// whether that is fewer than one per 64 items (its teams then take ticket after ticket).
+    fn launch_size(&self, items: usize, level_sets: Option<&LevelSets>) -> (u32, bool) {
+        let all = items.div_ceil(WORKGROUP as usize);
+        let default_cap = |sets: &LevelSets| {
+            (2 * sets.widest * self.options.rhs)
+                .div_ceil(WORKGROUP as usize)
+                .clamp(MIN_LEVEL_WORKGROUPS, MAX_LEVEL_WORKGROUPS)
+        };
+        let cap = match (self.options.max_workgroups, level_sets) {
+            (Some(cap), _) => cap as usize,
+            (None, Some(sets)) => default_cap(sets),
+            (None, None) => all,
+        };
+        (all.min(cap) as u32, cap < all)
+    }
+
     fn record_launches(
         &self,
         rec: &mut Recorder<'_, '_>,
@@ -531,6 +568,7 @@ impl<T: Scalar> TriangularSolve<T> {
         let items = n * self.options.rhs;
         let x_words = if f64_values { 2 * items } else { items };
         let aux_words = if f64_values || capture { items } else { 0 };
+        let (workgroups, persistent) = self.launch_size(items, level_sets);
         let step = |step: SolveStep| steps::Params {
             step: step as u32,
             items: items as u32,
@@ -540,6 +578,7 @@ impl<T: Scalar> TriangularSolve<T> {
             k: self.options.rhs as u32,
             f64_values: f64_values as u32,
             solve_workgroup: WORKGROUP,
+            max_solve_workgroups: workgroups,
             max_workgroups_per_dimension: self.ctx.limits().max_compute_workgroups_per_dimension,
         };
         let step_bindings = steps::Bindings {
@@ -567,8 +606,9 @@ impl<T: Scalar> TriangularSolve<T> {
             permuted: self.transpose.is_some() as u32,
             level_order: level_sets.is_some() as u32,
             capture: capture as u32,
-            backoff: self.options.backoff.unwrap_or(if level_sets.is_some() { LEVEL_ORDER_BACKOFF } else { 0 }),
+            backoff: self.options.backoff,
             other_triangle: self.options.ignore_other_triangle as u32,
+            persistent: persistent as u32,
         };
         let bindings = kernel::Bindings {
             row_offsets: row_offsets.bind(),
@@ -583,7 +623,7 @@ impl<T: Scalar> TriangularSolve<T> {
         };
         if launch == Launch::First {
             rec.dispatch_items(&self.steps, step(SolveStep::Init), step_bindings, x_words.max(aux_words) as u64)?;
-            rec.dispatch(&self.solve, params, bindings, items.div_ceil(WORKGROUP as usize) as u64)?;
+            rec.dispatch(&self.solve, params, bindings, workgroups as u64)?;
         }
         for _ in 0..self.options.relaunch_rounds.max((launch == Launch::Continue) as u32) {
             rec.dispatch_items(&self.steps, step(SolveStep::Relaunch), step_bindings, 1)?;
@@ -601,4 +641,66 @@ impl<T: Scalar> TriangularSolve<T> {
 enum Launch {
     First,
     Continue,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{generate, ContextOptions, Conversion, CsrMatrix};
+
+    /// The levels of a lower triangle on the host: 1 + the largest of its predecessors'.
+    fn host_levels(l: &CsrMatrix<f32>) -> Vec<usize> {
+        let mut levels = vec![0usize; l.rows()];
+        for r in 0..l.rows() {
+            let range = l.row_offsets()[r] as usize..l.row_offsets()[r + 1] as usize;
+            let deps = l.col_indices()[range].iter().filter(|&&c| (c as usize) < r);
+            levels[r] = 1 + deps.map(|&c| levels[c as usize]).max().unwrap_or(0);
+        }
+        levels
+    }
+
+    /// The capture measures the widest level (rounded down to a power of two) and the level
+    /// order's default launch follows it: twice its items over 64, within 64 to 1,024
+    /// workgroups, persistent when fewer than the items need.
+    #[test]
+    fn widest_level_sizes_the_level_order_launch() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
+        let seed = 0x1e7e;
+        // Widths 1..=70 (the 2-D Laplacian: 64 persistent workgroups where the items need 77),
+        // R-MAT's uneven levels, and 9,000 rows with no predecessor at 4 right-hand sides (a
+        // cap of 1,024 over 563 workgroups: one ticket each).
+        let unconnected =
+            CsrMatrix::try_from_csr_data(9000, 9000, (0..=9000).collect(), (0..9000).collect(), vec![1.0f32; 9000])
+                .unwrap();
+        let cases =
+            [(generate::laplacian_2d(70), 1), (generate::rmat(9, 8, 0.57, 0.19, 0.19, seed), 1), (unconnected, 4)];
+        let mut persistent_seen = false;
+        for (a, k) in cases {
+            let l = generate::solvable_triangle(&a, false);
+            let mut widths = vec![0usize; l.rows() + 1];
+            host_levels(&l).into_iter().for_each(|level| widths[level] += 1);
+            let widest = widths.into_iter().max().unwrap();
+            let matrix = GpuSparse::from_csr(&ctx, &l, Conversion::Csr).unwrap();
+            let options = SptrsvOptions { rhs: k, ..Default::default() };
+            let plan = TriangularSolve::with_options(
+                &ctx,
+                &matrix,
+                Triangle::Lower,
+                Diagonal::NonUnit,
+                SptrsvAlgorithm::LevelOrder,
+                options,
+            )
+            .unwrap();
+            let zeros = || GpuDense::<f32>::zeros(&ctx, l.rows(), k, crate::DenseLayout::RowMajor).unwrap();
+            plan.solve_dense(&zeros(), &mut zeros()).unwrap();
+            let sets = plan.level_sets().expect("levels captured");
+            assert_eq!(sets.widest, 1 << widest.ilog2(), "{} rows: widest {widest}", l.rows());
+            let items = l.rows() * k;
+            let want = (2 * sets.widest * k).div_ceil(64).clamp(64, 1024).min(items.div_ceil(64));
+            let persistent = want < items.div_ceil(64);
+            assert_eq!(plan.launch_size(items, Some(&sets)), (want as u32, persistent));
+            persistent_seen |= persistent;
+        }
+        assert!(persistent_seen, "the Laplacian's launch is persistent");
+    }
 }

@@ -48,13 +48,16 @@ impl<T> SptrsvOp<T> {
     }
 }
 
-/// `algorithm` or `algorithm:backoff=N` (a tuning variant).
+/// `algorithm` or a tuning variant `algorithm:backoff=N:wgs=N` (the back-off, the most
+/// workgroups a launch has).
 fn parse_variant(name: &str) -> Option<(SptrsvAlgorithm, SptrsvOptions)> {
-    let (algorithm, knobs) = name.split_once(':').unwrap_or((name, ""));
+    let mut parts = name.split(':');
+    let algorithm = parts.next()?;
     let mut options = SptrsvOptions::default();
-    for knob in knobs.split(',').filter(|k| !k.is_empty()) {
+    for knob in parts {
         match knob.split_once('=')? {
-            ("backoff", v) => options.backoff = Some(v.parse().ok()?),
+            ("backoff", v) => options.backoff = v.parse().ok()?,
+            ("wgs", v) => options.max_workgroups = Some(v.parse().ok()?),
             _ => return None,
         }
     }
