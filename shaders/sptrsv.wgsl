@@ -76,6 +76,7 @@ const KIND_OUTSIDE: u32 = 2u;
 // the pivot, or an entry outside the triangle.
 struct Entry {
     kind: u32,
+    col: u32,
     value: Acc,
     predecessor: Published,
 }
@@ -98,8 +99,18 @@ struct Item {
     level: u32,
     problem: u32,
     done: bool,
-    // Solved by this launch (not found solved by an earlier one).
+    // Solved by this launch (not found solved by an earlier one): then `x` and `out_level`
+    // are what it published.
     solved_here: bool,
+    x: Acc,
+    out_level: u32,
+    // b's element, read when the item starts.
+    b_value: Acc,
+    // The entry at `next` when the walk stopped at it: a dependency whose predecessor was
+    // not published, kept so that `forward` can take it without reading memory.
+    pending: bool,
+    pending_col: u32,
+    pending_value: Acc,
 }
 
 struct Published {
@@ -167,6 +178,7 @@ fn read_entry(item: ptr<function, Item>, e: u32) -> Entry {
     var entry: Entry;
     let col = col_indices[e];
     let row = (*item).row;
+    entry.col = col;
     entry.value = entry_value(e);
     if col == row {
         entry.kind = KIND_DIAGONAL;
@@ -185,6 +197,9 @@ fn take(item: ptr<function, Item>, e: u32, entry: Entry) -> bool {
     switch entry.kind {
         case KIND_DEPENDENCY: {
             if !entry.predecessor.ready {
+                (*item).pending = true;
+                (*item).pending_col = entry.col;
+                (*item).pending_value = entry.value;
                 return false;
             }
             (*item).sum += entry.value * entry.predecessor.value;
@@ -230,12 +245,21 @@ fn start(pos: u32) -> Item {
     item.left = end - first;
     item.next = select(first, end - 1u, params.upper != 0u);
     item.done = false;
+    item.b_value = Acc(b[item.index]);
+    // The diagonal, where it ends the walk (sorted columns), is taken now: a row whose last
+    // dependency then arrives by `forward` finishes without reading memory.
+    let last = select(end - 1u, first, params.upper != 0u);
+    if end > first && col_indices[last] == item.row {
+        item.diagonal = entry_value(last);
+        item.has_diagonal = true;
+        item.left -= 1u;
+    }
     return item;
 }
 
 // x = (b - sum) / diagonal, published with its level; notes the row's problem if any.
 fn finish(item: ptr<function, Item>) {
-    var value = Acc(b[(*item).index]) - (*item).sum;
+    var value = (*item).b_value - (*item).sum;
     if params.unit_diagonal == 0u {
         if !(*item).has_diagonal {
             (*item).problem = select((*item).problem, PROBLEM_MISSING_DIAGONAL, (*item).problem == 0u);
@@ -251,6 +275,8 @@ fn finish(item: ptr<function, Item>) {
     publish((*item).index, value, (*item).level + 1u);
     (*item).done = true;
     (*item).solved_here = true;
+    (*item).x = value;
+    (*item).out_level = (*item).level + 1u;
 }
 
 // Walks the item's entries as far as published predecessors allow, BATCH at a time; whether
@@ -258,6 +284,7 @@ fn finish(item: ptr<function, Item>) {
 // block or less remains, so that how a row's sum is grouped never depends on timing.
 fn advance(item: ptr<function, Item>, long_row: u32) -> bool {
     var progressed = false;
+    (*item).pending = false;
     loop {
         let left = (*item).left;
         if left == 0u {
@@ -313,6 +340,50 @@ fn back_off(stalls: u32) {
 }
 
 #ifdef SUBGROUP
+// In row order a team's items are consecutive positions, and a chain (a row needing the one
+// before, the 2-D Laplacian's grid lines) runs through the team: a lane whose walk stopped
+// at a predecessor in its own team takes the value from that lane by a shuffle as soon as it
+// is solved, in the same round, instead of from memory a round later. The entry is the one
+// the walk stopped at, so sums keep their order (bits do not depend on forwarding). Only
+// with the whole subgroup in the team (lane = rank); every lane of the team calls it.
+// Whether some lane got further.
+fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32, full: bool) -> bool {
+    if params.level_order != 0u || !full {
+        return false;
+    }
+    var progressed = false;
+    for (var step = 0u; step <= lanes; step++) {
+        var source = NONE;
+        if !(*item).done && (*item).pending {
+            let row_pos = select((*item).pending_col, params.rows - 1u - (*item).pending_col, params.upper != 0u);
+            let pos = row_pos * params.k + (*item).rhs;
+            if pos >= team_first && pos - team_first < lanes {
+                source = pos - team_first;
+            }
+        }
+        let source_lane = select(lane, source, source != NONE);
+        let solved = subgroupShuffle(u32((*item).solved_here), source_lane) != 0u;
+        let value = subgroupShuffle((*item).x, source_lane);
+        let level = subgroupShuffle((*item).out_level, source_lane);
+        let got = source != NONE && solved;
+        if !subgroupAny(got) {
+            break;
+        }
+        if got {
+            (*item).sum += (*item).pending_value * value;
+            (*item).level = max((*item).level, level);
+            (*item).pending = false;
+            (*item).next = walk((*item).next, 1u);
+            (*item).left -= 1u;
+            if (*item).left == 0u {
+                finish(item);
+            }
+            progressed = true;
+        }
+    }
+    return progressed;
+}
+
 // (every lane of the team done, some lane got further)
 fn team_state(done: bool, progressed: bool, lid: u32) -> vec2<bool> {
     return vec2<bool>(subgroupAll(done), subgroupAny(progressed));
@@ -383,7 +454,11 @@ fn team_state(done: bool, progressed: bool, lid: u32) -> vec2<bool> {
 
 // Solves the items of one ticket (team-uniform: every lane of the team calls it); false when
 // the team ran out of spins and left items unsolved.
-fn solve_ticket(pos: u32, lid: u32, lane: u32, rank: u32, long_row: u32) -> bool {
+fn solve_ticket(team_first: u32, lid: u32, lane: u32, rank: u32, lanes: u32, long_row: u32) -> bool {
+    let pos = team_first + rank;
+#ifdef SUBGROUP
+    let full = subgroupAll(lane == rank);
+#endif
     var item = start(pos);
     var stalls = 0u;
     var finished = true;
@@ -393,6 +468,7 @@ fn solve_ticket(pos: u32, lid: u32, lane: u32, rank: u32, long_row: u32) -> bool
             progressed = advance(&item, long_row);
         }
 #ifdef SUBGROUP
+        progressed = forward(&item, lane, team_first, lanes, full) || progressed;
         progressed = long_row_block(&item, lane, rank, long_row) || progressed;
 #endif
         let team = team_state(item.done, progressed, lid);
@@ -452,6 +528,7 @@ fn main(@builtin(local_invocation_index) lid: u32
 #else
     let lane = 0u;
     let rank = lid;
+    let lanes = WG_SIZE;
     let long_row = NONE;
 #endif
     loop {
@@ -472,7 +549,7 @@ fn main(@builtin(local_invocation_index) lid: u32
         if team_first >= params.items {
             break;
         }
-        if !solve_ticket(team_first + rank, lid, lane, rank, long_row) || params.persistent == 0u {
+        if !solve_ticket(team_first, lid, lane, rank, lanes, long_row) || params.persistent == 0u {
             break;
         }
     }
