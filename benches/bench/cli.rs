@@ -25,7 +25,9 @@ usage: bench [OPTIONS]
   --algorithms LIST    comma-separated algorithms to run, `auto` included (default: all);
                        a variant adds tuning knobs: csr-merge:items=4:wg=128,
                        csr-split:threshold=32:chunk=16, csr-vector:lanes=8, coo-segmented:steps=4,
-                       rode:lanes=16:chunk=256 (spmm, sddmm), auto:reads=ordered (spmm-t)
+                       rode:lanes=16:chunk=256:parts=2 (spmm, sddmm), auto:reads=ordered
+                       (spmm-t), auto:changing (spmm-t: A's values rewritten by an SDDMM
+                       before every run, in the times), level-order:wgs=256:backoff=16 (sptrsv)
   --json PATH          write the records as JSON
   --markdown PATH      write the table as Markdown
   --plot PATH.svg      write a bar chart of GB/s (or GFLOP/s) per matrix and algorithm

@@ -6,7 +6,7 @@
 
 use std::marker::PhantomData;
 
-use wgsparse::ops::{Spmm, SpmmAlgorithm, SpmmOptions};
+use wgsparse::ops::{Sddmm, SddmmAlgorithm, Spmm, SpmmAlgorithm, SpmmOptions};
 use wgsparse::record::Recorder;
 use wgsparse::reference;
 use wgsparse::{Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, ElementKind, GpuDense, GpuSparse, Scalar};
@@ -36,11 +36,16 @@ impl<T> SpmmOp<T> {
 
 /// The `spmm-t` algorithm that multiplies by a materialised `Aᵀ` (with `Auto`).
 const MATERIALISED: &str = "materialised";
+/// The `spmm-t` knob that rewrites all of A's values before every run (`auto:changing`).
+const CHANGING: &str = "changing";
 
-fn parse_variant(name: &str) -> Option<(SpmmAlgorithm, SpmmOptions)> {
-    let (algorithm, knobs) = tiles::parse(name)?;
+/// The algorithm, its tuning knobs and whether A's values change before every run.
+fn parse_variant(name: &str) -> Option<(SpmmAlgorithm, SpmmOptions, bool)> {
+    let changing = name.split(':').any(|k| k == CHANGING);
+    let rest = name.split(':').filter(|k| *k != CHANGING).collect::<Vec<_>>().join(":");
+    let (algorithm, knobs) = tiles::parse(&rest)?;
     let algorithm = if algorithm == MATERIALISED { SpmmAlgorithm::Auto } else { SpmmAlgorithm::from_name(algorithm)? };
-    Some((algorithm, knobs))
+    Some((algorithm, knobs, changing))
 }
 
 impl<T: Scalar> Op for SpmmOp<T> {
@@ -60,7 +65,10 @@ impl<T: Scalar> Op for SpmmOp<T> {
 
     fn accepts(&self, algorithm: &str) -> bool {
         let materialised = algorithm.split(':').next() == Some(MATERIALISED);
-        (self.transposed || !materialised) && parse_variant(algorithm).is_some_and(|(a, _)| a.supports::<T>())
+        let changing = algorithm.split(':').any(|k| k == CHANGING);
+        (self.transposed || !(materialised || changing))
+            && !(materialised && changing)
+            && parse_variant(algorithm).is_some_and(|(a, _, _)| a.supports::<T>())
     }
 
     fn format(&self, _algorithm: &str) -> &'static str {
@@ -116,7 +124,7 @@ struct SpmmInputs<T: Scalar> {
 
 impl<T: Scalar> Inputs for SpmmInputs<T> {
     fn prepare(&self, ctx: &Context, name: &str) -> Result<Box<dyn Prepared + '_>, OpError> {
-        let (algorithm, options) =
+        let (algorithm, options, changing) =
             parse_variant(name).ok_or_else(|| OpError::failed(format!("unknown spmm algorithm {name:?}")))?;
         let mut runs = SpmmRuns {
             ctx: ctx.clone(),
@@ -124,6 +132,7 @@ impl<T: Scalar> Inputs for SpmmInputs<T> {
             materialised: name.split(':').next() == Some(MATERIALISED),
             requested: algorithm,
             options,
+            changing,
             variant: name.contains(':').then(|| name.to_string()),
             copies: Vec::new(),
             output: Vec::new(),
@@ -141,6 +150,34 @@ struct Operands<T: Scalar> {
     matrix_bytes: u64,
     /// The bytes of the transpose the product runs on (`spmm-t`).
     transpose_bytes: u64,
+    /// `changing`: what rewrites the plan's matrix before every run.
+    rewrite: Option<Rewrite<T>>,
+}
+
+/// A's values rewritten before every run, as a graph network's attention scores are: the
+/// plan multiplies by `target`, which an SDDMM with k = 1 and ones sets to ±A (A's values
+/// times 1·1) before each run, the sign alternating so that every value's bits change; the
+/// product's α carries the sign back, so that C is Aᵀ·B every run. Its SDDMM is in the
+/// times; `auto:reads=permuted:changing` pays the same.
+struct Rewrite<T: Scalar> {
+    sddmm: Sddmm<T>,
+    target: GpuSparse<T>,
+    ones_rows: GpuDense<T>,
+    ones_cols: GpuDense<T>,
+    runs: u64,
+}
+
+impl<T: Scalar> Operands<T> {
+    /// Records one run (after the rewrite, with `changing`).
+    fn record_run(&mut self, rec: &mut Recorder<'_, '_>) -> Result<(), OpError> {
+        let mut sign = 1.0;
+        if let Some(r) = &mut self.rewrite {
+            r.runs += 1;
+            sign = if r.runs % 2 == 1 { -1.0 } else { 1.0 };
+            r.sddmm.record(rec, T::from_f64(sign), &r.ones_rows, &r.ones_cols, T::default(), &mut r.target)?;
+        }
+        Ok(self.plan.record(rec, T::from_f64(sign), &self.b, T::default(), &mut self.c)?)
+    }
 }
 
 struct SpmmRuns<'a, T: Scalar> {
@@ -150,6 +187,8 @@ struct SpmmRuns<'a, T: Scalar> {
     materialised: bool,
     requested: SpmmAlgorithm,
     options: SpmmOptions,
+    /// `changing`: A's values rewritten before every run ([`Rewrite`]).
+    changing: bool,
     variant: Option<String>,
     copies: Vec<Operands<T>>,
     /// The last C read back, for the check.
@@ -195,6 +234,8 @@ impl<T: Scalar> Prepared for SpmmRuns<'_, T> {
         let (ctx, inputs) = (&self.ctx, self.inputs);
         let matrix = GpuSparse::from_csr(ctx, &inputs.a, Conversion::Csr)?;
         let (k, requested, options) = (inputs.k, self.requested, &self.options);
+        // `changing`: the plan multiplies by a matrix of A's pattern that a rewrite fills.
+        let target = if self.changing { Some(matrix.zeros_like(ctx)?) } else { None };
         let (plan, c_rows, transpose_bytes) = if self.materialised {
             // A's transpose as a matrix of its own; the pattern A keeps for it is dropped,
             // as a caller who multiplies only by the copy would.
@@ -202,11 +243,24 @@ impl<T: Scalar> Prepared for SpmmRuns<'_, T> {
             matrix.drop_analyses();
             (Spmm::with_options(ctx, &t, k, requested, options)?, inputs.a.cols(), t.device_bytes())
         } else if inputs.transposed {
-            let plan = Spmm::transposed_with_options(ctx, &matrix, k, requested, options)?;
+            let plan = Spmm::transposed_with_options(ctx, target.as_ref().unwrap_or(&matrix), k, requested, options)?;
             let bytes = plan.transpose_bytes();
             (plan, inputs.a.cols(), bytes)
         } else {
             (Spmm::with_options(ctx, &matrix, k, requested, options)?, inputs.a.rows(), 0)
+        };
+        let rewrite = match target {
+            Some(target) => {
+                let ones = |rows| tiles::upload(ctx, &DenseMatrix::try_new(rows, 1, vec![T::from_f64(1.0); rows])?);
+                Some(Rewrite {
+                    sddmm: Sddmm::new(ctx, &matrix, 1, SddmmAlgorithm::Auto)?,
+                    target,
+                    ones_rows: ones(inputs.a.rows())?,
+                    ones_cols: ones(inputs.a.cols())?,
+                    runs: 0,
+                })
+            }
+            None => None,
         };
         self.copies.push(Operands {
             plan,
@@ -214,13 +268,13 @@ impl<T: Scalar> Prepared for SpmmRuns<'_, T> {
             c: GpuDense::zeros(ctx, c_rows, inputs.k, DenseLayout::RowMajor)?,
             matrix_bytes: matrix.device_bytes(),
             transpose_bytes,
+            rewrite,
         });
         Ok(())
     }
 
     fn record(&mut self, rec: &mut Recorder<'_, '_>, copy: usize) -> Result<(), OpError> {
-        let c = &mut self.copies[copy];
-        Ok(c.plan.record(rec, T::from_f64(1.0), &c.b, T::default(), &mut c.c)?)
+        self.copies[copy].record_run(rec)
     }
 
     fn poison(&mut self, copy: usize) -> Result<(), OpError> {
@@ -234,7 +288,7 @@ impl<T: Scalar> Prepared for SpmmRuns<'_, T> {
         let c = &mut self.copies[copy];
         let start = std::time::Instant::now();
         let mut batch = self.ctx.batch();
-        c.plan.record(&mut batch.recorder(), T::from_f64(1.0), &c.b, T::default(), &mut c.c)?;
+        c.record_run(&mut batch.recorder())?;
         let tickets = c.c.panels().iter().map(|p| batch.read_back(p)).collect::<Result<Vec<_>, _>>()?;
         batch.submit()?;
         let views = tickets.into_iter().map(|t| t.wait_view()).collect::<Result<Vec<_>, _>>()?;
