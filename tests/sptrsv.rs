@@ -7,7 +7,7 @@
 mod common;
 
 use wgsparse::generate::{self, Rng};
-use wgsparse::ops::{Diagonal, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
+use wgsparse::ops::{Diagonal, SolveReport, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
 use wgsparse::reference::{relative_error, triangular_backward_error, triangular_solve};
 use wgsparse::{
     Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, ElementKind, Error, GpuDense, GpuSparse, Scalar,
@@ -190,9 +190,38 @@ fn transposed_solve_matches_twin() {
     }
 }
 
+/// The 3,000-row chain solved in row order with a spin bound of 0 (a team gives up at its
+/// first round without progress) and one relaunch recorded per round: the solve's report and
+/// its relative error against the twin.
+fn solve_chain(
+    ctx: &Context,
+    chain: &CsrMatrix<f32>,
+    max_workgroups: Option<u32>,
+    rng: &mut Rng,
+) -> (SolveReport, f64) {
+    let matrix = GpuSparse::from_csr(ctx, chain, Conversion::Csr).unwrap();
+    let options = SptrsvOptions { spin_limit: 0, relaunch_rounds: 1, max_workgroups, ..Default::default() };
+    let plan = TriangularSolve::with_options(
+        ctx,
+        &matrix,
+        Triangle::Lower,
+        Diagonal::NonUnit,
+        SptrsvAlgorithm::RowOrder,
+        options,
+    )
+    .unwrap();
+    let b = rhs::<f32>(chain.rows(), rng);
+    let mut x = ctx.upload(&vec![f32::NAN; chain.rows()]).unwrap();
+    let report = plan.solve(&ctx.upload(&b).unwrap(), &mut x).unwrap();
+    let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
+    let err = relative_error(&x.read_blocking().unwrap(), &triangular_solve(chain, false, false, &b64, 1).unwrap());
+    (report, err)
+}
+
 /// With a spin bound of 0 a team gives up at its first round without progress: on lavapipe
 /// (workgroups on two CPU threads) the later workgroups of a chain find their predecessor
-/// unsolved and leave their rows to relaunches, many times, and the answer is still exact.
+/// unsolved and leave their rows to relaunches, many times, and the answer is still exact,
+/// with launches of one workgroup per 64 rows and of 4 workgroups taking ticket after ticket.
 #[test]
 fn tiny_spin_bound_relaunches_and_still_solves() {
     let seed = common::seed("tiny_spin_bound_relaunches_and_still_solves");
@@ -201,25 +230,8 @@ fn tiny_spin_bound_relaunches_and_still_solves() {
     let mut relaunched = 0;
     let runs = common::contexts_for::<f32>().into_iter().flat_map(|c| [None, Some(4)].map(|cap| (c, cap)));
     for ((mode, ctx), max_workgroups) in runs {
-        let matrix = GpuSparse::from_csr(ctx, &chain, Conversion::Csr).unwrap();
-        let options = SptrsvOptions { spin_limit: 0, relaunch_rounds: 1, max_workgroups, ..Default::default() };
-        let plan = TriangularSolve::with_options(
-            ctx,
-            &matrix,
-            Triangle::Lower,
-            Diagonal::NonUnit,
-            SptrsvAlgorithm::RowOrder,
-            options,
-        )
-        .unwrap();
-        let b = rhs::<f32>(chain.rows(), &mut rng);
-        let b_gpu = ctx.upload(&b).unwrap();
-        let mut x = ctx.upload(&vec![f32::NAN; chain.rows()]).unwrap();
-        let report = plan.solve(&b_gpu, &mut x).unwrap();
+        let (report, err) = solve_chain(ctx, &chain, max_workgroups, &mut rng);
         relaunched += report.relaunches;
-        let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
-        let want = triangular_solve(&chain, false, false, &b64, 1).unwrap();
-        let err = relative_error(&x.read_blocking().unwrap(), &want);
         eprintln!("{mode} cap {max_workgroups:?}: {} relaunches, error {err:e}", report.relaunches);
         assert!(err < 1e-5, "{mode} cap {max_workgroups:?}: {err:e}");
     }
@@ -235,24 +247,7 @@ fn one_workgroup_takes_every_ticket() {
     let mut rng = Rng::new(seed);
     let (_, chain) = triangles(seed).into_iter().find(|(n, _)| n == "chain_3000").unwrap();
     for (mode, ctx) in common::contexts_for::<f32>() {
-        let matrix = GpuSparse::from_csr(ctx, &chain, Conversion::Csr).unwrap();
-        let options =
-            SptrsvOptions { spin_limit: 0, relaunch_rounds: 1, max_workgroups: Some(1), ..Default::default() };
-        let plan = TriangularSolve::with_options(
-            ctx,
-            &matrix,
-            Triangle::Lower,
-            Diagonal::NonUnit,
-            SptrsvAlgorithm::RowOrder,
-            options,
-        )
-        .unwrap();
-        let b = rhs::<f32>(chain.rows(), &mut rng);
-        let mut x = ctx.upload(&vec![f32::NAN; chain.rows()]).unwrap();
-        let report = plan.solve(&ctx.upload(&b).unwrap(), &mut x).unwrap();
-        let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
-        let err =
-            relative_error(&x.read_blocking().unwrap(), &triangular_solve(&chain, false, false, &b64, 1).unwrap());
+        let (report, err) = solve_chain(ctx, &chain, Some(1), &mut rng);
         assert!(err < 1e-5, "{mode}: {err:e}");
         assert_eq!(report.relaunches, 0, "{mode}: one workgroup solves the chain alone");
     }
