@@ -8,7 +8,7 @@
 //   its aux word DECODED (the level kept); unsolved items stay NaN;
 // - LEVELS: the keys and values of the level sort, keys[r] = level of row r − 1 (read from
 //   its first item), rows_out[r] = r; and the widest level's row count, rounded down to a
-//   power of two, in status[0] (`x` counts each level's rows: each row adds itself, and the
+//   power of two, in status[WIDEST_WORD] (`x` counts each level's rows: each row adds itself, and the
 //   one whose count reaches a power of two raises the maximum, so the word is written a
 //   few times per level, not once per row).
 #import invocation
@@ -18,6 +18,8 @@ const STEP_INIT: u32 = 0u;
 const STEP_RELAUNCH: u32 = 1u;
 const STEP_FINISH: u32 = 2u;
 const STEP_LEVELS: u32 = 3u;
+// LEVELS binds a one-word buffer of its own as `status`: the widest level's count.
+const WIDEST_WORD: u32 = 0u;
 
 struct Params {
     step: u32,
@@ -104,9 +106,14 @@ fn levels(i: u32) {
     let level = select(w, f64_level(w), params.f64_values != 0u);
     keys[i] = level - 1u;
     rows_out[i] = i;
+    // Every row was solved, so its level is 1..levels; checked anyway (the shaders run
+    // without bounds checks).
+    if level - 1u >= arrayLength(&x) {
+        return;
+    }
     let count = atomicAdd(&x[level - 1u], 1u) + 1u;
     if (count & (count - 1u)) == 0u {
-        atomicMax(&status[0], count);
+        atomicMax(&status[WIDEST_WORD], count);
     }
 }
 

@@ -413,6 +413,12 @@ fn spmm_refuses_misuse_before_dispatching() {
             ),
             "{options:?}"
         );
+        // A transposed plan checks the same options (except the reads, which it takes)
+        // before it builds the transpose.
+        if options.transposed_reads.is_none() {
+            let transposed = Spmm::transposed_with_options(ctx, &matrix, 4, SpmmAlgorithm::Rode, &options);
+            assert!(matches!(transposed, Err(Error::InvalidArgument(_))), "Aᵀ: {options:?}");
+        }
     }
     let a64 = GpuSparse::from_csr(ctx, &a.map_values(|v| v as f64), Conversion::Csr).unwrap();
     assert!(matches!(Spmm::new(ctx, &a64, 4, SpmmAlgorithm::RodeAtomic), Err(Error::Unsupported(_))));

@@ -238,9 +238,10 @@ fn tiny_spin_bound_relaunches_and_still_solves() {
     assert!(relaunched > 0, "a spin bound of 0 on a 3,000-row chain should need relaunches");
 }
 
-/// A launch of one workgroup takes every ticket in turn: on the chain each team's
-/// predecessors are its own earlier rows, so it never waits a round without progress, and
-/// even a spin bound of 0 needs no relaunch.
+/// A launch of one workgroup takes every ticket in turn: without subgroups the workgroup is
+/// one team, whose predecessors on the chain are its own earlier rows, so it never waits a
+/// round without progress, and even a spin bound of 0 needs no relaunch. (With subgroups the
+/// workgroup holds several teams, which may wait on one another: only the answer is checked.)
 #[test]
 fn one_workgroup_takes_every_ticket() {
     let seed = common::seed("one_workgroup_takes_every_ticket");
@@ -249,7 +250,9 @@ fn one_workgroup_takes_every_ticket() {
     for (mode, ctx) in common::contexts_for::<f32>() {
         let (report, err) = solve_chain(ctx, &chain, Some(1), &mut rng);
         assert!(err < 1e-5, "{mode}: {err:e}");
-        assert_eq!(report.relaunches, 0, "{mode}: one workgroup solves the chain alone");
+        if ctx.subgroup_size_range().is_none() {
+            assert_eq!(report.relaunches, 0, "{mode}: one workgroup solves the chain alone");
+        }
     }
 }
 

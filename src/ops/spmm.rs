@@ -311,35 +311,39 @@ impl<T: Scalar> Spmm<T> {
         }
         let shape = TileShape::resolve(ctx, "SpmmOptions", options, k, 512u64.max(8 * k as u64), false)?;
         let col_tiles = k.div_ceil(4 * shape.lanes as usize).max(1) as u32;
-        let transpose = match (transposed, options.transposed_reads) {
-            (true, reads) => {
+        let chunked = algorithm != SpmmAlgorithm::RowGroup;
+        // Every option is checked before any work on the GPU.
+        if let Some(r) = options.group_rows.filter(|r| !(1..=1024).contains(r)) {
+            return Err(Error::InvalidArgument(format!("SpmmOptions: group_rows {r} must be 1 to 1024")));
+        }
+        if !transposed && options.transposed_reads.is_some() {
+            return Err(Error::InvalidArgument("SpmmOptions: transposed_reads is for plans of Aᵀ·B".into()));
+        }
+        check_row_parts::<T>(ctx, options, &shape, chunked)?;
+        let transpose = match transposed {
+            true => {
                 let pattern = Transpose::of(ctx, a)?;
                 let value_bytes = a.nnz() as u64 * T::KIND.size();
-                let ordered = match reads.unwrap_or(TransposedReads::default_for(value_bytes)) {
+                let ordered = match options.transposed_reads.unwrap_or(TransposedReads::default_for(value_bytes)) {
                     TransposedReads::Ordered => Some(OrderedValues::new(ctx, a, &pattern)?),
                     TransposedReads::Permuted => None,
                 };
                 Some(TransposedA { pattern, ordered })
             }
-            (false, Some(_)) => {
-                return Err(Error::InvalidArgument("SpmmOptions: transposed_reads is for plans of Aᵀ·B".into()))
-            }
-            (false, None) => None,
+            false => None,
         };
         let (op_rows, op_cols) = op_shape(a, transposed);
         // B and C have k columns: the same panels.
         let c_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
         let paneled_b = c_panel_rows < op_cols;
-        let chunked = algorithm != SpmmAlgorithm::RowGroup;
-        let group_rows = match options.group_rows {
-            Some(r) if !(1..=1024).contains(&r) => {
-                return Err(Error::InvalidArgument(format!("SpmmOptions: group_rows {r} must be 1 to 1024")))
-            }
-            Some(r) => r,
+        let group_rows = match (options.group_rows, options.row_parts) {
+            (Some(r), _) => r,
+            // Rows shared by slots are one-row groups.
+            (None, Some(parts)) if parts > 1 => 1,
             // Two tiles of entries per group, at the mean row length, while the groups are
             // enough to fill a large GPU (a group's rows run one after another: on small
             // matrices grouping cost 2–4×, H100, `494_bus`, `Pd`, `bcsstk13` at k = 128).
-            None => {
+            (None, _) => {
                 let mean = a.nnz() as f64 / op_rows.max(1) as f64;
                 let by_length = (2.0 * shape.lanes as f64 / mean.max(1.0)).round().clamp(1.0, 64.0);
                 by_length.min((op_rows / MIN_TASKS).max(1) as f64) as u32
@@ -374,7 +378,11 @@ impl<T: Scalar> Spmm<T> {
             blocks.push(Block { rows, split, group_rows });
         }
         let grouped = blocks.iter().any(|b| b.group_rows > 1);
-        let row_parts = row_parts(options, &shape, chunked, grouped, a.nnz(), op_rows, col_tiles as usize)?;
+        let row_parts = match options.row_parts {
+            Some(parts) => parts,
+            None if chunked && !grouped => default_row_parts::<T>(ctx, &shape, a.nnz(), op_rows, col_tiles as usize),
+            None => 1,
+        };
         let overrides = kernel::Overrides { wg_size: shape.workgroup_size, lanes: shape.lanes, parts: row_parts };
         let flags = |finish| kernel::Flags {
             atomic: algorithm == SpmmAlgorithm::RodeAtomic,
@@ -423,9 +431,11 @@ impl<T: Scalar> Spmm<T> {
     }
 
     /// Device bytes of the transpose a transposed plan runs on: its pattern (kept with A's
-    /// analyses with its inverse permutation, shared by every transposed plan of the pattern)
-    /// and this plan's own copies of A's values (4 + 2·size bytes an entry with the inverse);
-    /// 0 for a plan of `A·B`. Not counted in [`Spmm::extra_bytes`].
+    /// analyses, shared by every transposed plan of the pattern) and, where the plan reads
+    /// A's values from its ordered copy ([`TransposedReads::Ordered`]), the inverse
+    /// permutation (kept with A's analyses too) and the plan's two copies of the values:
+    /// 4 + 2·size bytes an entry more. 0 for a plan of `A·B`. Not counted in
+    /// [`Spmm::extra_bytes`].
     pub fn transpose_bytes(&self) -> u64 {
         self.transpose.as_ref().map_or(0, |t| {
             crate::matrix::Analysis::device_bytes(&*t.pattern) + t.ordered.as_ref().map_or(0, OrderedValues::byte_len)
@@ -553,30 +563,27 @@ impl<T: Scalar> Spmm<T> {
 
     /// The CSR arrays the kernels walk for `block`: its panel of A, or A's transpose.
     fn rows_of(&self, block: &RowBlock) -> Result<RowSource<'_, T>> {
-        let panel = self.matrix.panels().get(block.panel).map(|p| p.storage());
-        let a = match panel {
+        let a = match self.matrix.panels().get(block.panel).map(|p| p.storage()) {
             Some(PanelStorage::Csr(a)) => Some(a),
-            None if self.transpose.is_some() => None,
-            _ => return Err(Error::Validation("spmm: a panel that is not CSR".into())),
+            Some(_) => return Err(Error::Validation("spmm: a panel that is not CSR".into())),
+            // The transpose of a matrix with no rows has no panel.
+            None => None,
         };
-        Ok(match (&self.transpose, a) {
-            (Some(t), a) => RowSource {
-                row_offsets: &t.pattern.row_offsets,
-                col_indices: &t.pattern.col_indices,
-                values: match (&t.ordered, a) {
-                    (Some(ordered), _) => &ordered.ordered,
-                    (None, Some(a)) => a.values(),
-                    (None, None) => &self.unused.values,
-                },
-                perm: &t.pattern.perm,
-            },
-            (None, Some(a)) => RowSource {
-                row_offsets: a.row_offsets(),
-                col_indices: a.col_indices(),
-                values: a.values(),
-                perm: &self.unused.perm,
-            },
-            (None, None) => return Err(Error::Validation("spmm: a block past A's panels".into())),
+        if let Some(t) = &self.transpose {
+            let values = match (&t.ordered, a) {
+                (Some(ordered), _) => &ordered.ordered,
+                (None, Some(a)) => a.values(),
+                (None, None) => &self.unused.values,
+            };
+            let (row_offsets, col_indices) = (&t.pattern.row_offsets, &t.pattern.col_indices);
+            return Ok(RowSource { row_offsets, col_indices, values, perm: &t.pattern.perm });
+        }
+        let a = a.ok_or_else(|| Error::Validation("spmm: a block past A's panels".into()))?;
+        Ok(RowSource {
+            row_offsets: a.row_offsets(),
+            col_indices: a.col_indices(),
+            values: a.values(),
+            perm: &self.unused.perm,
         })
     }
 
@@ -612,35 +619,57 @@ fn op_shape<T: Scalar>(a: &GpuSparse<T>, transposed: bool) -> (usize, usize) {
     }
 }
 
-/// Slots per row ([`SpmmOptions::row_parts`]) for a matrix of `rows` one-row groups of
-/// `nnz` entries in all, each taken once per tile of C's columns (`col_tiles`): checked, or
-/// the default. Where the tasks (rows × column tiles) are fewer than [`MIN_TASKS`], as many
-/// as bring them there, leaving each part of a mean row two batches of gathers (8 entries)
-/// at least, within a workgroup's slots.
-fn row_parts(
-    options: &SpmmOptions,
-    shape: &TileShape,
-    chunked: bool,
-    grouped: bool,
-    nnz: usize,
-    rows: usize,
-    col_tiles: usize,
-) -> Result<u32> {
+/// Checks a row_parts option ([`SpmmOptions::row_parts`]): a power of two within a
+/// workgroup's slots, for RoDe, with one-row groups, and within the device's workgroup memory.
+fn check_row_parts<T: Scalar>(ctx: &Context, options: &SpmmOptions, shape: &TileShape, chunked: bool) -> Result<()> {
+    let Some(parts) = options.row_parts else {
+        return Ok(());
+    };
     let slots = shape.slots() as u32;
     let refuse = |why: String| Err(Error::InvalidArgument(format!("SpmmOptions: row_parts {why}")));
-    match options.row_parts {
-        Some(p) if !p.is_power_of_two() || p > slots => {
-            refuse(format!("{p} must be a power of two up to {slots} (the slots of a workgroup)"))
-        }
-        Some(p) if p > 1 && !chunked => refuse("is RoDe's: the row-group baseline takes a slot per row".into()),
-        Some(p) if p > 1 && grouped => refuse("needs one-row groups (group_rows 1)".into()),
-        Some(p) => Ok(p),
-        None if !chunked || grouped || rows == 0 => Ok(1),
-        None => {
-            let by_tasks = MIN_TASKS / (rows * col_tiles).max(1);
-            let by_length = nnz / rows / 8;
-            let parts = by_tasks.min(by_length).min(slots as usize).max(1) as u32;
-            Ok(1 << parts.ilog2())
-        }
+    if !parts.is_power_of_two() || parts > slots {
+        return refuse(format!("{parts} must be a power of two up to {slots} (the slots of a workgroup)"));
     }
+    if parts == 1 {
+        return Ok(());
+    }
+    if !chunked {
+        return refuse("is RoDe's: the row-group baseline takes a slot per row".into());
+    }
+    if options.group_rows.is_some_and(|r| r > 1) {
+        return refuse("needs one-row groups (group_rows 1)".into());
+    }
+    let (needed, max) = (split_rows_storage::<T>(ctx, shape), ctx.limits().max_compute_workgroup_storage_size as u64);
+    if needed > max {
+        return Err(Error::LimitExceeded {
+            what: format!("SpMM with rows shared by {parts} slots ({} invocations)", shape.workgroup_size),
+            limit: "max_compute_workgroup_storage_size",
+            requested: needed,
+            max,
+        });
+    }
+    Ok(())
+}
+
+/// Workgroup memory of the SpMM kernel with rows shared by slots: the parts' sums (4 values a
+/// lane), and without subgroups the two tiles of staged entries (`shared/slots.wgsl`).
+fn split_rows_storage<T: Scalar>(ctx: &Context, shape: &TileShape) -> u64 {
+    let (lanes, size) = (shape.workgroup_size as u64, T::KIND.size());
+    let tiles = if ctx.subgroup_size_range().is_some() { 0 } else { 2 * lanes * (4 + size) + 8 };
+    4 * lanes * size + tiles
+}
+
+/// The default slots per row ([`SpmmOptions::row_parts`]) for a matrix of `rows` one-row
+/// groups of `nnz` entries in all, each taken once per tile of C's columns (`col_tiles`):
+/// where the tasks (rows × column tiles) are at most [`MIN_TASKS`] / 2, as many as bring
+/// them to [`MIN_TASKS`], leaving each part of a mean row two batches of gathers (8 entries)
+/// at least, within a workgroup's slots and its memory (else 1).
+fn default_row_parts<T: Scalar>(ctx: &Context, shape: &TileShape, nnz: usize, rows: usize, col_tiles: usize) -> u32 {
+    if rows == 0 || split_rows_storage::<T>(ctx, shape) > ctx.limits().max_compute_workgroup_storage_size as u64 {
+        return 1;
+    }
+    let by_tasks = MIN_TASKS / (rows * col_tiles).max(1);
+    let by_length = nnz / rows / 8;
+    let parts = by_tasks.min(by_length).min(shape.slots() as usize).max(1) as u32;
+    1 << parts.ilog2()
 }

@@ -128,9 +128,9 @@ pub struct SptrsvOptions {
     /// 16, 18.7 at 64), as it does in row order, where a pause delays the next link of a
     /// chain.
     pub backoff: u32,
-    /// The most workgroups (teams of 64 lanes) a launch has; with fewer than one per 64
-    /// items, each takes tickets until none are left, so that fewer teams poll for
-    /// predecessors at a time. `None`: in level order twice the widest level's items (its row
+    /// The most workgroups of 64 lanes a launch has (a team each without subgroups, a team
+    /// per subgroup with them); with fewer than one per 64 items, each team takes tickets
+    /// until none are left, so that fewer teams poll for predecessors at a time. `None`: in level order twice the widest level's items (its row
     /// count rounded down to a power of two, times the right-hand sides) over 64, from 64 to
     /// 1,024 workgroups (the H100: the 2-D Laplacian's repeated solve 23 → ~10 ms); in row
     /// order one per 64 items (a chain crosses teams there, and the wavefront needs them all).
@@ -532,8 +532,6 @@ impl<T: Scalar> TriangularSolve<T> {
         Ok(SolveReport { relaunches, levels: self.levels(), level_order })
     }
 
-    /// Records a launch (after resetting x and the status, for `Launch::First`), the
-    /// relaunch rounds, and in f64 the decoding of x.
     /// Workgroups a launch of `items` items has ([`SptrsvOptions::max_workgroups`]), and
     /// whether that is fewer than one per 64 items (its teams then take ticket after ticket).
     fn launch_size(&self, items: usize, level_sets: Option<&LevelSets>) -> (u32, bool) {
@@ -551,6 +549,8 @@ impl<T: Scalar> TriangularSolve<T> {
         (all.min(cap) as u32, cap < all)
     }
 
+    /// Records a launch (after resetting x and the status, for `Launch::First`), the
+    /// relaunch rounds, and in f64 the decoding of x.
     fn record_launches(
         &self,
         rec: &mut Recorder<'_, '_>,
@@ -674,33 +674,42 @@ mod tests {
                 .unwrap();
         let cases =
             [(generate::laplacian_2d(70), 1), (generate::rmat(9, 8, 0.57, 0.19, 0.19, seed), 1), (unconnected, 4)];
-        let mut persistent_seen = false;
-        for (a, k) in cases {
+        // The launch each case must get: (workgroups, persistent).
+        let launches = [(64, true), (8, false), (563, false)];
+        for ((a, k), launch) in cases.into_iter().zip(launches) {
             let l = generate::solvable_triangle(&a, false);
             let mut widths = vec![0usize; l.rows() + 1];
             host_levels(&l).into_iter().for_each(|level| widths[level] += 1);
             let widest = widths.into_iter().max().unwrap();
-            let matrix = GpuSparse::from_csr(&ctx, &l, Conversion::Csr).unwrap();
-            let options = SptrsvOptions { rhs: k, ..Default::default() };
-            let plan = TriangularSolve::with_options(
-                &ctx,
-                &matrix,
-                Triangle::Lower,
-                Diagonal::NonUnit,
-                SptrsvAlgorithm::LevelOrder,
-                options,
-            )
-            .unwrap();
-            let zeros = || GpuDense::<f32>::zeros(&ctx, l.rows(), k, crate::DenseLayout::RowMajor).unwrap();
-            plan.solve_dense(&zeros(), &mut zeros()).unwrap();
-            let sets = plan.level_sets().expect("levels captured");
-            assert_eq!(sets.widest, 1 << widest.ilog2(), "{} rows: widest {widest}", l.rows());
-            let items = l.rows() * k;
-            let want = (2 * sets.widest * k).div_ceil(64).clamp(64, 1024).min(items.div_ceil(64));
-            let persistent = want < items.div_ceil(64);
-            assert_eq!(plan.launch_size(items, Some(&sets)), (want as u32, persistent));
-            persistent_seen |= persistent;
+            check_launch(&ctx, &l, k, widest, launch);
+            // f64 reads the levels through its own word layout.
+            if ctx.supports::<f64>() {
+                let values = l.values().iter().map(|&v| v as f64).collect();
+                let (offsets, cols) = (l.row_offsets().to_vec(), l.col_indices().to_vec());
+                let l64 = CsrMatrix::try_from_csr_data(l.rows(), l.cols(), offsets, cols, values).unwrap();
+                check_launch(&ctx, &l64, k, widest, launch);
+            }
         }
-        assert!(persistent_seen, "the Laplacian's launch is persistent");
+    }
+
+    /// Solves `l` once in level order and checks the captured widest level and the launch.
+    fn check_launch<T: Scalar>(ctx: &Context, l: &CsrMatrix<T>, k: usize, widest: usize, launch: (u32, bool)) {
+        let matrix = GpuSparse::from_csr(ctx, l, Conversion::Csr).unwrap();
+        let options = SptrsvOptions { rhs: k, ..Default::default() };
+        let plan = TriangularSolve::with_options(
+            ctx,
+            &matrix,
+            Triangle::Lower,
+            Diagonal::NonUnit,
+            SptrsvAlgorithm::LevelOrder,
+            options,
+        )
+        .unwrap();
+        let zeros = || GpuDense::<T>::zeros(ctx, l.rows(), k, crate::DenseLayout::RowMajor).unwrap();
+        plan.solve_dense(&zeros(), &mut zeros()).unwrap();
+        let sets = plan.level_sets().expect("levels captured");
+        let what = format!("{} rows, {}", l.rows(), T::KIND.name());
+        assert_eq!(sets.widest, 1 << widest.ilog2(), "{what}: widest {widest}");
+        assert_eq!(plan.launch_size(l.rows() * k, Some(&sets)), launch, "{what}");
     }
 }

@@ -40,8 +40,8 @@ pub struct TileOptions {
     /// many times shorter where rows are too few to fill the GPU. A power of two up to the
     /// slots of a workgroup; more than 1 needs one-row groups (`group_rows` 1) and RoDe (the
     /// `row-group` baseline takes a slot per row). Default 1, except where rows × column
-    /// tiles are fewer than 16,384 tasks and rows average 16 entries or more: then the
-    /// largest power of two within 16,384 / tasks, the mean row length / 8 and the slots of a
+    /// tiles are at most 8,192 tasks (two parts then stay within 16,384) and rows average 16
+    /// entries or more: then the largest power of two within 16,384 / tasks, the mean row length / 8 and the slots of a
     /// workgroup. SDDMM refuses it.
     pub row_parts: Option<u32>,
     /// SpMM with `Aᵀ` ([`Spmm::transposed`](super::Spmm::transposed)): how the product reads

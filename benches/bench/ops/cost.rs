@@ -66,6 +66,8 @@ pub fn spmm(a: Shape, k: u64, v: u64) -> Cost {
 /// order, and the check of A's values against the copy before it (A's values and the copy,
 /// read in order; nothing written when they did not change, as in the bench's repeated
 /// runs), `3v`; on a small one A's values through the permutation, `4 + v`.
+/// Rows run with `reads=` or `changing` keep this default's count: a forced read mode, the
+/// changed values the check scatters, and the `changing` run's SDDMM are not counted.
 pub const SPMM_T: Model = Model {
     bytes: "nnz·(4+3v), or nnz·(8+v) where A's values are at most 4 MiB, + (cols+1)·4 + (rows+cols)·k·v, v = 4 (f32) or 8 (f64)",
     flops: "2·nnz·k",
