@@ -4,16 +4,18 @@
 //   PANEL  one workgroup per matrix factors the panel (rows j0.., columns j0..j0+nb) in
 //          global memory, column by column as lu_small does, swapping rows within the
 //          panel only; pivots[] as getrf's (0-based rows), info as LAPACK's;
-//   SWAP   the panel's row swaps applied, in order, to every column outside the panel (a
-//          lane per column, so each column's swaps keep their order);
-//   TRSM   U12 ← L11⁻¹·A12: a lane per column of the rows j0..j0+nb, L11 staged in
-//          workgroup memory;
+//   SWAP   the panel's row swaps applied to every column outside the panel, or to every
+//          column after a panel of lu_tournament.wgsl: their net effect as moves of whole
+//          rows (at most 2·nb), every moved entry read, then written;
+//   TRSM   U12 ← L11⁻¹·A12: a lane per column of the rows j0..j0+nb, L11 and the columns
+//          staged in workgroup memory;
 //   GEMM   A22 ← A22 − L21·U12: 64 × 64 tiles, a 4 × 4 block per lane, L21's slice staged
 //          in workgroup memory (U12's rows are read from global memory, coalesced: staging
 //          both would pass 32 KB of workgroup memory in f64).
 // Workgroups index (matrix, tile) as matrix · tiles + tile.
 #import entry
 #import real
+#import group_argmax
 
 const PANEL: u32 = 0u;
 const SWAP: u32 = 1u;
@@ -33,6 +35,9 @@ struct Params {
     nb: u32,
     // Workgroups per matrix.
     tiles: u32,
+    // SWAP: 1 where the panel's own columns are swapped too (the tournament's panel picks
+    // its rows without moving them).
+    whole_rows: u32,
 }
 
 var<immediate> params: Params;
@@ -43,16 +48,19 @@ var<immediate> params: Params;
 // 256: the GEMM's 16 × 16 lanes of 4 × 4 outputs.
 override WG_SIZE: u32 = 256u;
 
-// TILE · NB for the TRSM and GEMM steps' pipeline, 1 for the panel's (set by the host).
-override LEFT: u32 = 2048u;
+// Columns a SWAP workgroup moves (its stage, 2 · NB · SWAP_COLS, fits TILE · NB).
+const SWAP_COLS: u32 = 32u;
+const NONE: u32 = 0xffffffffu;
+// Columns a TRSM workgroup solves (up to WG_SIZE; set by the host from workgroup memory).
+override TRSM_COLS: u32 = 128u;
+// TILE · NB for the SWAP and GEMM steps' pipeline, the most of that and
+// NB · NB + NB · TRSM_COLS for the TRSM's, 1 for the panel's (set by the host).
+override LEFT: u32 = 5120u;
 var<workgroup> left: array<Real, LEFT>;
 // The panel's pipeline where the first panel (n rows × NB) fits in workgroup memory: n · NB;
 // 1 otherwise (the panel is then factored in global memory).
 override PANEL_TILE: u32 = 1u;
 var<workgroup> panel_tile: array<Real, PANEL_TILE>;
-var<workgroup> best_keys: array<f32, WG_SIZE>;
-var<workgroup> best_rows: array<u32, WG_SIZE>;
-var<workgroup> pivot_row: u32;
 
 fn at(m: u32, i: u32, j: u32) -> u32 {
     return (m * params.n + i) * params.n + j;
@@ -70,29 +78,7 @@ fn find_pivot(m: u32, k: u32, lane: Lane) -> u32 {
             row = i;
         }
     }
-    return workgroup_argmax(key, row, lane);
-}
-
-// The argmax of `key` over the workgroup (ties to the lower row): a tree in workgroup memory.
-fn workgroup_argmax(key: f32, row: u32, lane: Lane) -> u32 {
-    best_keys[lane.index] = key;
-    best_rows[lane.index] = row;
-    workgroupBarrier();
-    for (var offset = WG_SIZE >> 1u; offset > 0u; offset >>= 1u) {
-        if lane.index < offset {
-            let other_key = best_keys[lane.index + offset];
-            let other = best_rows[lane.index + offset];
-            if other_key > best_keys[lane.index] || (other_key == best_keys[lane.index] && other < best_rows[lane.index]) {
-                best_keys[lane.index] = other_key;
-                best_rows[lane.index] = other;
-            }
-        }
-        workgroupBarrier();
-    }
-    if lane.index == 0u {
-        pivot_row = best_rows[0];
-    }
-    return workgroupUniformLoad(&pivot_row);
+    return group_argmax(key, row, lane, k).slot;
 }
 
 // The panel factored in workgroup memory (rows j0.., NB columns a row): the same steps as
@@ -123,7 +109,7 @@ fn panel_staged(m: u32, lane: Lane) {
                 row = r;
             }
         }
-        let p = workgroup_argmax(key, row, lane);
+        let p = group_argmax(key, row, lane, kk).slot;
         if p != kk && lane.index < nb {
             let t = panel_tile[kk * NB + lane.index];
             panel_tile[kk * NB + lane.index] = panel_tile[p * NB + lane.index];
@@ -206,40 +192,114 @@ fn panel(m: u32, lane: Lane) {
     }
 }
 
-fn swap_columns(m: u32, tile: u32, lane: Lane) {
-    let n = params.n;
-    let c = tile * WG_SIZE + lane.index;
-    let end = params.j0 + params.nb;
-    if c >= n || (c >= params.j0 && c < end) {
-        return;
+// The panel's interchanges as moves: row dst_row[e] takes what row src_row[e] held before
+// them (entries 0..nb: rows j0.., then the rows further down that a pivot named, each once;
+// NONE where nothing moves). Found by following the swaps on row numbers: lane k first
+// finds the first step naming the same pivot row, so that one lane then plays every step in
+// O(1).
+var<workgroup> swap_pivot: array<u32, NB>;
+var<workgroup> swap_first: array<u32, NB>;
+var<workgroup> dst_row: array<u32, 64>;
+var<workgroup> src_row: array<u32, 64>;
+
+fn swap_moves(m: u32, lane: Lane) {
+    let j0 = params.j0;
+    let nb = params.nb;
+    let k = lane.index;
+    if k < nb {
+        swap_pivot[k] = pivots[m * params.n + j0 + k];
+        src_row[k] = j0 + k;
     }
-    for (var k = params.j0; k < end; k++) {
-        let p = pivots[m * n + k];
-        if p != k {
-            let t = a[at(m, k, c)];
-            a[at(m, k, c)] = a[at(m, p, c)];
-            a[at(m, p, c)] = t;
+    workgroupBarrier();
+    if k < nb {
+        var first = k;
+        for (var s = 0u; s < k; s++) {
+            if swap_pivot[s] == swap_pivot[k] {
+                first = s;
+                break;
+            }
         }
+        swap_first[k] = first;
+        src_row[NB + k] = swap_pivot[k];
+    }
+    workgroupBarrier();
+    if k == 0u {
+        // src_row[i]: what row j0 + i holds; src_row[NB + f]: what pivot row swap_pivot[f] holds.
+        for (var step = 0u; step < nb; step++) {
+            let p = swap_pivot[step];
+            var other = NB + swap_first[step];
+            if p < j0 + nb {
+                other = p - j0;
+            }
+            let t = src_row[step];
+            src_row[step] = src_row[other];
+            src_row[other] = t;
+        }
+    }
+    workgroupBarrier();
+    if k < nb {
+        dst_row[k] = select(NONE, j0 + k, src_row[k] != j0 + k);
+        let p = swap_pivot[k];
+        dst_row[NB + k] = select(NONE, p, p >= j0 + nb && swap_first[k] == k && src_row[NB + k] != p);
+    }
+    workgroupBarrier();
+}
+
+// SWAP_COLS columns of every row the interchanges move: all read (into `left`), then all
+// written, a move's columns by consecutive lanes.
+fn swap_columns(m: u32, tile: u32, lane: Lane) {
+    swap_moves(m, lane);
+    let end = params.j0 + params.nb;
+    for (var phase = 0u; phase < 2u; phase++) {
+        for (var e = lane.index; e < 2u * NB * SWAP_COLS; e += WG_SIZE) {
+            let row_move = e / SWAP_COLS;
+            let c = tile * SWAP_COLS + e % SWAP_COLS;
+            let panel = params.whole_rows == 0u && c >= params.j0 && c < end;
+            if row_move % NB < params.nb && dst_row[row_move] != NONE && c < params.n && !panel {
+                if phase == 0u {
+                    left[e] = a[at(m, src_row[row_move], c)];
+                } else {
+                    a[at(m, dst_row[row_move], c)] = left[e];
+                }
+            }
+        }
+        workgroupBarrier();
     }
 }
 
+// U12 ← L11⁻¹·A12 on TRSM_COLS columns: L11 and the columns' nb rows staged in `left`, a
+// lane per column solving down the rows there.
 fn trsm(m: u32, tile: u32, lane: Lane) {
     let j0 = params.j0;
     let nb = params.nb;
+    let first = j0 + nb + tile * TRSM_COLS;
     for (var e = lane.index; e < nb * nb; e += WG_SIZE) {
         left[e] = a[at(m, j0 + e / nb, j0 + e % nb)];
     }
-    workgroupBarrier();
-    let c = j0 + nb + tile * WG_SIZE + lane.index;
-    if c >= params.n {
-        return;
-    }
-    for (var i = 1u; i < nb; i++) {
-        var sum = Acc(a[at(m, j0 + i, c)]);
-        for (var j = 0u; j < i; j++) {
-            sum -= Acc(left[i * nb + j]) * Acc(a[at(m, j0 + j, c)]);
+    let block = NB * NB;
+    for (var e = lane.index; e < nb * TRSM_COLS; e += WG_SIZE) {
+        let c = first + e % TRSM_COLS;
+        if c < params.n {
+            left[block + e] = a[at(m, j0 + e / TRSM_COLS, c)];
         }
-        a[at(m, j0 + i, c)] = Real(sum);
+    }
+    workgroupBarrier();
+    let col = lane.index;
+    if col < TRSM_COLS && first + col < params.n {
+        for (var i = 1u; i < nb; i++) {
+            var sum = Acc(left[block + i * TRSM_COLS + col]);
+            for (var j = 0u; j < i; j++) {
+                sum -= Acc(left[i * nb + j]) * Acc(left[block + j * TRSM_COLS + col]);
+            }
+            left[block + i * TRSM_COLS + col] = Real(sum);
+        }
+    }
+    workgroupBarrier();
+    for (var e = lane.index; e < nb * TRSM_COLS; e += WG_SIZE) {
+        let c = first + e % TRSM_COLS;
+        if c < params.n {
+            a[at(m, j0 + e / TRSM_COLS, c)] = left[block + e];
+        }
     }
 }
 

@@ -13,6 +13,7 @@
 #import real
 
 #import lu_interface
+#import row_blocks
 
 override WG_SIZE: u32 = 32u;
 // Lanes per matrix: a power of two up to the smallest subgroup size (with subgroups) and 32.
@@ -74,11 +75,6 @@ fn team_argmax(key: Real, t: u32, me: u32, sg_size: u32) -> u32 {
         }
     }
     return best;
-}
-
-// The four columns of block `b` (columns 4b … 4b+3).
-fn block_columns(b: u32) -> vec4<u32> {
-    return vec4<u32>(4u * b, 4u * b + 1u, 4u * b + 2u, 4u * b + 3u);
 }
 
 // Row `t`'s block `b` from the staged matrix at `stage_base` (zeros past n).
@@ -182,19 +178,7 @@ fn run(workgroup: u32, lane: Lane) {
     var first_zero = 0u;
     var my_pivot = 0u;
     for (var k = 0u; k < n; k++) {
-        // Column k of this lane's row (k is uniform: one branch).
-        var block = r0;
-        switch k / 4u {
-            case 1u: { block = r1; }
-            case 2u: { block = r2; }
-            case 3u: { block = r3; }
-            case 4u: { block = r4; }
-            case 5u: { block = r5; }
-            case 6u: { block = r6; }
-            case 7u: { block = r7; }
-            default: {}
-        }
-        let v = block[k % 4u];
+        let v = block_column(r0, r1, r2, r3, r4, r5, r6, r7, k);
 #ifdef NO_PIVOT
         let best = k;
 #else

@@ -22,6 +22,9 @@ enum Kind {
     Singular,
     /// Column 0 all ±1: every row ties for the first pivot, which goes to row 0.
     Tied,
+    /// Random, with column 0's largest entry in the last row: a tournament must carry it
+    /// through every round to the first pivot.
+    LastPivot,
 }
 
 fn matrix<T: Scalar>(n: usize, kind: Kind, rng: &mut Rng) -> Vec<T> {
@@ -37,6 +40,7 @@ fn matrix<T: Scalar>(n: usize, kind: Kind, rng: &mut Rng) -> Vec<T> {
         }
         Kind::Singular => (0..n).for_each(|i| m[i * n + n / 2] = 0.0),
         Kind::Tied => (0..n).for_each(|i| m[i * n] = if m[i * n] < 0.0 { -1.0 } else { 1.0 }),
+        Kind::LastPivot => m[(n - 1) * n] = -2.0,
     }
     m.into_iter().map(T::from_f64).collect()
 }
@@ -78,11 +82,23 @@ fn check_algorithm<T: Scalar>(
     kinds: &[Kind],
     rng: &mut Rng,
 ) {
+    let options = LuOptions { algorithm, ..Default::default() };
+    check_options::<T>(ctx, n, batch, pivoting, &options, kinds, rng);
+}
+
+fn check_options<T: Scalar>(
+    ctx: &Context,
+    n: usize,
+    batch: usize,
+    pivoting: Pivoting,
+    options: &LuOptions,
+    kinds: &[Kind],
+    rng: &mut Rng,
+) {
     let kind_of = |b: usize| kinds[b % kinds.len()];
     let data: Vec<T> = (0..batch).flat_map(|b| matrix::<T>(n, kind_of(b), rng)).collect();
     let host = DenseMatrix::try_new(batch * n, n, data.clone()).unwrap();
-    let options = LuOptions { algorithm, ..Default::default() };
-    let plan = BatchedLu::<T>::with_options(ctx, n, batch, pivoting, &options).unwrap();
+    let plan = BatchedLu::<T>::with_options(ctx, n, batch, pivoting, options).unwrap();
     let mut a = GpuDense::upload(ctx, &host, DenseLayout::RowMajor).unwrap();
     let mut pivots = ctx.zeros::<u32>(batch * n).unwrap();
     // Odd sizes factor out of place (A kept, the factors NaN-poisoned first), even ones in place.
@@ -105,7 +121,9 @@ fn check_algorithm<T: Scalar>(
         let one = DenseMatrix::try_new(n, n, data[b * n * n..(b + 1) * n * n].to_vec()).unwrap();
         let lu = &factors.data()[b * n * n..(b + 1) * n * n];
         let piv = &pivots_host[b * n..(b + 1) * n];
-        let (_, twin_pivots, twin_info) = lu_factor(&one, pivoting == Pivoting::Partial);
+        // The twin pivots partially (a tournament gets the same info: a column that is zero
+        // after elimination is zero whichever rows were eliminated).
+        let (_, twin_pivots, twin_info) = lu_factor(&one, pivoting != Pivoting::None);
         let what = format!(
             "{} n {n} batch {batch} matrix {b} {:?} {pivoting:?} {}",
             plan.describe(),
@@ -134,7 +152,11 @@ fn check_algorithm<T: Scalar>(
         if matches!(kind_of(b), Kind::Dominant) || pivoting == Pivoting::None {
             assert_eq!(piv, &twin_pivots[..], "{what}: pivots");
         }
-        if matches!(kind_of(b), Kind::Tied) && pivoting == Pivoting::Partial {
+        if pivoting != Pivoting::None {
+            // The largest first entry, the first of equals: every way of pivoting agrees.
+            assert_eq!(piv[0], twin_pivots[0], "{what}: the first pivot");
+        }
+        if matches!(kind_of(b), Kind::Tied) && pivoting != Pivoting::None {
             assert_eq!(piv[0], 0, "{what}: a tie for the first pivot goes to the first row");
         }
     }
@@ -175,6 +197,52 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
         }
         let e = BatchedLu::<f32>::with_options(ctx, 40, 1, Pivoting::None, &options).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+    }
+}
+
+/// Tournament pivoting: blocks of 64 rows make several rounds (n = 129: 3 leaves, then 2
+/// workgroups, then 1; n = 300: 5, 3, 2, 1), panels cut short, and the default block of 256
+/// rows (n = 129 in one leaf, partial pivoting then; n = 300 in two rounds). Checked as partial pivoting is, except
+/// the multipliers' bound, which holds only where one round chose the rows.
+#[test]
+fn tournament_lu_factors_matrices_of_several_rounds() {
+    let mut rng = Rng::new(common::seed("tournament lu"));
+    // (No dominant kind: past n ≈ 64 its norm hides the wrong factor the check plants.)
+    let kinds = [Kind::Random, Kind::Graded, Kind::Singular, Kind::Tied, Kind::LastPivot];
+    let blocked = |rows| LuOptions { algorithm: LuAlgorithm::Blocked, tournament_rows: rows, ..Default::default() };
+    for (mode, ctx) in common::contexts() {
+        eprintln!("{mode}");
+        for (n, rows) in [
+            (65, Some(64)),
+            (96, Some(64)),
+            (128, Some(64)),
+            (129, Some(64)),
+            (300, Some(64)),
+            (129, None),
+            (300, None),
+        ] {
+            check_options::<f32>(ctx, n, 5, Pivoting::Tournament, &blocked(rows), &kinds, &mut rng);
+            if ctx.supports::<f64>() {
+                check_options::<f64>(ctx, n, 5, Pivoting::Tournament, &blocked(rows), &kinds, &mut rng);
+            }
+        }
+        // A tournament of one round is partial pivoting: its multipliers are at most 1.
+        let data = DenseMatrix::try_new(100, 100, matrix::<f32>(100, Kind::Random, &mut rng)).unwrap();
+        let plan = BatchedLu::<f32>::with_options(ctx, 100, 1, Pivoting::Tournament, &blocked(None)).unwrap();
+        let mut a = GpuDense::upload(ctx, &data, DenseLayout::RowMajor).unwrap();
+        let mut pivots = ctx.zeros::<u32>(100).unwrap();
+        assert_eq!(plan.factor(&mut a, &mut pivots).unwrap(), [0]);
+        let lu = a.read_blocking().unwrap();
+        let largest = (0..100).flat_map(|i| (0..i).map(move |j| (i, j))).map(|(i, j)| lu.data()[i * 100 + j].abs());
+        let largest = largest.fold(0.0, f32::max);
+        assert!(largest <= 1.0 + 1e-5, "{mode}: a multiplier of {largest} after one round");
+        // Small and larger matrices take the other kernels, which pivot partially.
+        check_batch::<f32>(ctx, 20, 3, Pivoting::Tournament, &kinds, &mut rng);
+        // Misuse: the knob without a tournament, or out of range.
+        for (pivoting, rows) in [(Pivoting::Partial, 64), (Pivoting::Tournament, 32), (Pivoting::Tournament, 96)] {
+            let e = BatchedLu::<f32>::with_options(ctx, 300, 1, pivoting, &blocked(Some(rows))).unwrap_err();
+            assert!(matches!(e, Error::InvalidArgument(_)), "{pivoting:?} {rows}: {e:?}");
+        }
     }
 }
 

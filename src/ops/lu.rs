@@ -11,15 +11,16 @@
 //!
 //! Three kernels ([`LuAlgorithm`]): a team of lanes per matrix with rows in registers
 //! (n ≤ 32), a workgroup per matrix in workgroup memory (seed 004's scheme), and a blocked
-//! right-looking factorization in global memory for larger n. Pivots may differ from
-//! LAPACK's where two candidates' magnitudes tie within rounding (the search compares in
-//! f32); the factors are checked by their backward error.
+//! right-looking factorization in global memory for larger n, whose panels pivot partially
+//! (one workgroup per panel) or by a tournament ([`Pivoting::Tournament`], many). Pivots may
+//! differ from LAPACK's where two candidates' magnitudes tie within rounding (the search
+//! compares in f32); the factors are checked by their backward error.
 
 use super::common::{check_len, Operands};
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::{Bind, GpuVec};
-use crate::kernel::shaders::{lu_blocked, lu_small, lu_solve, lu_team};
+use crate::kernel::shaders::{lu_blocked, lu_small, lu_solve, lu_team, lu_tournament};
 use crate::kernel::Kernel;
 use crate::matrix::{DenseLayout, GpuDense};
 use crate::record::Recorder;
@@ -30,6 +31,16 @@ use crate::{Error, Result};
 pub enum Pivoting {
     /// Partial pivoting (the largest magnitude in the column), LAPACK's `getrf`.
     Partial,
+    /// Tournament pivoting (CALU: Grigori, Demmel and Xiang, SIAM J. Matrix Anal. Appl.
+    /// 32(4), 2011), for the blocked LU of large matrices, whose panels it factors on many
+    /// workgroups at once: each takes a block of a panel's rows and pivots partially among
+    /// them, the rows it chose meet the other blocks' in rounds of the same, and the last
+    /// round's choice is the panel's pivot rows. The output has getrf's form (packed L\U,
+    /// interchanges, info); the multipliers may exceed 1 (in practice the factors are as
+    /// accurate as partial pivoting's; their backward error is what the tests and the bench
+    /// check). Where a panel's rows fit one block, and on the team and workgroup kernels, it
+    /// is partial pivoting.
+    Tournament,
     /// None: pivots are the identity, and updates whose `l_ik` or `u_kj` is zero are skipped
     /// (seed 004's LU of bitmap matrices, whose fill pattern it keeps). Fails (a zero pivot)
     /// where pivoting would not.
@@ -42,6 +53,18 @@ const BLOCKED_WG: u32 = 256;
 const PANEL: usize = 32;
 /// Side of its GEMM tiles (`TILE` there).
 const GEMM_TILE: usize = 64;
+/// Columns a workgroup of its row swaps moves (`SWAP_COLS` there).
+const SWAP_COLS: usize = 32;
+/// Rows a workgroup of the tournament's multipliers solves, a lane each: the lanes work
+/// alone, so small workgroups spread them over more of the GPU (H100, 4096²: 30 µs a panel
+/// with 256).
+const LOWER_ROWS: usize = 64;
+/// The blocked LU's steps by number (`params.step` of `shaders/lu_blocked.wgsl`).
+const STEP_NAMES: [&str; 4] = ["panel", "swap", "trsm", "gemm"];
+
+/// Where the blocked LU's dispatches go, each with its step's name: a recorder, or a timed
+/// pass each.
+type StepSink<'s> = dyn FnMut(&'static str, &mut dyn FnMut(&mut Recorder<'_, '_>) -> Result<()>) -> Result<()> + 's;
 
 /// Which kernel factors the matrices.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -60,7 +83,8 @@ pub enum LuAlgorithm {
     Team,
     /// Blocked right-looking factorization in global memory, panels of 32 columns
     /// (`shaders/lu_blocked.wgsl`: panel, row swaps, triangular solve, GEMM update, a
-    /// dispatch each): any n. Partial pivoting only.
+    /// dispatch each; with [`Pivoting::Tournament`] the panel is `shaders/lu_tournament.wgsl`'s
+    /// rounds and its solve for the multipliers): any n. Not without pivoting.
     Blocked,
 }
 
@@ -93,13 +117,111 @@ pub struct LuOptions {
     /// 1024. By default, for [`LuAlgorithm::Workgroup`] about one per eight entries (32 to
     /// 256), for [`LuAlgorithm::Team`] the largest subgroup size (32 or more).
     pub workgroup_size: Option<u32>,
+    /// [`Pivoting::Tournament`]: rows a workgroup of the tournament takes (a lane each), a
+    /// power of two from 64 to the most invocations a workgroup has (at most 1024). Default:
+    /// 256, or the most below that fit in workgroup memory.
+    pub tournament_rows: Option<u32>,
 }
 
 /// The kernel in use and its shape.
 enum Factor<T: Scalar> {
-    Workgroup { in_place: Kernel<lu_small::Shader, T>, out_of_place: Kernel<lu_small::Shader, T> },
-    Team { in_place: Kernel<lu_team::Shader, T>, out_of_place: Kernel<lu_team::Shader, T>, team: u32, wg_size: u32 },
-    Blocked { panel: Kernel<lu_blocked::Shader, T>, steps: Kernel<lu_blocked::Shader, T>, staged: bool },
+    Workgroup {
+        in_place: Kernel<lu_small::Shader, T>,
+        out_of_place: Kernel<lu_small::Shader, T>,
+    },
+    Team {
+        in_place: Kernel<lu_team::Shader, T>,
+        out_of_place: Kernel<lu_team::Shader, T>,
+        team: u32,
+        wg_size: u32,
+    },
+    Blocked {
+        panel: Kernel<lu_blocked::Shader, T>,
+        steps: Kernel<lu_blocked::Shader, T>,
+        trsm: Kernel<lu_blocked::Shader, T>,
+        staged: bool,
+        tournament: Option<Tournament<T>>,
+        /// Columns a workgroup of the triangular solve takes.
+        trsm_cols: usize,
+    },
+}
+
+/// The panel of a blocked LU by tournament pivoting (`shaders/lu_tournament.wgsl`).
+struct Tournament<T: Scalar> {
+    kernel: Kernel<lu_tournament::Shader, T>,
+    /// The multipliers' pipeline: workgroups of [`LOWER_ROWS`] lanes, for more of them.
+    lower: Kernel<lu_tournament::Shader, T>,
+    /// Rows a workgroup takes, a lane each (`WG_SIZE`).
+    rows: usize,
+    /// Each round's picks, `stride` words a matrix in two halves that the rounds alternate.
+    picks: GpuVec<u32>,
+    stride: usize,
+}
+
+impl<T: Scalar> Tournament<T> {
+    fn new(ctx: &Context, n: usize, batch: usize, rows: Option<u32>) -> Result<Self> {
+        let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
+        let most = ctx.limits().max_compute_invocations_per_workgroup.min(1024);
+        // A lane per row; each step's candidates: a row, key and id per subgroup.
+        let slots = |rows: u32| ctx.subgroup_size_range().map_or(1, |(min, _)| rows.div_ceil(min.max(1)));
+        let bytes = |rows: u32| {
+            let size = T::KIND.size();
+            let slots = slots(rows) as u64;
+            // Rows and keys of the candidates (two sets), the lanes' ids, the pivot rows'
+            // block, the picks, the argmax's exchange (without subgroups), and what the
+            // compiler keeps there.
+            2 * slots * (PANEL as u64 * size + 8)
+                + 4 * rows as u64
+                + (PANEL * PANEL) as u64 * size
+                + 4 * PANEL as u64
+                + 8 * rows as u64
+                + 64
+        };
+        let rows = match rows {
+            Some(r) if !r.is_power_of_two() || !(64..=most).contains(&r) => {
+                return Err(Error::InvalidArgument(format!(
+                    "LuOptions: tournament_rows {r} is not a power of two from 64 to {most}"
+                )))
+            }
+            Some(r) if bytes(r) > budget => {
+                return Err(Error::LimitExceeded {
+                    what: format!("a tournament of {r} rows a workgroup"),
+                    limit: "max_compute_workgroup_storage_size",
+                    requested: bytes(r),
+                    max: budget,
+                })
+            }
+            Some(r) => r,
+            // 256 where it fits: a round's steps slow down with a workgroup's subgroups (H100,
+            // 4096²: 30.0 ms at 256 rows against 32.2 at 128, 30.7 at 512, 38.2 at 1024).
+            None => match (6..=most.min(256).ilog2()).rev().map(|e| 1u32 << e).find(|&r| bytes(r) <= budget) {
+                Some(r) => r,
+                None => {
+                    return Err(Error::LimitExceeded {
+                        what: "a tournament of 64 rows a workgroup (the fewest)".into(),
+                        limit: "max_compute_workgroup_storage_size",
+                        requested: bytes(64),
+                        max: budget,
+                    })
+                }
+            },
+        };
+        let stride = 2 * n.div_ceil(rows as usize) * PANEL;
+        let words = batch.checked_mul(stride).filter(|&w| w <= u32::MAX as usize).ok_or_else(|| {
+            Error::InvalidArgument(format!("the tournament's picks for {batch} matrices of {n} rows pass 2^32"))
+        })?;
+        let overrides = |rows: u32| {
+            let slots = slots(rows);
+            lu_tournament::Overrides { wg_size: rows, slots, slot_blocks: 2 * slots * 8, slot_keys: 2 * slots }
+        };
+        Ok(Tournament {
+            kernel: ctx.kernel(Default::default(), overrides(rows))?,
+            lower: ctx.kernel(Default::default(), overrides(LOWER_ROWS as u32))?,
+            rows: rows as usize,
+            picks: ctx.zeros(words.max(1))?,
+            stride,
+        })
+    }
 }
 
 /// A planned batched LU for `batch` matrices of `n × n`, recorded many times.
@@ -158,7 +280,9 @@ impl<T: Scalar> BatchedLu<T> {
                 })
             }
             LuAlgorithm::Blocked if pivoting == Pivoting::None => {
-                return Err(Error::InvalidArgument("LuOptions: the blocked LU pivots (Pivoting::Partial)".into()))
+                return Err(Error::InvalidArgument(
+                    "LuOptions: the blocked LU pivots (Pivoting::Partial or Tournament)".into(),
+                ))
             }
             LuAlgorithm::Team if !team_fits => {
                 return Err(Error::InvalidArgument(format!(
@@ -177,6 +301,12 @@ impl<T: Scalar> BatchedLu<T> {
             _ => ((n * n / 8).next_power_of_two() as u32).clamp(least, 256),
         };
         let wg_size = options.workgroup_size.unwrap_or(default_wg);
+        if options.tournament_rows.is_some() && (pivoting != Pivoting::Tournament || algorithm != LuAlgorithm::Blocked)
+        {
+            return Err(Error::InvalidArgument(
+                "LuOptions: tournament_rows is for the blocked LU with Pivoting::Tournament".into(),
+            ));
+        }
         if algorithm == LuAlgorithm::Blocked && wg_size != BLOCKED_WG {
             return Err(Error::InvalidArgument(format!("LuOptions: the blocked LU runs {BLOCKED_WG} lanes")));
         }
@@ -193,14 +323,42 @@ impl<T: Scalar> BatchedLu<T> {
             LuAlgorithm::Blocked => {
                 // The panel step in workgroup memory where the first panel (n × 32) fits, beside
                 // the pivot search's keys and rows.
-                let staged = (n * PANEL) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 64 <= budget;
+                // (Beside the argmax's keys and rows, the swaps' moves: under 1 KiB.)
+                let staged = (n * PANEL) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 1024 <= budget;
                 let panel_tile = if staged { (n * PANEL) as u32 } else { 1 };
                 let panel = lu_blocked::Overrides { panel_tile, left: 1, ..Default::default() };
-                let steps = lu_blocked::Overrides { panel_tile: 1, ..Default::default() };
+                // The triangular solve's columns a workgroup: as many as fit beside L11 (its
+                // stage shares `left` with the GEMM's tile of L21).
+                let left = |cols: usize| (PANEL * PANEL + PANEL * cols).max(GEMM_TILE * PANEL);
+                let trsm_cols = [128, 64, 32]
+                    .into_iter()
+                    .find(|&c| left(c) as u64 * T::KIND.size() + 1024 <= budget)
+                    .ok_or_else(|| Error::LimitExceeded {
+                    what: "the blocked LU's stage in workgroup memory".into(),
+                    limit: "max_compute_workgroup_storage_size",
+                    requested: left(32) as u64 * T::KIND.size() + 1024,
+                    max: budget,
+                })?;
+                // The triangular solve has a pipeline of its own: its stage would cut the
+                // GEMM's resident workgroups.
+                let steps = lu_blocked::Overrides { panel_tile: 1, left: left(0) as u32, ..Default::default() };
+                let trsm = lu_blocked::Overrides {
+                    panel_tile: 1,
+                    left: left(trsm_cols) as u32,
+                    trsm_cols: trsm_cols as u32,
+                    ..Default::default()
+                };
+                let tournament = match pivoting {
+                    Pivoting::Tournament => Some(Tournament::new(ctx, n, batch, options.tournament_rows)?),
+                    _ => None,
+                };
                 Factor::Blocked {
                     panel: ctx.kernel(Default::default(), panel)?,
                     steps: ctx.kernel(Default::default(), steps)?,
-                    staged,
+                    trsm: ctx.kernel(Default::default(), trsm)?,
+                    staged: staged && tournament.is_none(),
+                    tournament,
+                    trsm_cols,
                 }
             }
             LuAlgorithm::Team => {
@@ -332,50 +490,105 @@ impl<T: Scalar> BatchedLu<T> {
                 lu_team::Bindings { source, a, pivots, info },
                 (self.batch as u64).div_ceil((wg_size / team) as u64),
             ),
-            Factor::Blocked { panel, steps, .. } => {
+            Factor::Blocked { panel, steps, trsm, tournament, trsm_cols, .. } => {
                 if out_of_place {
                     crate::ops::blas1::copy_range(rec, source, a, lu.panels()[0].byte_len())?;
                 }
-                self.record_blocked(rec, panel, steps, a, pivots, info)
+                let kernels = [panel, steps, trsm, steps];
+                let mut sink =
+                    |_: &'static str, record: &mut dyn FnMut(&mut Recorder<'_, '_>) -> Result<()>| record(rec);
+                self.record_blocked(&mut sink, kernels, tournament.as_ref(), *trsm_cols, a, pivots, info)
             }
         }
     }
 
-    /// The blocked factorization's steps, panel by panel.
+    /// The blocked factorization's steps, panel by panel; `kernels` by step (panel, swap,
+    /// triangular solve, GEMM). Each dispatch goes through `sink` with the step's name (one
+    /// recorder for a run, a timed pass each for [`BatchedLu::profile_factor`]).
+    #[allow(clippy::too_many_arguments)]
     fn record_blocked(
         &self,
-        rec: &mut Recorder<'_, '_>,
-        panel: &Kernel<lu_blocked::Shader, T>,
-        steps_kernel: &Kernel<lu_blocked::Shader, T>,
+        sink: &mut StepSink<'_>,
+        kernels: [&Kernel<lu_blocked::Shader, T>; 4],
+        tournament: Option<&Tournament<T>>,
+        trsm_cols: usize,
         a: Bind<'_, T>,
         pivots: Bind<'_, u32>,
         info: Bind<'_, u32>,
     ) -> Result<()> {
-        let n = self.n;
-        let lanes = BLOCKED_WG as usize;
+        let (n, batch) = (self.n, self.batch);
+        let bindings = lu_blocked::Bindings { a, pivots, info };
         for j0 in (0..n).step_by(PANEL) {
             let nb = PANEL.min(n - j0);
             let rest = n - j0 - nb;
             let side = rest.div_ceil(GEMM_TILE);
-            // (step, workgroups per matrix); steps without work are skipped.
-            let steps = [(0, 1), (1, n.div_ceil(lanes)), (2, rest.div_ceil(lanes)), (3, side * side)];
-            for (step, tiles) in steps {
-                if tiles == 0 {
-                    continue;
+            let step = |step, tiles: usize| lu_blocked::Params {
+                step,
+                n: n as u32,
+                batch: batch as u32,
+                j0: j0 as u32,
+                nb: nb as u32,
+                tiles: tiles as u32,
+                whole_rows: tournament.is_some() as u32,
+            };
+            // (step, workgroups per matrix); steps without work are skipped; with a
+            // tournament, its rounds take the panel's place and its multipliers follow the
+            // swaps.
+            let steps = [(0, 1), (1, n.div_ceil(SWAP_COLS)), (2, rest.div_ceil(trsm_cols)), (3, side * side)];
+            for (number, tiles) in steps {
+                match (tournament, number) {
+                    (Some(t), 0) => t.record_rounds(sink, &PanelOf { n, batch, j0, nb, a, pivots, info })?,
+                    (_, _) if tiles == 0 => {}
+                    (_, _) => sink(STEP_NAMES[number as usize], &mut |rec| {
+                        rec.dispatch(kernels[number as usize], step(number, tiles), bindings, (batch * tiles) as u64)
+                    })?,
                 }
-                let params = lu_blocked::Params {
-                    step,
-                    n: n as u32,
-                    batch: self.batch as u32,
-                    j0: j0 as u32,
-                    nb: nb as u32,
-                    tiles: tiles as u32,
-                };
-                let kernel = if step == 0 { panel } else { steps_kernel };
-                rec.dispatch(kernel, params, lu_blocked::Bindings { a, pivots, info }, (self.batch * tiles) as u64)?;
+                if let (Some(t), 1) = (tournament, number) {
+                    t.record_lower(sink, &PanelOf { n, batch, j0, nb, a, pivots, info })?;
+                }
             }
         }
         Ok(())
+    }
+
+    /// GPU time of the factorization of `a` in place by step (µs, summed over its
+    /// dispatches, each timed in a compute pass of its own and so with a pass's fixed cost
+    /// included): `panel`, `swap`, `trsm`, `gemm` for the blocked LU (`rounds`, `lower` with
+    /// a tournament), `factor` for the others. Needs timestamps
+    /// ([`Context::has_timestamps`]); for finding where the time goes, not for speed.
+    pub fn profile_factor(&self, a: &mut GpuDense<T>, pivots: &mut GpuVec<u32>) -> Result<Vec<(String, f64)>> {
+        if !self.ctx.has_timestamps() {
+            return Err(Error::Unsupported("profile_factor: this adapter takes no timestamps".into()));
+        }
+        let mut info = self.ctx.zeros::<u32>(self.batch)?;
+        Operands::new(&self.ctx, "lu")?.dense_output("A", a)?.output("pivots", pivots)?;
+        self.check_factor_operands(a, pivots, &info)?;
+        let mut batch = self.ctx.batch();
+        let dispatches = match &self.factor {
+            Factor::Blocked { .. } => self.n.div_ceil(PANEL) * 16,
+            _ => 1,
+        };
+        let mut profiler = crate::record::Profiler::new(&self.ctx, dispatches.max(1))?;
+        match &self.factor {
+            Factor::Blocked { panel, steps, trsm, tournament, trsm_cols, .. } if self.n > 0 && self.batch > 0 => {
+                let (ab, pb, ib) = (a.panels()[0].bind(), pivots.bind(), info.bind());
+                let mut sink = |name: &'static str, record: &mut dyn FnMut(&mut Recorder<'_, '_>) -> Result<()>| {
+                    batch.timed(&mut profiler, name, |rec| record(rec))
+                };
+                let kernels = [panel, steps, trsm, steps];
+                self.record_blocked(&mut sink, kernels, tournament.as_ref(), *trsm_cols, ab, pb, ib)?;
+            }
+            _ => batch.timed(&mut profiler, "factor", |rec| self.record_factor_in_place(rec, a, pivots, &mut info))?,
+        }
+        batch.submit()?;
+        let mut sums: Vec<(String, f64)> = Vec::new();
+        for (label, micros) in profiler.read(&self.ctx)? {
+            match sums.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, sum)) => *sum += micros,
+                None => sums.push((label, micros)),
+            }
+        }
+        Ok(sums)
     }
 
     /// The kernel in use: `team of 32 lanes` or `workgroup of 256`.
@@ -383,6 +596,9 @@ impl<T: Scalar> BatchedLu<T> {
         match &self.factor {
             Factor::Workgroup { in_place, .. } => format!("workgroup of {}", in_place.workgroup_size()),
             Factor::Team { team, .. } => format!("team of {team} lanes"),
+            Factor::Blocked { tournament: Some(t), .. } => {
+                format!("blocked, panels of {PANEL} by tournaments of {} rows", t.rows)
+            }
             Factor::Blocked { staged, .. } => {
                 let memory = if *staged { "workgroup" } else { "global" };
                 format!("blocked, panels of {PANEL} in {memory} memory")
@@ -420,6 +636,14 @@ impl<T: Scalar> BatchedLu<T> {
         )
     }
 
+    /// Extra device bytes the plan holds (the tournament's picks).
+    pub fn extra_bytes(&self) -> u64 {
+        match &self.factor {
+            Factor::Blocked { tournament: Some(t), .. } => t.picks.byte_len(),
+            _ => 0,
+        }
+    }
+
     /// Factors `a` in place, the pivots into `pivots`, and waits: returns every matrix's
     /// info.
     pub fn factor(&self, a: &mut GpuDense<T>, pivots: &mut GpuVec<u32>) -> Result<Vec<u32>> {
@@ -436,4 +660,73 @@ impl<T: Scalar> BatchedLu<T> {
         self.record_solve(&mut batch.recorder(), lu, pivots, b)?;
         batch.submit()
     }
+}
+
+impl<T: Scalar> Tournament<T> {
+    /// Records a panel's rounds, until one workgroup is left (it writes the pivot rows'
+    /// block factored and the interchanges).
+    fn record_rounds(&self, sink: &mut StepSink<'_>, p: &PanelOf<'_, T>) -> Result<()> {
+        let half = (self.stride / 2) as u32;
+        // The leaves read rows j0.. (count 0); each round then reads the last one's picks.
+        let (mut groups, mut src, mut count, mut dst) = ((p.n - p.j0).div_ceil(self.rows), 0, 0, 0);
+        loop {
+            let params = self.params(p, 0, groups, [src, count, dst]);
+            let workgroups = (p.batch * groups) as u64;
+            sink("rounds", &mut |rec| rec.dispatch(&self.kernel, params, self.bindings(p), workgroups))?;
+            if groups == 1 {
+                return Ok(());
+            }
+            count = (groups * p.nb) as u32;
+            (src, dst) = (dst, half - dst);
+            groups = (count as usize).div_ceil(self.rows);
+        }
+    }
+
+    /// Records the multipliers of the rows below a panel's pivot rows (after the swaps).
+    fn record_lower(&self, sink: &mut StepSink<'_>, p: &PanelOf<'_, T>) -> Result<()> {
+        let tiles = (p.n - p.j0 - p.nb).div_ceil(LOWER_ROWS);
+        if tiles == 0 {
+            return Ok(());
+        }
+        let params = self.params(p, 1, tiles, [0; 3]);
+        let workgroups = (p.batch * tiles) as u64;
+        sink("lower", &mut |rec| rec.dispatch(&self.lower, params, self.bindings(p), workgroups))
+    }
+
+    fn params(
+        &self,
+        p: &PanelOf<'_, T>,
+        step: u32,
+        tiles: usize,
+        [src, count, dst]: [u32; 3],
+    ) -> lu_tournament::Params {
+        lu_tournament::Params {
+            step,
+            n: p.n as u32,
+            batch: p.batch as u32,
+            j0: p.j0 as u32,
+            nb: p.nb as u32,
+            tiles: tiles as u32,
+            src,
+            count,
+            dst,
+            stride: self.stride as u32,
+        }
+    }
+
+    fn bindings<'a>(&'a self, p: &PanelOf<'a, T>) -> lu_tournament::Bindings<'a, T> {
+        lu_tournament::Bindings { a: p.a, pivots: p.pivots, info: p.info, cand: self.picks.bind() }
+    }
+}
+
+/// One panel of a blocked LU: the batch's shape, the panel's first column and width, and the
+/// factorization's buffers.
+struct PanelOf<'a, T: Scalar> {
+    n: usize,
+    batch: usize,
+    j0: usize,
+    nb: usize,
+    a: Bind<'a, T>,
+    pivots: Bind<'a, u32>,
+    info: Bind<'a, u32>,
 }

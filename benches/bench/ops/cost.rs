@@ -123,7 +123,7 @@ pub const LU: Model = Model {
     bytes: "batch·(2·n²·v + 4·n), v = 4 (f32) or 8 (f64)",
     flops: "batch·(2/3·n³ − 1/2·n² + 5/6·n)",
     error: Some(
-        "max over the batch of ‖P·A − L·U‖_F / (n·‖A‖_F); infinite if a pivot or a multiplier breaks partial pivoting",
+        "max over the batch of ‖P·A − L·U‖_F / (n·‖A‖_F); infinite if a pivot is out of range or, with partial pivoting, a multiplier exceeds 1",
     ),
 };
 

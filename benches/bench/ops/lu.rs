@@ -1,8 +1,8 @@
-//! Batched LU `P·A = L·U` with partial pivoting (`lu`), out of place as
-//! `torch.linalg.lu_factor` does it: the batches of [`LuOp::dense_shapes`] (`lu_<batch>x<n>`,
-//! PyTorch's anchors on the H100 at the large scale) and square Matrix Market files (one
-//! matrix, dense); f32 or f64 values. Checked by the backward error, the pivots and the
-//! multipliers (see [`cost::LU`]).
+//! Batched LU `P·A = L·U` with partial pivoting (`lu`; tournament pivoting as a variant),
+//! out of place as `torch.linalg.lu_factor` does it: the batches of [`LuOp::dense_shapes`]
+//! (`lu_<batch>x<n>`, PyTorch's anchors on the H100 at the large scale) and square Matrix
+//! Market files (one matrix, dense); f32 or f64 values. Checked by the backward error, the
+//! pivots and the multipliers (see [`cost::LU`]).
 
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
@@ -26,18 +26,29 @@ const MAX_FILE_ORDER: usize = 4096;
 #[derive(Default)]
 pub struct LuOp<T>(PhantomData<T>);
 
-/// An algorithm name, optionally with `:wg=…`.
-fn parse_variant(name: &str) -> Option<LuOptions> {
+/// An algorithm name, optionally with `:wg=…`, `:pivot=partial|tournament` (partial by
+/// default: `auto` is getrf's partial pivoting) and `:rows=…` (the tournament's rows a
+/// workgroup); `:profile` prints the GPU time of each step once (`BatchedLu::profile_factor`).
+fn parse_variant(name: &str) -> Option<(LuOptions, Pivoting, bool)> {
     let mut parts = name.split(':');
     let mut options = LuOptions { algorithm: LuAlgorithm::from_name(parts.next()?)?, ..Default::default() };
+    let mut pivoting = Pivoting::Partial;
+    let mut profile = false;
     for part in parts {
+        if part == "profile" {
+            profile = true;
+            continue;
+        }
         let (key, value) = part.split_once('=')?;
-        match key {
-            "wg" => options.workgroup_size = Some(value.parse().ok()?),
+        match (key, value) {
+            ("wg", _) => options.workgroup_size = Some(value.parse().ok()?),
+            ("rows", _) => options.tournament_rows = Some(value.parse().ok()?),
+            ("pivot", "partial") => pivoting = Pivoting::Partial,
+            ("pivot", "tournament") => pivoting = Pivoting::Tournament,
             _ => return None,
         }
     }
-    Some(options)
+    Some((options, pivoting, profile))
 }
 
 /// (batch, n) of an entry.
@@ -119,12 +130,14 @@ struct LuInputs<T: Scalar> {
 
 impl<T: Scalar> Inputs for LuInputs<T> {
     fn prepare(&self, ctx: &Context, name: &str) -> Result<Box<dyn Prepared + '_>, OpError> {
-        let options = parse_variant(name).ok_or_else(|| OpError::failed(format!("unknown lu algorithm {name:?}")))?;
+        let (options, pivoting, profile) =
+            parse_variant(name).ok_or_else(|| OpError::failed(format!("unknown lu algorithm {name:?}")))?;
         let a = self.a.as_ref().ok_or(OpError { refused: true, message: "too large to factor densely".into() })?;
         let mut runs = LuRuns {
             ctx: ctx.clone(),
             a,
-            plan: BatchedLu::with_options(ctx, self.n, self.batch, Pivoting::Partial, &options)?,
+            plan: BatchedLu::with_options(ctx, self.n, self.batch, pivoting, &options)?,
+            pivoting,
             name: name.to_string(),
             n: self.n,
             copies: Vec::new(),
@@ -133,6 +146,13 @@ impl<T: Scalar> Inputs for LuInputs<T> {
             pivots: Vec::new(),
         };
         runs.add_copy()?;
+        if profile {
+            let c = &mut runs.copies[0];
+            let mut factors = GpuDense::upload(ctx, a, DenseLayout::RowMajor)?;
+            let steps = runs.plan.profile_factor(&mut factors, &mut c.pivots)?;
+            let steps: Vec<String> = steps.iter().map(|(step, micros)| format!("{step} {micros:.0} µs")).collect();
+            eprintln!("lu {} n {}: {}", runs.name, self.n, steps.join(", "));
+        }
         Ok(Box::new(runs))
     }
 
@@ -153,6 +173,7 @@ struct LuRuns<'a, T: Scalar> {
     ctx: Context,
     a: &'a DenseMatrix<T>,
     plan: BatchedLu<T>,
+    pivoting: Pivoting,
     /// The algorithm as requested.
     name: String,
     n: usize,
@@ -170,7 +191,7 @@ impl<T: Scalar> Prepared for LuRuns<'_, T> {
     }
 
     fn extra_bytes(&self) -> u64 {
-        0
+        self.plan.extra_bytes()
     }
 
     fn working_set_bytes(&self) -> u64 {
@@ -232,13 +253,14 @@ impl<T: Scalar> Prepared for LuRuns<'_, T> {
     }
 
     /// The worst matrix's backward error over n; infinite where a pivot is out of its range
-    /// or a multiplier exceeds 1 (not partial pivoting).
+    /// or, with partial pivoting, a multiplier exceeds 1 (a tournament's may).
     fn check(&self) -> f64 {
         let n = self.n;
         let mut worst = 0f64;
         for (b, (lu, pivots)) in self.factors.chunks(n * n).zip(self.pivots.chunks(n)).enumerate() {
             let pivots_ok = pivots.iter().enumerate().all(|(k, &p)| (k..n).contains(&(p as usize)));
-            let multipliers_ok = (0..n).all(|i| (0..i).all(|j| lu[i * n + j].to_f64().abs() <= 1.0 + 1e-5));
+            let multipliers_ok = self.pivoting == Pivoting::Tournament
+                || (0..n).all(|i| (0..i).all(|j| lu[i * n + j].to_f64().abs() <= 1.0 + 1e-5));
             if !pivots_ok || !multipliers_ok {
                 return f64::INFINITY;
             }
