@@ -1,6 +1,7 @@
 //! Batched LU `P·A = L·U` and its solve, against the f64 twin's conventions: the backward
-//! error `‖P·A − L·U‖ / ‖A‖` within a few n·ε, multipliers |l_ik| ≤ 1, pivots equal to the
-//! twin's where no two candidates are close, info of singular matrices (the others of the
+//! error `‖P·A − L·U‖ / ‖A‖` within a few n·ε, multipliers |l_ik| ≤ 1 (partial pivoting),
+//! pivots equal to the twin's where no two candidates are close (and by a tournament where
+//! the pivots are forced), info of singular matrices (the others of the
 //! batch factored), the solve's residual; f32 and f64, subgroups on and off; misuse.
 
 mod common;
@@ -25,6 +26,10 @@ enum Kind {
     /// Random, with column 0's largest entry in the last row: a tournament must carry it
     /// through every round to the first pivot.
     LastPivot,
+    /// A dominant matrix's rows shuffled: every column's pivot is the row holding its
+    /// dominant entry, whichever way of pivoting, so the interchanges are known (rows named
+    /// twice, pivots inside a panel's block).
+    Shuffled,
 }
 
 fn matrix<T: Scalar>(n: usize, kind: Kind, rng: &mut Rng) -> Vec<T> {
@@ -41,6 +46,16 @@ fn matrix<T: Scalar>(n: usize, kind: Kind, rng: &mut Rng) -> Vec<T> {
         Kind::Singular => (0..n).for_each(|i| m[i * n + n / 2] = 0.0),
         Kind::Tied => (0..n).for_each(|i| m[i * n] = if m[i * n] < 0.0 { -1.0 } else { 1.0 }),
         Kind::LastPivot => m[(n - 1) * n] = -2.0,
+        Kind::Shuffled => {
+            (0..n).for_each(|i| m[i * n + i] = n as f64 + 1.0);
+            // Fisher–Yates on the rows.
+            for i in (1..n).rev() {
+                let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+                for c in 0..n {
+                    m.swap(i * n + c, j * n + c);
+                }
+            }
+        }
     }
     m.into_iter().map(T::from_f64).collect()
 }
@@ -140,7 +155,8 @@ fn check_options<T: Scalar>(
         let v: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 * 0.125).collect();
         let along = lu_residual_along(&one, lu, piv, &v);
         assert!(along <= bound, "{what}: along a vector {along:e} > {bound:e}");
-        if n > 1 {
+        // (Past n ≈ 64 a dominant matrix's norm hides the planted error.)
+        if n > 1 && !matches!(kind_of(b), Kind::Shuffled) {
             let mut wrong = lu.to_vec();
             wrong[n * n - 1] = T::from_f64(wrong[n * n - 1].to_f64() + 1.0);
             assert!(lu_residual_along(&one, &wrong, piv, &v) > bound, "{what}: a wrong factor passes");
@@ -149,7 +165,7 @@ fn check_options<T: Scalar>(
             let largest = (0..n).flat_map(|i| (0..i).map(move |j| lu[i * n + j].to_f64().abs())).fold(0.0, f64::max);
             assert!(largest <= 1.0 + 1e-6, "{what}: a multiplier of {largest}");
         }
-        if matches!(kind_of(b), Kind::Dominant) || pivoting == Pivoting::None {
+        if matches!(kind_of(b), Kind::Dominant | Kind::Shuffled) || pivoting == Pivoting::None {
             assert_eq!(piv, &twin_pivots[..], "{what}: pivots");
         }
         if pivoting != Pivoting::None {
@@ -186,7 +202,7 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
     let seed = common::seed("blocked lu");
     let mut rng = Rng::new(seed);
     let options = LuOptions { algorithm: LuAlgorithm::Blocked, ..Default::default() };
-    let kinds = [Kind::Random, Kind::Graded, Kind::Singular, Kind::Tied];
+    let kinds = [Kind::Random, Kind::Graded, Kind::Singular, Kind::Tied, Kind::Shuffled];
     for (_, ctx) in common::contexts() {
         // 65: a panel of one column; 100: a GEMM tile cut short; 129: five panels, 2 × 2 tiles.
         for n in [65, 100, 129] {
@@ -208,7 +224,7 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
 fn tournament_lu_factors_matrices_of_several_rounds() {
     let mut rng = Rng::new(common::seed("tournament lu"));
     // (No dominant kind: past n ≈ 64 its norm hides the wrong factor the check plants.)
-    let kinds = [Kind::Random, Kind::Graded, Kind::Singular, Kind::Tied, Kind::LastPivot];
+    let kinds = [Kind::Random, Kind::Graded, Kind::Singular, Kind::Tied, Kind::LastPivot, Kind::Shuffled];
     let blocked = |rows| LuOptions { algorithm: LuAlgorithm::Blocked, tournament_rows: rows, ..Default::default() };
     for (mode, ctx) in common::contexts() {
         eprintln!("{mode}");
@@ -290,7 +306,11 @@ fn batched_lu_solve_has_a_small_residual() {
             let data: Vec<f32> = (0..batch).flat_map(|_| matrix::<f32>(n, Kind::Random, &mut rng)).collect();
             let host = DenseMatrix::try_new(batch * n, n, data.clone()).unwrap();
             let rhs = common::dense::<f32>(batch * n, nrhs, rng.next_u64());
-            let plan = BatchedLu::<f32>::new(ctx, n, batch, Pivoting::Partial).unwrap();
+            // n = 130 also by a tournament of 64-row rounds (its factors in getrf's form).
+            let tournament = LuOptions { tournament_rows: Some(64), ..Default::default() };
+            let pivoting = if n == 130 { Pivoting::Tournament } else { Pivoting::Partial };
+            let options = if n == 130 { tournament } else { LuOptions::default() };
+            let plan = BatchedLu::<f32>::with_options(ctx, n, batch, pivoting, &options).unwrap();
             let mut a = GpuDense::upload(ctx, &host, DenseLayout::RowMajor).unwrap();
             let mut pivots = ctx.zeros::<u32>(batch * n).unwrap();
             assert!(plan.factor(&mut a, &mut pivots).unwrap().iter().all(|&i| i == 0));
@@ -344,4 +364,33 @@ fn batched_lu_misuse_gets_typed_errors() {
     }
     batch.submit().unwrap();
     assert_eq!(a.read_blocking().unwrap(), host, "a refused call changed A");
+}
+
+/// `profile_factor` times every step of the blocked LU, partial and by tournament, and
+/// factors A as a run does; the tournament's picks are the plan's extra bytes.
+#[test]
+fn lu_profile_names_every_step() {
+    let mut rng = Rng::new(common::seed("lu profile"));
+    let ctx = common::context();
+    if !ctx.has_timestamps() {
+        eprintln!("no timestamps here: skipped");
+        return;
+    }
+    let n = 200;
+    let data = DenseMatrix::try_new(n, n, matrix::<f32>(n, Kind::Random, &mut rng)).unwrap();
+    let blocked = |rows| LuOptions { algorithm: LuAlgorithm::Blocked, tournament_rows: rows, ..Default::default() };
+    for (pivoting, rows, steps) in [
+        (Pivoting::Partial, None, &["panel", "swap", "trsm", "gemm"][..]),
+        (Pivoting::Tournament, Some(64), &["rounds", "swap", "lower", "trsm", "gemm"][..]),
+    ] {
+        let plan = BatchedLu::<f32>::with_options(ctx, n, 1, pivoting, &blocked(rows)).unwrap();
+        assert_eq!(plan.extra_bytes() > 0, pivoting == Pivoting::Tournament, "{pivoting:?}");
+        let mut a = GpuDense::upload(ctx, &data, DenseLayout::RowMajor).unwrap();
+        let mut pivots = ctx.zeros::<u32>(n).unwrap();
+        let profile = plan.profile_factor(&mut a, &mut pivots).unwrap();
+        let names: Vec<&str> = profile.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, steps, "{pivoting:?}");
+        let error = lu_backward_error(&data, a.read_blocking().unwrap().data(), &pivots.read_blocking().unwrap());
+        assert!(error <= 8.0 * n as f64 * 1.2e-7, "{pivoting:?}: {error:e}");
+    }
 }

@@ -12,9 +12,11 @@
 //! Three kernels ([`LuAlgorithm`]): a team of lanes per matrix with rows in registers
 //! (n ≤ 32), a workgroup per matrix in workgroup memory (seed 004's scheme), and a blocked
 //! right-looking factorization in global memory for larger n, whose panels pivot partially
-//! (one workgroup per panel) or by a tournament ([`Pivoting::Tournament`], many). Pivots may
-//! differ from LAPACK's where two candidates' magnitudes tie within rounding (the search
-//! compares in f32); the factors are checked by their backward error.
+//! (one workgroup per panel) or by a tournament ([`Pivoting::Tournament`], many). With
+//! partial pivoting, pivots may differ from LAPACK's where two candidates' magnitudes tie
+//! within rounding (the search compares in f32, f64 values too) and the multipliers are at
+//! most 1; a tournament's pivots are its own and its multipliers may exceed 1. The factors
+//! are checked by their backward error.
 
 use super::common::{check_len, Operands};
 use crate::context::Context;
@@ -56,8 +58,8 @@ const GEMM_TILE: usize = 64;
 /// Columns a workgroup of its row swaps moves (`SWAP_COLS` there).
 const SWAP_COLS: usize = 32;
 /// Rows a workgroup of the tournament's multipliers solves, a lane each: the lanes work
-/// alone, so small workgroups spread them over more of the GPU (H100, 4096²: 30 µs a panel
-/// with 256).
+/// alone, so small workgroups spread them over more of the GPU (H100, 4096²: 3.9 → 3.4 ms
+/// from 256, a smaller gain than predicted: the time is in each lane's own chain).
 const LOWER_ROWS: usize = 64;
 /// The blocked LU's steps by number (`params.step` of `shaders/lu_blocked.wgsl`).
 const STEP_NAMES: [&str; 4] = ["panel", "swap", "trsm", "gemm"];
@@ -118,8 +120,9 @@ pub struct LuOptions {
     /// 256), for [`LuAlgorithm::Team`] the largest subgroup size (32 or more).
     pub workgroup_size: Option<u32>,
     /// [`Pivoting::Tournament`]: rows a workgroup of the tournament takes (a lane each), a
-    /// power of two from 64 to the most invocations a workgroup has (at most 1024). Default:
-    /// 256, or the most below that fit in workgroup memory.
+    /// power of two from 64 (and the largest subgroup size) to the most invocations a
+    /// workgroup has (at most 1024). Default: 256, or the most below that fit in workgroup
+    /// memory. Unused where the team or workgroup kernel factors (small n).
     pub tournament_rows: Option<u32>,
 }
 
@@ -161,7 +164,10 @@ struct Tournament<T: Scalar> {
 impl<T: Scalar> Tournament<T> {
     fn new(ctx: &Context, n: usize, batch: usize, rows: Option<u32>) -> Result<Self> {
         let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
-        let most = ctx.limits().max_compute_invocations_per_workgroup.min(1024);
+        let limits = ctx.limits();
+        let most = limits.max_compute_invocations_per_workgroup.min(limits.max_compute_workgroup_size_x).min(1024);
+        // A workgroup of whole subgroups (the rounds reduce one partial per subgroup).
+        let least = ctx.subgroup_size_range().map_or(64, |(_, max)| max.max(64));
         // A lane per row; each step's candidates: a row, key and id per subgroup.
         let slots = |rows: u32| ctx.subgroup_size_range().map_or(1, |(min, _)| rows.div_ceil(min.max(1)));
         let bytes = |rows: u32| {
@@ -178,9 +184,9 @@ impl<T: Scalar> Tournament<T> {
                 + 64
         };
         let rows = match rows {
-            Some(r) if !r.is_power_of_two() || !(64..=most).contains(&r) => {
+            Some(r) if !r.is_power_of_two() || !(least..=most).contains(&r) => {
                 return Err(Error::InvalidArgument(format!(
-                    "LuOptions: tournament_rows {r} is not a power of two from 64 to {most}"
+                    "LuOptions: tournament_rows {r} is not a power of two from {least} to {most}"
                 )))
             }
             Some(r) if bytes(r) > budget => {
@@ -193,18 +199,21 @@ impl<T: Scalar> Tournament<T> {
             }
             Some(r) => r,
             // 256 where it fits: a round's steps slow down with a workgroup's subgroups (H100,
-            // 4096²: 30.0 ms at 256 rows against 32.2 at 128, 30.7 at 512, 38.2 at 1024).
-            None => match (6..=most.min(256).ilog2()).rev().map(|e| 1u32 << e).find(|&r| bytes(r) <= budget) {
-                Some(r) => r,
-                None => {
-                    return Err(Error::LimitExceeded {
-                        what: "a tournament of 64 rows a workgroup (the fewest)".into(),
-                        limit: "max_compute_workgroup_storage_size",
-                        requested: bytes(64),
-                        max: budget,
-                    })
+            // 4096²: 30.0 ms at 256 rows against 32.2 at 128, 30.7 at 512, 38.2 at 1024;
+            // benches/results/h100-2026-11-24-lu-tournament-rows.log).
+            None => {
+                match (least.ilog2()..=most.min(256).ilog2()).rev().map(|e| 1u32 << e).find(|&r| bytes(r) <= budget) {
+                    Some(r) => r,
+                    None => {
+                        return Err(Error::LimitExceeded {
+                            what: format!("a tournament of {least} rows a workgroup (the fewest)"),
+                            limit: "max_compute_workgroup_storage_size",
+                            requested: bytes(least),
+                            max: budget,
+                        })
+                    }
                 }
-            },
+            }
         };
         let stride = 2 * n.div_ceil(rows as usize) * PANEL;
         let words = batch.checked_mul(stride).filter(|&w| w <= u32::MAX as usize).ok_or_else(|| {
@@ -301,11 +310,8 @@ impl<T: Scalar> BatchedLu<T> {
             _ => ((n * n / 8).next_power_of_two() as u32).clamp(least, 256),
         };
         let wg_size = options.workgroup_size.unwrap_or(default_wg);
-        if options.tournament_rows.is_some() && (pivoting != Pivoting::Tournament || algorithm != LuAlgorithm::Blocked)
-        {
-            return Err(Error::InvalidArgument(
-                "LuOptions: tournament_rows is for the blocked LU with Pivoting::Tournament".into(),
-            ));
+        if options.tournament_rows.is_some() && pivoting != Pivoting::Tournament {
+            return Err(Error::InvalidArgument("LuOptions: tournament_rows is for Pivoting::Tournament".into()));
         }
         if algorithm == LuAlgorithm::Blocked && wg_size != BLOCKED_WG {
             return Err(Error::InvalidArgument(format!("LuOptions: the blocked LU runs {BLOCKED_WG} lanes")));
@@ -332,13 +338,13 @@ impl<T: Scalar> BatchedLu<T> {
                 let left = |cols: usize| (PANEL * PANEL + PANEL * cols).max(GEMM_TILE * PANEL);
                 let trsm_cols = [128, 64, 32]
                     .into_iter()
-                    .find(|&c| left(c) as u64 * T::KIND.size() + 1024 <= budget)
+                    .find(|&c| left(c) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 1024 <= budget)
                     .ok_or_else(|| Error::LimitExceeded {
-                    what: "the blocked LU's stage in workgroup memory".into(),
-                    limit: "max_compute_workgroup_storage_size",
-                    requested: left(32) as u64 * T::KIND.size() + 1024,
-                    max: budget,
-                })?;
+                        what: "the blocked LU's stage in workgroup memory".into(),
+                        limit: "max_compute_workgroup_storage_size",
+                        requested: left(32) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 1024,
+                        max: budget,
+                    })?;
                 // The triangular solve has a pipeline of its own: its stage would cut the
                 // GEMM's resident workgroups.
                 let steps = lu_blocked::Overrides { panel_tile: 1, left: left(0) as u32, ..Default::default() };
@@ -563,16 +569,30 @@ impl<T: Scalar> BatchedLu<T> {
         let mut info = self.ctx.zeros::<u32>(self.batch)?;
         Operands::new(&self.ctx, "lu")?.dense_output("A", a)?.output("pivots", pivots)?;
         self.check_factor_operands(a, pivots, &info)?;
-        let mut batch = self.ctx.batch();
-        let dispatches = match &self.factor {
-            Factor::Blocked { .. } => self.n.div_ceil(PANEL) * 16,
-            _ => 1,
+        // Sections a batch times (two timestamps each, within a query set's 4,096): a
+        // factorization with more dispatches runs in several batches, one after another.
+        const SECTIONS: usize = 1024;
+        let mut profiler = crate::record::Profiler::new(&self.ctx, SECTIONS)?;
+        let mut sums: Vec<(String, f64)> = Vec::new();
+        let add = |sums: &mut Vec<(String, f64)>, profiler: &mut crate::record::Profiler| -> Result<()> {
+            for (label, micros) in profiler.read(&self.ctx)? {
+                match sums.iter_mut().find(|(l, _)| *l == label) {
+                    Some((_, sum)) => *sum += micros,
+                    None => sums.push((label, micros)),
+                }
+            }
+            profiler.reset();
+            Ok(())
         };
-        let mut profiler = crate::record::Profiler::new(&self.ctx, dispatches.max(1))?;
+        let mut batch = self.ctx.batch();
         match &self.factor {
             Factor::Blocked { panel, steps, trsm, tournament, trsm_cols, .. } if self.n > 0 && self.batch > 0 => {
                 let (ab, pb, ib) = (a.panels()[0].bind(), pivots.bind(), info.bind());
                 let mut sink = |name: &'static str, record: &mut dyn FnMut(&mut Recorder<'_, '_>) -> Result<()>| {
+                    if profiler.len() == profiler.capacity() {
+                        std::mem::replace(&mut batch, self.ctx.batch()).submit()?;
+                        add(&mut sums, &mut profiler)?;
+                    }
                     batch.timed(&mut profiler, name, |rec| record(rec))
                 };
                 let kernels = [panel, steps, trsm, steps];
@@ -581,13 +601,7 @@ impl<T: Scalar> BatchedLu<T> {
             _ => batch.timed(&mut profiler, "factor", |rec| self.record_factor_in_place(rec, a, pivots, &mut info))?,
         }
         batch.submit()?;
-        let mut sums: Vec<(String, f64)> = Vec::new();
-        for (label, micros) in profiler.read(&self.ctx)? {
-            match sums.iter_mut().find(|(l, _)| *l == label) {
-                Some((_, sum)) => *sum += micros,
-                None => sums.push((label, micros)),
-            }
-        }
+        add(&mut sums, &mut profiler)?;
         Ok(sums)
     }
 

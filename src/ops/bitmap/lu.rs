@@ -42,7 +42,8 @@ pub struct BitmapLu<T: Scalar> {
 
 impl<T: Scalar> BitmapLu<T> {
     /// Plans the factorization: `Pivoting::None` is seed 004's elimination (the pattern of
-    /// the factors is the fill of A's), `Pivoting::Partial` LAPACK's `getrf`.
+    /// the factors is the fill of A's), `Pivoting::Partial` LAPACK's `getrf`,
+    /// `Pivoting::Tournament` the blocked LU's tournament for large n.
     pub fn new(ctx: &Context, n: usize, batch: usize, pivoting: Pivoting) -> Result<Self> {
         let rows = n
             .checked_mul(batch)
@@ -66,9 +67,9 @@ impl<T: Scalar> BitmapLu<T> {
     }
 
     /// Device bytes the plan holds beyond its input and its factors: the dense batch, the
-    /// pivots, the infos.
+    /// pivots, the infos, and the dense engine's own ([`BatchedLu::extra_bytes`]).
     pub fn extra_bytes(&self) -> u64 {
-        self.dense.byte_len() + self.pivots.byte_len() + self.info.byte_len()
+        self.dense.byte_len() + self.pivots.byte_len() + self.info.byte_len() + self.lu.extra_bytes()
     }
 
     /// How the dense engine factors (see [`BatchedLu::describe`]).
