@@ -15,6 +15,7 @@
 // Workgroups index (matrix, tile) as matrix · tiles + tile.
 #import entry
 #import real
+#import lu_factors
 #import group_argmax
 
 const PANEL: u32 = 0u;
@@ -41,9 +42,6 @@ struct Params {
 }
 
 var<immediate> params: Params;
-@group(0) @binding(0) var<storage, read_write> a: array<Real>;
-@group(0) @binding(1) var<storage, read_write> pivots: array<u32>;
-@group(0) @binding(2) var<storage, read_write> info: array<u32>;
 
 // 256: the GEMM's 16 × 16 lanes of 4 × 4 outputs.
 override WG_SIZE: u32 = 256u;
@@ -61,10 +59,6 @@ var<workgroup> left: array<Real, LEFT>;
 // 1 otherwise (the panel is then factored in global memory).
 override PANEL_TILE: u32 = 1u;
 var<workgroup> panel_tile: array<Real, PANEL_TILE>;
-
-fn at(m: u32, i: u32, j: u32) -> u32 {
-    return (m * params.n + i) * params.n + j;
-}
 
 // The row i ≥ k of the largest |a[i, k]|, the first on ties; k when all are NaN.
 fn find_pivot(m: u32, k: u32, lane: Lane) -> u32 {

@@ -17,6 +17,7 @@
 // workgroup memory.
 #import entry
 #import real
+#import lu_factors
 #import group_argmax
 #import row_blocks
 
@@ -48,9 +49,6 @@ struct Params {
 }
 
 var<immediate> params: Params;
-@group(0) @binding(0) var<storage, read_write> a: array<Real>;
-@group(0) @binding(1) var<storage, read_write> pivots: array<u32>;
-@group(0) @binding(2) var<storage, read_write> info: array<u32>;
 @group(0) @binding(3) var<storage, read_write> cand: array<u32>;
 
 // Rows a workgroup takes, a lane each (a power of two from 64 to 1024, set by the host).
@@ -70,10 +68,6 @@ var<workgroup> slot_ids: array<u32, SLOT_KEYS>;
 var<workgroup> ids: array<u32, WG_SIZE>;
 var<workgroup> top: array<vec4<Real>, 256>;
 var<workgroup> picks: array<u32, NB>;
-
-fn at(m: u32, i: u32, j: u32) -> u32 {
-    return (m * params.n + i) * params.n + j;
-}
 
 // Block b (columns 4b … 4b+3 of the panel) of row i (zeros past the panel).
 fn load_block(m: u32, i: u32, b: u32) -> vec4<Real> {

@@ -541,16 +541,17 @@ impl<T: Scalar> BatchedLu<T> {
             // tournament, its rounds take the panel's place and its multipliers follow the
             // swaps.
             let steps = [(0, 1), (1, n.div_ceil(SWAP_COLS)), (2, rest.div_ceil(trsm_cols)), (3, side * side)];
+            let panel = PanelOf { n, batch, j0, nb, a, pivots, info };
             for (number, tiles) in steps {
                 match (tournament, number) {
-                    (Some(t), 0) => t.record_rounds(sink, &PanelOf { n, batch, j0, nb, a, pivots, info })?,
+                    (Some(t), 0) => t.record_rounds(sink, &panel)?,
                     (_, _) if tiles == 0 => {}
                     (_, _) => sink(STEP_NAMES[number as usize], &mut |rec| {
                         rec.dispatch(kernels[number as usize], step(number, tiles), bindings, (batch * tiles) as u64)
                     })?,
                 }
                 if let (Some(t), 1) = (tournament, number) {
-                    t.record_lower(sink, &PanelOf { n, batch, j0, nb, a, pivots, info })?;
+                    t.record_lower(sink, &panel)?;
                 }
             }
         }
