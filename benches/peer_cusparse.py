@@ -610,19 +610,45 @@ def gmres(a, x, case, copies):
                        history_run)
 
 
+# wgsparse's default BiCGSTAB shadow residual (solvers::Shadow::Hashed(0x5eed)): element i is
+# h(i) in [-1/2, 1/2) from Wellons' lowbias32, as shaders/vector_scale.wgsl makes it.
+SHADOW_SEED = 0x5EED
+
+
+def mix32(x):
+    """lowbias32 on uint32 (an array or a scalar), wrapping as WGSL's u32 does."""
+    x = x ^ (x >> 16)
+    x = x * np.uint32(0x7FEB352D)
+    x = x ^ (x >> 15)
+    x = x * np.uint32(0x846CA68B)
+    return x ^ (x >> 16)
+
+
+def hashed_shadow(n, dtype):
+    with np.errstate(over="ignore"):
+        offset = mix32(np.uint32(SHADOW_SEED))
+    h = mix32(cp.arange(n, dtype=cp.uint32) + offset) >> 8
+    return h.astype(dtype) / 16777216.0 - 0.5
+
+
 def cupy_bicgstab(a, b, rtol, maxiter, history=None):
     """BiCGSTAB (SciPy's form, no preconditioner) written with CuPy ops, in the style of CuPy's
-    own cg: coefficients stay on the device, the convergence test reads a norm each half step."""
+    own cg: coefficients stay on the device, the convergence test reads a norm each half step.
+    The shadow residual is wgsparse's hashed one (SciPy's r_hat = r0 breaks down on the
+    convection-diffusion case: benches/NOTES.md, session 34), and like wgsparse it recomputes
+    r = b - A x once the residual norm falls below 1% of its peak since the last time
+    (reliable updating), so both run the same method."""
     from cupy import cublas
 
     x = cp.zeros_like(b)
     r = b.copy()
-    r_hat = r.copy()
+    r_hat = hashed_shadow(b.size, b.dtype)
     p = cp.zeros_like(b)
     v = cp.zeros_like(b)
     rho = alpha = omega = cp.ones((), dtype=b.dtype)
     b_norm = float(cublas.nrm2(b))
     atol = rtol * b_norm
+    peak = 0.0
     for iteration in range(1, maxiter + 1):
         rho_new = cublas.dotc(r_hat, r)
         beta = (rho_new / rho) * (alpha / omega)
@@ -643,6 +669,11 @@ def cupy_bicgstab(a, b, rtol, maxiter, history=None):
             history.append((iteration, r_norm / b_norm))
         if r_norm <= atol or r_norm == 0.0 or not math.isfinite(r_norm):
             break  # converged, or broken down (as SciPy stops on a zero rho)
+        if r_norm < 0.01 * peak:
+            r = b - a @ x
+            peak = float(cublas.nrm2(r))
+        else:
+            peak = max(peak, r_norm)
         rho = rho_new
     return x, iteration
 

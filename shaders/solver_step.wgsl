@@ -20,6 +20,7 @@ const CYCLE: u32 = 2u;       // GMRES: iterations done in this restart cycle
 const SKIP_UPDATE: u32 = 3u; // GMRES: 0 while a cycle has an update to apply
 const SKIP_REORTHOGONALIZE: u32 = 4u; // GMRES: 0 when this column needs a second projection
 const IDLING: u32 = 5u;      // 1 once an IDLE_AFTER_STOP ratio has found the solve stopped
+const SKIP_REPLACE: u32 = 6u; // BiCGSTAB: 0 when the residual is to be recomputed as b − A·x
 
 // why the solve stopped (the host's StopReason)
 const CONVERGED: u32 = 1u;
@@ -45,6 +46,12 @@ const THRESHOLD: u32 = 8u;
 // cost the first pass its orthogonality.
 const REORTHOGONALIZE_BELOW = 0.7071067811865476;
 
+// BiCGSTAB recomputes its residual as b − A·x once the recurrence's norm has fallen below
+// this fraction of its peak since the last time (Sleijpen and van der Vorst's reliable
+// updating): what rounding added to r while its norm was large then no longer stays in the
+// recurrence, whose norm would otherwise fall below the true residual's.
+const REPLACE_BELOW = 0.01;
+
 const NONE: u32 = 0xffffffffu;
 
 // RATIO flags
@@ -53,6 +60,8 @@ const NONZERO_NUM: u32 = 2u; // a zero numerator is a breakdown (BiCGSTAB: ρ = 
 // RATIO and CHECK: once stopped, a ratio is a zero step (and marks IDLING), and a check in
 // an idling iteration does nothing.
 const IDLE_AFTER_STOP: u32 = 4u;
+// CHECK: track the norm's peak in state[c] and open the replacement's gate below it.
+const REPLACE_BELOW_PEAK: u32 = 8u;
 
 struct Params {
     op: u32,
@@ -96,6 +105,7 @@ fn stop(reason: u32) {
         status[STOP] = reason;
     }
     status[SKIP_REORTHOGONALIZE] = 1u;
+    status[SKIP_REPLACE] = 1u;
 }
 
 // A zero step: a failed ratio's, and with IDLE_AFTER_STOP every ratio's once stopped, so that
@@ -173,6 +183,16 @@ fn check() {
         stop(CONVERGED);
     } else if done >= params.max_iterations {
         stop(MAX_ITERATIONS);
+    }
+    if (params.flags & REPLACE_BELOW_PEAK) != 0u {
+        // Replaced, the peak restarts from the new residual's norm (the replacement writes
+        // it to state[c]).
+        let peak = state[params.c];
+        let replace = status[STOP] == 0u && norm < Real(REPLACE_BELOW) * peak;
+        status[SKIP_REPLACE] = select(1u, 0u, replace);
+        if !replace {
+            state[params.c] = max(peak, norm);
+        }
     }
 }
 

@@ -328,6 +328,22 @@ pub fn random_coo(rows: usize, cols: usize, entries: usize, seed: u64) -> CooMat
     CooMatrix::try_new(rows, cols, row_indices, col_indices, values).unwrap_or_else(|e| panic!("random_coo: {e}"))
 }
 
+/// Element `index` of the vector that [`blas1::fill_hashed`](crate::ops::blas1::fill_hashed)
+/// makes on the device with `seed` (α = 1): a value in [−½, ½) with 24 random bits, exact in
+/// f32 and f64, so the host's copy equals the device's bit for bit.
+pub fn hashed_value(index: u32, seed: u32) -> f64 {
+    // Wellons' lowbias32, as `shaders/vector_scale.wgsl` computes it.
+    fn mix32(mut x: u32) -> u32 {
+        x ^= x >> 16;
+        x = x.wrapping_mul(0x7feb_352d);
+        x ^= x >> 15;
+        x = x.wrapping_mul(0x846c_a68b);
+        x ^ (x >> 16)
+    }
+    let h = mix32(index.wrapping_add(mix32(seed))) >> 8;
+    h as f64 / 16_777_216.0 - 0.5
+}
+
 /// `n` values from [`Rng::next_f32`]: in (-1, 1), never zero.
 pub fn random_vector(n: usize, seed: u64) -> Vec<f32> {
     let mut rng = Rng::new(seed);

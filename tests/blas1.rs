@@ -60,6 +60,21 @@ fn elementwise_ops<T: Scalar>(seed: u64) {
             run(ctx, |rec| blas1::fill(rec, b, &mut y));
             check("fill", &y, vec![b.to_f64(); len]);
 
+            // Hashed values are 24-bit: the device's must equal the host's bit for bit, in a
+            // different stream for another seed, and scaled by α.
+            let seed = rng.next_u64() as u32;
+            let mut y = poisoned::<T>(ctx, len);
+            run(ctx, |rec| blas1::fill_hashed(rec, a, seed, &mut y));
+            let want: Vec<T> =
+                (0..len as u32).map(|i| T::from_f64(a.to_f64() * generate::hashed_value(i, seed))).collect();
+            assert!(y.read_blocking().unwrap() == want, "seed {seed} {mode} {} fill_hashed len {len}", T::KIND.name());
+            if len > 1 {
+                let other: Vec<f64> = (0..len as u32).map(|i| generate::hashed_value(i, seed ^ 1)).collect();
+                assert!(other.iter().zip(&want).any(|(o, w)| a.to_f64() * o != w.to_f64()), "seeds differ");
+                let spread = other.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+                assert!(spread.0 >= -0.5 && spread.1 < 0.5, "hashed values in [-1/2, 1/2): {spread:?}");
+            }
+
             let mut y = poisoned::<T>(ctx, len);
             run(ctx, |rec| blas1::copy(rec, &x_gpu, &mut y));
             check("copy", &y, x.iter().map(|v| v.to_f64()).collect());

@@ -21,7 +21,7 @@ pub fn scal<'s, T: Scalar>(
     alpha: impl Into<ScalarArg<'s, T>>,
     y: &mut GpuVec<T>,
 ) -> Result<()> {
-    scale_or_fill(rec, "scal", alpha.into(), y, false)
+    scale_or_fill(rec, "scal", alpha.into(), y, Fill::Scale)
 }
 
 /// `y ← α·x + β·y`.
@@ -60,7 +60,31 @@ pub fn fill<'s, T: Scalar>(
     value: impl Into<ScalarArg<'s, T>>,
     y: &mut GpuVec<T>,
 ) -> Result<()> {
-    scale_or_fill(rec, "fill", value.into(), y, true)
+    scale_or_fill(rec, "fill", value.into(), y, Fill::Value)
+}
+
+/// `y[i] ← α·h(i, seed)`: a reproducible pseudo-random vector made on the device, `h` a
+/// value in [−½, ½) hashed from the index and `seed` with 24 bits (exact in f32 and f64;
+/// [`generate::hashed_value`](crate::generate::hashed_value) gives the same values on the
+/// host). BiCGSTAB draws its shadow residual so.
+pub fn fill_hashed<'s, T: Scalar>(
+    rec: &mut Recorder<'_, '_>,
+    alpha: impl Into<ScalarArg<'s, T>>,
+    seed: u32,
+    y: &mut GpuVec<T>,
+) -> Result<()> {
+    scale_or_fill(rec, "fill_hashed", alpha.into(), y, Fill::Hashed(seed))
+}
+
+/// What [`scale_range`] writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fill {
+    /// `y ← α·y`.
+    Scale,
+    /// `y ← α`.
+    Value,
+    /// `y[i] ← α·h(i, seed)`.
+    Hashed(u32),
 }
 
 fn scale_or_fill<T: Scalar>(
@@ -68,7 +92,7 @@ fn scale_or_fill<T: Scalar>(
     op: &'static str,
     alpha: ScalarArg<'_, T>,
     y: &mut GpuVec<T>,
-    fill: bool,
+    fill: Fill,
 ) -> Result<()> {
     Operands::new(rec.context(), op)?.scalar("alpha", &alpha)?.output("y", y)?;
     let ctx = rec.context().clone();
@@ -245,16 +269,21 @@ impl<T: Scalar> Reduction<T> {
     }
 }
 
-/// `y[..len] ← α·y[..len]`, or `y[..len] ← α` with `fill`; operands checked by the caller.
+/// `y[..len] ← α·y[..len]`, or as `fill` says; operands checked by the caller.
 pub(crate) fn scale_range<T: Scalar>(
     rec: &mut Recorder<'_, '_>,
     s: &ScalarBinds<'_, T>,
     y: Bind<'_, T>,
     len: usize,
-    fill: bool,
+    fill: Fill,
 ) -> Result<()> {
-    let kernel = rec.context().kernel::<vector_scale::Shader, T>(vector_scale::Flags { fill }, Default::default())?;
-    let params = vector_scale::Params { len: len as u32, scaling: s.params };
+    let (flags, seed) = match fill {
+        Fill::Scale => (vector_scale::Flags::default(), 0),
+        Fill::Value => (vector_scale::Flags { fill: true, ..Default::default() }, 0),
+        Fill::Hashed(seed) => (vector_scale::Flags { hashed: true, ..Default::default() }, seed),
+    };
+    let kernel = rec.context().kernel::<vector_scale::Shader, T>(flags, Default::default())?;
+    let params = vector_scale::Params { len: len as u32, seed, scaling: s.params };
     let bindings = vector_scale::Bindings { alpha_dev: s.alpha_dev, beta_dev: s.beta_dev, y };
     rec.dispatch_items(&kernel, params, bindings, len as u64)
 }

@@ -286,7 +286,7 @@ impl<T: Scalar> Gemv<T> {
             return Ok(());
         }
         if scaling.host_alpha() == Some(T::default()) {
-            return blas1::scale_range(rec, &scaling.beta_as_alpha(), y.bind(), out_len, false);
+            return blas1::scale_range(rec, &scaling.beta_as_alpha(), y.bind(), out_len, blas1::Fill::Scale);
         }
         let adding = ScalarBinds::new(&ctx, alpha, ScalarArg::Host(T::from_f64(1.0)))?;
         for pass in &self.passes {

@@ -292,7 +292,7 @@ impl<T: Scalar> Sddmm<T> {
             if scaling.host_alpha() == Some(T::default()) {
                 // C ← β·C on the whole panel, once (at its first block).
                 if rows.local.start == 0 {
-                    blas1::scale_range(rec, &scaling.beta_as_alpha(), c.values().bind(), c.nnz(), false)?;
+                    blas1::scale_range(rec, &scaling.beta_as_alpha(), c.values().bind(), c.nnz(), blas1::Fill::Scale)?;
                 }
                 continue;
             }

@@ -495,7 +495,13 @@ impl<T: Scalar> Spmm<T> {
             let rows = &block.rows;
             let c_rows = c.bind_rows(rows.rows.clone());
             if scaling.host_alpha() == Some(T::default()) {
-                blas1::scale_range(rec, &scaling.beta_as_alpha(), c_rows, rows.rows.len() * self.k, false)?;
+                blas1::scale_range(
+                    rec,
+                    &scaling.beta_as_alpha(),
+                    c_rows,
+                    rows.rows.len() * self.k,
+                    blas1::Fill::Scale,
+                )?;
                 continue;
             }
             let source = self.rows_of(rows)?;
@@ -550,7 +556,7 @@ impl<T: Scalar> Spmm<T> {
             };
             if atomic && long_rows > 0 {
                 let zero = ScalarBinds::new(&ctx, ScalarArg::Host(T::default()), ScalarArg::Host(T::default()))?;
-                blas1::scale_range(rec, &zero, self.scratch.bind(), long_rows * self.k, true)?;
+                blas1::scale_range(rec, &zero, self.scratch.bind(), long_rows * self.k, blas1::Fill::Value)?;
             }
             rec.dispatch(&self.main, params, bindings, chunk_workgroups + row_workgroups)?;
             if long_rows > 0 {

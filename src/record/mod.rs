@@ -191,13 +191,17 @@ mod tests {
         let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
         let y = ctx.zeros::<f32>(1024).unwrap();
         let args = IndirectArgs::new(&ctx, 2).unwrap();
-        let kernel =
-            ctx.kernel::<vector_scale::Shader, f32>(vector_scale::Flags { fill: true }, Default::default()).unwrap();
+        let kernel = ctx
+            .kernel::<vector_scale::Shader, f32>(
+                vector_scale::Flags { fill: true, ..Default::default() },
+                Default::default(),
+            )
+            .unwrap();
         let scaling = ScalarBinds::new(&ctx, ScalarArg::Host(7.0f32), ScalarArg::Host(0.0)).unwrap();
         let mut batch = ctx.batch();
         {
             let mut rec = batch.recorder();
-            let params = vector_scale::Params { len: 1024, scaling: scaling.params };
+            let params = vector_scale::Params { len: 1024, seed: 0, scaling: scaling.params };
             let bindings =
                 vector_scale::Bindings { alpha_dev: scaling.alpha_dev, beta_dev: scaling.beta_dev, y: y.bind() };
             rec.dispatch_indirect(&kernel, params, bindings, &args, 1).unwrap();

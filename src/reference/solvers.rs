@@ -6,7 +6,7 @@ use crate::element::Scalar;
 use crate::format::CsrMatrix;
 
 use super::incomplete::{apply_incomplete, incomplete_factor};
-use crate::solvers::{Orthogonalization, TriangularApply};
+use crate::solvers::{Orthogonalization, Shadow, TriangularApply};
 
 /// What a twin solve did.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +17,9 @@ pub struct TwinSolve {
     pub iterations: usize,
     /// Whether the recurrence's norm met the threshold.
     pub converged: bool,
+    /// The recurrence's relative residual norm after each counted iteration (GMRES: its
+    /// least-squares estimate), as `SolverReport::history`.
+    pub history: Vec<f64>,
 }
 
 /// The preconditioner of a twin solve.
@@ -94,7 +97,8 @@ fn axpy(alpha: f64, x: &[f64], y: &mut [f64]) {
     y.iter_mut().zip(x).for_each(|(y, x)| *y += alpha * x);
 }
 
-/// A twin solve's start: the problem, b and x0 in f64, and the threshold `max(rtol·‖b‖, atol)`.
+/// A twin solve's start: the problem, b and x0 in f64, the threshold `max(rtol·‖b‖, atol)`,
+/// and the history's scale 1/‖b‖ (1 for b = 0).
 fn start<'a, T: Scalar>(
     a: &'a CsrMatrix<T>,
     m: TwinPreconditioner,
@@ -102,10 +106,12 @@ fn start<'a, T: Scalar>(
     x0: &[T],
     rtol: f64,
     atol: f64,
-) -> (Problem<'a, T>, Vec<f64>, Vec<f64>, f64) {
+) -> (Problem<'a, T>, Vec<f64>, Vec<f64>, f64, f64) {
     let b = to_f64(b);
-    let threshold = (rtol * norm(&b)).max(atol);
-    (problem(a, m), b, to_f64(x0), threshold)
+    let b_norm = norm(&b);
+    let threshold = (rtol * b_norm).max(atol);
+    let scale = if b_norm > 0.0 { 1.0 / b_norm } else { 1.0 };
+    (problem(a, m), b, to_f64(x0), threshold, scale)
 }
 
 fn residual<T: Scalar>(p: &Problem<'_, T>, b: &[f64], x: &[f64]) -> Vec<f64> {
@@ -127,10 +133,11 @@ pub fn cg<T: Scalar>(
     atol: f64,
     max_iterations: usize,
 ) -> TwinSolve {
-    let (p_, b, mut x, threshold) = start(a, m, b, x0, rtol, atol);
+    let (p_, b, mut x, threshold, scale) = start(a, m, b, x0, rtol, atol);
     let mut r = residual(&p_, &b, &x);
+    let mut history = Vec::new();
     if norm(&r) <= threshold {
-        return TwinSolve { x, iterations: 0, converged: true };
+        return TwinSolve { x, iterations: 0, converged: true, history };
     }
     let mut z = p_.precondition(&r);
     let mut rho = dot(&r, &z);
@@ -140,8 +147,9 @@ pub fn cg<T: Scalar>(
         let alpha = rho / dot(&p, &q);
         axpy(alpha, &p, &mut x);
         axpy(-alpha, &q, &mut r);
+        history.push(norm(&r) * scale);
         if norm(&r) <= threshold {
-            return TwinSolve { x, iterations: k, converged: true };
+            return TwinSolve { x, iterations: k, converged: true, history };
         }
         z = p_.precondition(&r);
         let rho_new = dot(&r, &z);
@@ -149,11 +157,17 @@ pub fn cg<T: Scalar>(
         rho = rho_new;
         p.iter_mut().zip(&z).for_each(|(p, z)| *p = z + beta * *p);
     }
-    TwinSolve { x, iterations: max_iterations, converged: false }
+    TwinSolve { x, iterations: max_iterations, converged: false, history }
 }
 
-/// Right-preconditioned BiCGSTAB, counted as the GPU's: an iteration ends at the full step
-/// (a stop at the half step does not count it).
+/// BiCGSTAB recomputes r = b − A·x once the recurrence's norm falls below this fraction of
+/// its peak since the last time (the device's `REPLACE_BELOW`).
+const REPLACE_BELOW: f64 = 0.01;
+
+/// Right-preconditioned BiCGSTAB with the shadow residual `shadow` says and the device's
+/// reliable updating, counted as the GPU's: an iteration ends at the full step (a stop at
+/// the half step does not count it).
+#[allow(clippy::too_many_arguments)]
 pub fn bicgstab<T: Scalar>(
     a: &CsrMatrix<T>,
     m: TwinPreconditioner,
@@ -162,16 +176,22 @@ pub fn bicgstab<T: Scalar>(
     rtol: f64,
     atol: f64,
     max_iterations: usize,
+    shadow: Shadow,
 ) -> TwinSolve {
-    let (p_, b, mut x, threshold) = start(a, m, b, x0, rtol, atol);
+    let (p_, b, mut x, threshold, scale) = start(a, m, b, x0, rtol, atol);
     let n = b.len();
     let mut r = residual(&p_, &b, &x);
+    let mut history = Vec::new();
     if norm(&r) <= threshold {
-        return TwinSolve { x, iterations: 0, converged: true };
+        return TwinSolve { x, iterations: 0, converged: true, history };
     }
-    let r_hat = r.clone();
+    let r_hat = match shadow {
+        Shadow::Hashed(seed) => (0..n as u32).map(|i| crate::generate::hashed_value(i, seed)).collect(),
+        _ => r.clone(),
+    };
     let (mut rho, mut alpha, mut omega) = (1.0, 1.0, 1.0);
     let (mut p, mut v) = (vec![0.0; n], vec![0.0; n]);
+    let mut peak: f64 = 0.0;
     for k in 1..=max_iterations {
         let rho_new = dot(&r_hat, &r);
         let beta = (rho_new / rho) * (alpha / omega);
@@ -185,18 +205,26 @@ pub fn bicgstab<T: Scalar>(
         axpy(-alpha, &v, &mut r);
         axpy(alpha, &p_hat, &mut x);
         if norm(&r) <= threshold {
-            return TwinSolve { x, iterations: k - 1, converged: true };
+            return TwinSolve { x, iterations: k - 1, converged: true, history };
         }
         let s_hat = p_.precondition(&r);
         let t = p_.apply(&s_hat);
         omega = dot(&t, &r) / dot(&t, &t);
         axpy(omega, &s_hat, &mut x);
         axpy(-omega, &t, &mut r);
-        if norm(&r) <= threshold {
-            return TwinSolve { x, iterations: k, converged: true };
+        let r_norm = norm(&r);
+        history.push(r_norm * scale);
+        if r_norm <= threshold {
+            return TwinSolve { x, iterations: k, converged: true, history };
+        }
+        if r_norm < REPLACE_BELOW * peak {
+            r = residual(&p_, &b, &x);
+            peak = norm(&r);
+        } else {
+            peak = peak.max(r_norm);
         }
     }
-    TwinSolve { x, iterations: max_iterations, converged: false }
+    TwinSolve { x, iterations: max_iterations, converged: false, history }
 }
 
 /// GMRES projects w a second time when the first projection left less than this fraction
@@ -227,16 +255,17 @@ pub fn gmres<T: Scalar>(
     restart: usize,
     orthogonalization: Orthogonalization,
 ) -> TwinSolve {
-    let (p_, b, mut x, threshold) = start(a, m, b, x0, rtol, atol);
+    let (p_, b, mut x, threshold, scale) = start(a, m, b, x0, rtol, atol);
     let mut iterations = 0;
+    let mut history = Vec::new();
     loop {
         let r = residual(&p_, &b, &x);
         let beta = norm(&r);
         if beta <= threshold {
-            return TwinSolve { x, iterations, converged: true };
+            return TwinSolve { x, iterations, converged: true, history };
         }
         if iterations >= max_iterations {
-            return TwinSolve { x, iterations, converged: false };
+            return TwinSolve { x, iterations, converged: false, history };
         }
         let mut basis = vec![r.iter().map(|v| v / beta).collect::<Vec<_>>()];
         let mut h = vec![vec![0.0; restart]; restart + 1];
@@ -273,6 +302,7 @@ pub fn gmres<T: Scalar>(
             iterations += 1;
             columns = j + 1;
             met = g[j + 1].abs() <= threshold;
+            history.push(g[j + 1].abs() * scale);
             if met || iterations >= max_iterations {
                 stop = true;
                 break;
@@ -291,7 +321,7 @@ pub fn gmres<T: Scalar>(
         }
         axpy(1.0, &p_.precondition(&u), &mut x);
         if stop {
-            return TwinSolve { x, iterations, converged: met };
+            return TwinSolve { x, iterations, converged: met, history };
         }
     }
 }

@@ -1,8 +1,13 @@
 //! BiCGSTAB for general square A, right-preconditioned (van der Vorst; the form of SciPy's
-//! `bicgstab`), every coefficient on the device.
+//! `bicgstab`), every coefficient on the device, with a pseudo-random shadow residual by
+//! default ([`Shadow`]) and reliable updating: once the recurrence's residual norm has fallen
+//! below 1% of its peak since the last time, the next iteration starts from r = b − A·x
+//! (Sleijpen and van der Vorst 1996), so that the rounding r gathered while it was large
+//! leaves it. Without that, an f32 solve of convection–diffusion 32² whose residual peaked at
+//! 55·‖b‖ ended with a recurrence at 10⁻¹⁴ and a true residual of 2.7·10⁻³.
 
 use super::steps::{slot, Ratio};
-use super::{Common, Method, Operator, Sink, SolverOptions};
+use super::{Common, Method, Operator, Shadow, Sink, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
 use crate::ops::blas1;
@@ -19,7 +24,9 @@ const RV: usize = RHO + 7;
 const TS: usize = RHO + 8;
 const TT: usize = RHO + 9;
 const S_NORM: usize = RHO + 10;
-const SLOTS: usize = RHO + 11;
+/// The largest residual norm since the last replacement (`Steps::check_replacing`).
+const PEAK: usize = RHO + 11;
+const SLOTS: usize = RHO + 12;
 
 /// A planned BiCGSTAB solve: r, r̂, p, v, t and (with a preconditioner) p̂, ŝ allocated once.
 pub struct BiCgStab<'a, T: Scalar> {
@@ -64,14 +71,18 @@ impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
     }
 
     fn start(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &mut GpuVec<T>) -> Result<()> {
-        // ρ = α = ω = 1 and p = v = 0, so that the first iteration's p is r.
+        // ρ = α = ω = 1 and p = v = 0, so that the first iteration's p is r; no peak yet.
         for s in [RHO, ALPHA, OMEGA] {
             self.common.steps.set(s, T::from_f64(1.0))?;
         }
+        self.common.steps.set(PEAK, T::default())?;
         let mut rec = batch.recorder();
         self.common.residual(&mut rec, b, x, &mut self.r, slot::R_NORM)?;
         self.common.steps.check(&mut rec, slot::R_NORM, None)?;
-        blas1::copy(&mut rec, &self.r, &mut self.r_hat)?;
+        match self.common.options.shadow {
+            Shadow::Residual => blas1::copy(&mut rec, &self.r, &mut self.r_hat)?,
+            Shadow::Hashed(seed) => blas1::fill_hashed(&mut rec, T::from_f64(1.0), seed, &mut self.r_hat)?,
+        }
         blas1::fill(&mut rec, T::default(), &mut self.p)?;
         blas1::fill(&mut rec, T::default(), &mut self.v)
     }
@@ -79,11 +90,17 @@ impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
     fn iteration<'p>(
         &mut self,
         sink: &mut impl Sink<'p>,
-        _b: &GpuVec<T>,
+        b: &GpuVec<T>,
         x: &mut GpuVec<T>,
         history_at: usize,
     ) -> Result<()> {
         let steps = &self.common.steps;
+        // r = b − A·x if the last check asked for it (a few times a solve: a profiled
+        // iteration, ungated, leaves it out).
+        if sink.gated() {
+            steps.gate_replace(sink)?;
+            self.common.residual(&mut sink.rec(), b, x, &mut self.r, PEAK)?;
+        }
         steps.gate(sink)?;
         let mut rec = sink.rec();
         // ρ_new = r̂·r; β = (ρ_new/ρ)·(α/ω); ρ ← ρ_new.
@@ -130,7 +147,7 @@ impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
         blas1::axpy(&mut rec, steps.arg(OMEGA), s_hat, x)?;
         blas1::axpy(&mut rec, steps.arg(NEG_OMEGA), &self.t, &mut self.r)?;
         steps.norm(&mut rec, &self.r, slot::R_NORM)?;
-        steps.check(&mut rec, slot::R_NORM, Some(history_at))
+        steps.check_replacing(&mut rec, slot::R_NORM, history_at, PEAK)
     }
 
     fn true_residual(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {

@@ -235,6 +235,8 @@ pub struct SolverOptions {
     pub restart: usize,
     /// GMRES: how each new vector is made orthogonal to the basis.
     pub orthogonalization: Orthogonalization,
+    /// BiCGSTAB: the shadow residual r̂ that every ρ = r̂·r is taken against.
+    pub shadow: Shadow,
 }
 
 impl Default for SolverOptions {
@@ -246,7 +248,38 @@ impl Default for SolverOptions {
             batch: None,
             restart: 30,
             orthogonalization: Orthogonalization::default(),
+            shadow: Shadow::default(),
         }
+    }
+}
+
+/// BiCGSTAB's shadow residual r̂, set at the start of a solve (and again at a restart after
+/// a false convergence: the same vector when hashed, the new residual otherwise).
+///
+/// With r̂ = r₀ (SciPy's and CuPy's choice) and b = 1 on the 2-D convection–diffusion grid,
+/// ρ = r̂·r changes sign from step to step and the residual peaks at 5·10⁸·‖b‖ (512², exact
+/// ILU(0)): the recurrence then drifts from b − A·x, and at 2048² the solve breaks down. A
+/// pseudo-random r̂ has no relation to the Krylov vectors' smooth shapes: the same case
+/// peaks at 1.6·10³·‖b‖ and converges in 239 iterations (`benches/NOTES.md`, session 34).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Shadow {
+    /// `r̂[i] = h(i, seed)`, values in [−½, ½) hashed from the index on the device
+    /// ([`blas1::fill_hashed`]; [`generate::hashed_value`](crate::generate::hashed_value) on
+    /// the host): the default, with seed [`Shadow::SEED`].
+    Hashed(u32),
+    /// `r̂ = r₀ = b − A·x₀`, as SciPy and CuPy.
+    Residual,
+}
+
+impl Shadow {
+    /// The default stream of [`Shadow::Hashed`].
+    pub const SEED: u32 = 0x5eed;
+}
+
+impl Default for Shadow {
+    fn default() -> Self {
+        Shadow::Hashed(Shadow::SEED)
     }
 }
 

@@ -36,10 +36,14 @@ pub(super) const SKIP_UPDATE: usize = 3;
 const SKIP_REORTHOGONALIZE: usize = 4;
 /// Set once an idling ratio found the solve stopped ([`AfterStop::Idle`]).
 const IDLING: usize = 5;
-const STATUS_WORDS: usize = 6;
+/// BiCGSTAB: 0 when the residual is to be recomputed ([`Steps::check_replacing`]).
+const SKIP_REPLACE: usize = 6;
+const STATUS_WORDS: usize = 7;
 const NONE: u32 = u32::MAX;
 /// solver_step.wgsl's flag of a ratio or check that idles once stopped.
 const IDLE_AFTER_STOP: u32 = 4;
+/// solver_step.wgsl's flag of a check that tracks the norm's peak (`REPLACE_BELOW_PEAK`).
+const REPLACE_BELOW_PEAK: u32 = 8;
 
 #[repr(u32)]
 enum Op {
@@ -248,6 +252,7 @@ impl<T: Scalar> Steps<T> {
         let mut status = [0u32; STATUS_WORDS];
         status[SKIP_UPDATE] = 1;
         status[SKIP_REORTHOGONALIZE] = 1;
+        status[SKIP_REPLACE] = 1;
         self.status.write(&status)
     }
 
@@ -271,6 +276,12 @@ impl<T: Scalar> Steps<T> {
     /// Makes them run only while a GMRES cycle has an update to apply.
     pub fn gate_update<'p>(&self, sink: &mut impl Sink<'p>) -> Result<()> {
         sink.gate(&self.status, SKIP_UPDATE)
+    }
+
+    /// BiCGSTAB: makes the dispatches recorded next run only if the last
+    /// [`check_replacing`](Self::check_replacing) asked for the residual to be recomputed.
+    pub fn gate_replace<'p>(&self, sink: &mut impl Sink<'p>) -> Result<()> {
+        sink.gate(&self.status, SKIP_REPLACE)
     }
 
     /// GMRES: makes the dispatches recorded next run only if the last
@@ -405,6 +416,20 @@ impl<T: Scalar> Steps<T> {
         self.check_after(rec, None, norm, history_at, AfterStop::Run)
     }
 
+    /// [`Steps::check`], which also keeps the largest norm since the last replacement in
+    /// `state[peak]` and asks for the residual to be recomputed once the norm falls below 1%
+    /// of it ([`gate_replace`](Self::gate_replace); the replacement writes the new norm to
+    /// `state[peak]`).
+    pub fn check_replacing(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        norm: usize,
+        history_at: usize,
+        peak: usize,
+    ) -> Result<()> {
+        self.record_check(rec, None, norm, Some(history_at), REPLACE_BELOW_PEAK, peak)
+    }
+
     /// [`Steps::check`], after adding `sum` up.
     pub fn check_after(
         &self,
@@ -414,16 +439,31 @@ impl<T: Scalar> Steps<T> {
         history_at: Option<usize>,
         after_stop: AfterStop,
     ) -> Result<()> {
+        self.record_check(rec, sum, norm, history_at, after_stop.flag(), 0)
+    }
+
+    /// A check of `state[norm]` with the shader's `flags` (`peak`: the slot
+    /// `REPLACE_BELOW_PEAK` tracks).
+    fn record_check(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        sum: Option<Sum<'_, T>>,
+        norm: usize,
+        history_at: Option<usize>,
+        flags: u32,
+        peak: usize,
+    ) -> Result<()> {
         if history_at.is_some_and(|h| h >= self.history.len()) {
             return Err(Error::InvalidArgument(format!("solver history entry {history_at:?}")));
         }
         let params = kernel::Params {
             a: norm as u32,
             b: slot::THRESHOLD as u32,
+            c: peak as u32,
             index: history_at.map_or(NONE, |h| h as u32),
             counts: history_at.is_some() as u32,
             max_iterations: self.max_iterations,
-            flags: after_stop.flag(),
+            flags,
             ..Self::params(Op::Check)
         };
         self.record_after(rec, sum, params)

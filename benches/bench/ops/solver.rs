@@ -250,7 +250,11 @@ impl Method {
 
 impl<T: Scalar> SolverInputs<T> {
     /// For f32 rows, the f64 twin's (residual, scale) after [`F32_ITERATIONS`] with the same
-    /// preconditioner: what bounds ours.
+    /// preconditioner: what bounds ours. BiCGSTAB's residual is not monotone, and on the
+    /// convection–diffusion case it jumps by 5× from one iteration to the next while rounding
+    /// grows ~10× a step (NOTES, session 34): an f32 run's 120th iterate need not be near the
+    /// f64 twin's 120th, only within the band the twin's residual occupies late in the run,
+    /// so its residual here is the largest of the twin's last 60.
     fn twin_residual(&self, options: &SolverOptions, apply: Option<TriangularApply>) -> Option<(f64, f64)> {
         (T::KIND == ElementKind::F32).then(|| {
             let (a, b) = (&self.a, &self.b);
@@ -265,13 +269,15 @@ impl<T: Scalar> SolverInputs<T> {
             };
             let twin = match self.method {
                 Method::Cg => reference::cg(a, m, b, &x0, 0.0, 0.0, F32_ITERATIONS),
-                Method::BiCgStab => reference::bicgstab(a, m, b, &x0, 0.0, 0.0, F32_ITERATIONS),
+                Method::BiCgStab => reference::bicgstab(a, m, b, &x0, 0.0, 0.0, F32_ITERATIONS, options.shadow),
                 Method::Gmres => {
                     let o = options.orthogonalization;
                     reference::gmres(a, m, b, &x0, 0.0, 0.0, F32_ITERATIONS, RESTART, o)
                 }
             };
-            true_residual(a, b, &twin.x)
+            let (residual, scale) = true_residual(a, b, &twin.x);
+            let late = if self.method == Method::BiCgStab { &twin.history[twin.history.len() / 2..] } else { &[] };
+            (late.iter().fold(residual, |m, &v| m.max(v)), scale)
         })
     }
 

@@ -66,7 +66,7 @@ impl<T: Scalar> BitmapSpmv<T> {
         let ctx = rec.context().clone();
         let scaling = ScalarBinds::new(&ctx, alpha, beta)?;
         if scaling.host_alpha() == Some(T::default()) {
-            return blas1::scale_range(rec, &scaling.beta_as_alpha(), y.bind(), y.len(), false);
+            return blas1::scale_range(rec, &scaling.beta_as_alpha(), y.bind(), y.len(), blas1::Fill::Scale);
         }
         let params = kernel::Params {
             rows: a.rows() as u32,

@@ -381,7 +381,7 @@ impl<T: Scalar> Spmv<T> {
             let rows = panel.rows();
             let y_rows = y.bind_range(rows.clone());
             if scaling.host_alpha() == Some(T::default()) {
-                blas1::scale_range(rec, &scaling.beta_as_alpha(), y_rows, rows.len(), false)?;
+                blas1::scale_range(rec, &scaling.beta_as_alpha(), y_rows, rows.len(), blas1::Fill::Scale)?;
             } else {
                 kernel.record(rec, panel.storage(), &Run { x: x.bind(), y: y_rows, rows: rows.len(), scaling })?;
             }
