@@ -518,7 +518,7 @@ impl Report {
             ));
             lines.push(
                 "peer solvers: CuPy's cupyx.scipy.sparse.linalg.cg and gmres (a host synchronisation per iteration, \
-                 GMRES's per cycle), and BiCGSTAB written with CuPy ops as SciPy writes it (CuPy has none); their \
+                 GMRES's per cycle), and BiCGSTAB written with CuPy ops as wgsparse runs it (SciPy's recurrences, wgsparse's hashed shadow residual and residual replacement; CuPy has none); their \
                  history: CG the true residual of each iterate (an untimed second call with a callback), BiCGSTAB \
                  its recurrence's, GMRES its residual at each cycle's end; their check: 0 when the true residual \
                  meets rtol (f64) or x is finite (f32)"

@@ -187,7 +187,7 @@ pub fn bicgstab<T: Scalar>(
     }
     let r_hat = match shadow {
         Shadow::Hashed(seed) => (0..n as u32).map(|i| crate::generate::hashed_value(i, seed)).collect(),
-        _ => r.clone(),
+        Shadow::Residual => r.clone(),
     };
     let (mut rho, mut alpha, mut omega) = (1.0, 1.0, 1.0);
     let (mut p, mut v) = (vec![0.0; n], vec![0.0; n]);

@@ -96,10 +96,15 @@ impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
     ) -> Result<()> {
         let steps = &self.common.steps;
         // r = b − A·x if the last check asked for it (a few times a solve: a profiled
-        // iteration, ungated, leaves it out).
+        // iteration, ungated, leaves it out). A·x goes to t, free until A·ŝ below: a caller's
+        // operator recording raw passes runs ungated, and may write t every iteration.
         if sink.gated() {
             steps.gate_replace(sink)?;
-            self.common.residual(&mut sink.rec(), b, x, &mut self.r, PEAK)?;
+            let mut rec = sink.rec();
+            self.common.op.apply(&mut rec, x, &mut self.t)?;
+            blas1::copy(&mut rec, b, &mut self.r)?;
+            blas1::axpy(&mut rec, T::from_f64(-1.0), &self.t, &mut self.r)?;
+            steps.norm(&mut rec, &self.r, PEAK)?;
         }
         steps.gate(sink)?;
         let mut rec = sink.rec();

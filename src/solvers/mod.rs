@@ -7,7 +7,7 @@
 //! one batch, their coefficients (α, β, ω, norms) stay in a device vector of scalars, and
 //! the convergence test writes a device flag that turns the rest of the batch into
 //! zero-sized dispatches ([`crate::Batch::gate`]). Two batches are in flight at once, so
-//! the GPU does not wait for the host to read a batch's status (five words and the
+//! the GPU does not wait for the host to read a batch's status (a few words and the
 //! residual history of its iterations) before the next one starts. At the end, the true
 //! residual `‖b − A·x‖` is recomputed; if the recurrence claimed convergence that the true
 //! residual does not confirm, the solve restarts from `x` (at most [`MAX_RESTARTS`] times).
@@ -43,8 +43,9 @@ macro_rules! solve_entry_points {
         /// iteration). Solving goes through [`Self::solve`]; the state an iteration starts
         /// from is the last solve's. Profile after a solve: on a fresh solver's zeros the
         /// kernels skip what a zero step does not need (CG's α = 0 reads neither q nor x).
-        /// Work that a solve does only when the device asks for it (GMRES's second
-        /// Gram–Schmidt projection) is recorded as if it were asked for.
+        /// Work that a solve does only when the device asks for it is recorded as if it were
+        /// asked for (GMRES's second Gram–Schmidt projection), except BiCGSTAB's residual
+        /// replacement, which a solve runs a few times in all and an iteration leaves out.
         pub fn record_iteration(
             &mut self,
             rec: &mut crate::record::Recorder<'_, '_>,

@@ -597,6 +597,36 @@ mod tests {
         assert_eq!(decide(0.5), 1, "stopped: none asked");
     }
 
+    /// BiCGSTAB's replacement rule: the check keeps the largest norm in the peak slot (from 0)
+    /// and asks for a replacement, leaving the peak as it was, exactly when the norm is below
+    /// 1% of it; never once the solve has stopped, and nothing is asked at the start.
+    #[test]
+    fn replacement_is_asked_below_a_hundredth_of_the_peak() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
+        let steps = Steps::<f32>::new(&ctx, 4, slot::FIRST_FREE + 2, 16, 100).unwrap();
+        let (norm, peak) = (slot::FIRST_FREE, slot::FIRST_FREE + 1);
+        let word = |steps: &Steps<f32>| steps.status.read_blocking().unwrap()[SKIP_REPLACE];
+        let check = |value: f32| {
+            steps.set(norm, value).unwrap();
+            let mut batch = ctx.batch();
+            steps.check_replacing(&mut batch.recorder(), norm, 0, peak).unwrap();
+            batch.submit().unwrap();
+            (word(&steps), steps.state.read_blocking().unwrap()[peak])
+        };
+        steps.reset(0.0, 0.0).unwrap();
+        assert_eq!(word(&steps), 1, "nothing asked at the start");
+        // (norm, the word wanted, the peak after)
+        for (value, skip, after) in
+            [(5.0, 1, 5.0), (80.0, 1, 80.0), (0.81, 1, 80.0), (0.79, 0, 80.0), (2.0, 1, 80.0), (1e-3, 0, 80.0)]
+        {
+            assert_eq!(check(value), (skip, after), "norm {value}");
+        }
+        // Asked, then stopped (a non-finite norm): the ask is withdrawn, and stays so.
+        steps.set(peak, 80.0).unwrap();
+        assert_eq!(check(f32::NAN).0, 1, "stopped: no replacement");
+        assert_eq!(check(1e-3).0, 1, "stopped: none asked");
+    }
+
     /// The threshold is max(rtol·‖b‖, atol), from ‖b‖ computed on the device; a zero or
     /// non-finite b stops the solve with its own word, and a good one leaves it running.
     #[test]

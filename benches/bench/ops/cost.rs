@@ -136,7 +136,8 @@ pub fn lu(batch: u64, n: u64, v: u64) -> Cost {
 /// What the solvers' error column measures.
 const SOLVER_ERROR: &str = "the true relative residual ‖b − A·x‖/‖b‖ (f64, on the host) above what the row must meet: \
      f64 rows converged to rtol 1e-6; f32 rows (a fixed iteration count) 1.1 × the f64 twin's after as many \
-     iterations + 16·ε₃₂·‖|A|·|x|‖/‖b‖, or 1e-3 (f32's attainable accuracy on converged systems)";
+     iterations (BiCGSTAB, whose residual is not monotone: its largest over the twin's last half) \
+     + 16·ε₃₂·‖|A|·|x|‖/‖b‖, or 1e-3 (f32's attainable accuracy on converged systems)";
 
 /// One CG iteration as the solver runs it: A as SpMV counts it (p read, A·p written, p·Ap
 /// folded into the product), then eight vector passes (r −= α·Ap with r·r: 3; x += α·p and

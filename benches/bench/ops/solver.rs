@@ -254,7 +254,7 @@ impl<T: Scalar> SolverInputs<T> {
     /// convection–diffusion case it jumps by 5× from one iteration to the next while rounding
     /// grows ~10× a step (NOTES, session 34): an f32 run's 120th iterate need not be near the
     /// f64 twin's 120th, only within the band the twin's residual occupies late in the run,
-    /// so its residual here is the largest of the twin's last 60.
+    /// so its residual here is the largest over the twin's last half.
     fn twin_residual(&self, options: &SolverOptions, apply: Option<TriangularApply>) -> Option<(f64, f64)> {
         (T::KIND == ElementKind::F32).then(|| {
             let (a, b) = (&self.a, &self.b);
