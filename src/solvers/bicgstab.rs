@@ -6,11 +6,14 @@
 //! leaves it. Without that, an f32 solve of convection–diffusion 32² whose residual peaked at
 //! 55·‖b‖ ended with a recurrence at 10⁻¹⁴ and a true residual of 2.7·10⁻³.
 
-use super::steps::{slot, Ratio};
+use super::steps::{slot, Ratio, Sum};
 use super::{Common, Method, Operator, Shadow, Sink, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
+use crate::kernel::shaders::bicgstab_direction as direction;
+use crate::kernel::Kernel;
 use crate::ops::blas1;
+use crate::record::Recorder;
 use crate::{Batch, Context, Result};
 
 const RHO: usize = slot::FIRST_FREE;
@@ -38,6 +41,7 @@ pub struct BiCgStab<'a, T: Scalar> {
     t: GpuVec<T>,
     /// M⁻¹·p and M⁻¹·s; without a preconditioner, p and s (= r) themselves.
     preconditioned: Option<[GpuVec<T>; 2]>,
+    direction: Kernel<direction::Shader, T>,
 }
 
 impl<'a, T: Scalar> BiCgStab<'a, T> {
@@ -58,11 +62,25 @@ impl<'a, T: Scalar> BiCgStab<'a, T> {
             v: common.vector()?,
             t: common.vector()?,
             preconditioned,
+            direction: ctx.kernel(Default::default(), Default::default())?,
             common,
         })
     }
 
     solve_entry_points!();
+
+    /// `p ← r + β·(p − ω·v)` in one pass.
+    fn update_direction(&self, rec: &mut Recorder<'_, '_>) -> Result<()> {
+        let len = self.p.len();
+        let params = direction::Params { len: len as u32, beta: BETA as u32, omega: OMEGA as u32 };
+        let bindings = direction::Bindings {
+            state: self.common.steps.state().bind(),
+            r: self.r.bind(),
+            v: self.v.bind(),
+            p: self.p.bind(),
+        };
+        rec.dispatch_items(&self.direction, params, bindings, len as u64)
+    }
 }
 
 impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
@@ -108,16 +126,13 @@ impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
         }
         steps.gate(sink)?;
         let mut rec = sink.rec();
-        // ρ_new = r̂·r; β = (ρ_new/ρ)·(α/ω); ρ ← ρ_new.
-        steps.dot(&mut rec, &self.r_hat, &self.r, RHO_NEW)?;
-        steps.ratio(
-            &mut rec,
-            Ratio { num: (RHO_NEW, ALPHA), den: (RHO, OMEGA), nonzero_num: true, ..Ratio::quotient(0, 0, BETA, None) },
-        )?;
+        // ρ_new = r̂·r (its partials added up by β's step); β = (ρ_new/ρ)·(α/ω); ρ ← ρ_new.
+        let rho_new = Sum { partials: steps.dot_partials(&mut rec, &self.r_hat, &self.r)?, into: RHO_NEW, root: None };
+        let beta =
+            Ratio { num: (RHO_NEW, ALPHA), den: (RHO, OMEGA), nonzero_num: true, ..Ratio::quotient(0, 0, BETA, None) };
+        steps.ratio_after(&mut rec, Some(rho_new), beta)?;
         steps.ratio(&mut rec, Ratio::quotient(RHO_NEW, slot::ONE, RHO, None))?;
-        // p ← r + β·(p − ω·v)
-        blas1::axpy(&mut rec, steps.arg(NEG_OMEGA), &self.v, &mut self.p)?;
-        blas1::axpby(&mut rec, T::from_f64(1.0), &self.r, steps.arg(BETA), &mut self.p)?;
+        self.update_direction(&mut rec)?;
         // p̂ = M⁻¹·p; v = A·p̂; α = ρ / (r̂·v)
         let (p_hat, s_hat) = match &mut self.preconditioned {
             Some([p_hat, s_hat]) => {
@@ -127,8 +142,8 @@ impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
             None => (&self.p, None),
         };
         self.common.op.apply(&mut rec, p_hat, &mut self.v)?;
-        steps.dot(&mut rec, &self.r_hat, &self.v, RV)?;
-        steps.ratio(&mut rec, Ratio::quotient(RHO, RV, ALPHA, Some(NEG_ALPHA)))?;
+        let rv = Sum { partials: steps.dot_partials(&mut rec, &self.r_hat, &self.v)?, into: RV, root: None };
+        steps.ratio_after(&mut rec, Some(rv), Ratio::quotient(RHO, RV, ALPHA, Some(NEG_ALPHA)))?;
         // s = r − α·v (in r); x += α·p̂; stop here if s is small enough.
         blas1::axpy(&mut rec, steps.arg(NEG_ALPHA), &self.v, &mut self.r)?;
         blas1::axpy(&mut rec, steps.arg(ALPHA), p_hat, x)?;
@@ -147,8 +162,8 @@ impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
         };
         self.common.op.apply(&mut rec, s_hat, &mut self.t)?;
         steps.dot(&mut rec, &self.t, &self.r, TS)?;
-        steps.dot(&mut rec, &self.t, &self.t, TT)?;
-        steps.ratio(&mut rec, Ratio::quotient(TS, TT, OMEGA, Some(NEG_OMEGA)))?;
+        let tt = Sum { partials: steps.dot_partials(&mut rec, &self.t, &self.t)?, into: TT, root: None };
+        steps.ratio_after(&mut rec, Some(tt), Ratio::quotient(TS, TT, OMEGA, Some(NEG_OMEGA)))?;
         blas1::axpy(&mut rec, steps.arg(OMEGA), s_hat, x)?;
         blas1::axpy(&mut rec, steps.arg(NEG_OMEGA), &self.t, &mut self.r)?;
         steps.norm(&mut rec, &self.r, slot::R_NORM)?;
@@ -157,5 +172,86 @@ impl<T: Scalar> Method<T> for BiCgStab<'_, T> {
 
     fn true_residual(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
         self.common.residual(&mut batch.recorder(), b, x, &mut self.r, slot::TRUE_NORM)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::random_vector;
+    use crate::solvers::LinOp;
+    use crate::ContextOptions;
+
+    /// An operator the pass below never applies.
+    struct Unused(usize);
+
+    impl<T: Scalar> LinOp<T> for Unused {
+        fn shape(&self) -> (usize, usize) {
+            (self.0, self.0)
+        }
+
+        fn apply(&self, _: &mut Recorder<'_, '_>, _: &GpuVec<T>, _: &mut GpuVec<T>) -> Result<()> {
+            unreachable!("not applied")
+        }
+    }
+
+    fn values<T: Scalar>(len: usize, seed: u64) -> Vec<T> {
+        random_vector(len, seed).into_iter().map(|v| T::from_f64(v as f64)).collect()
+    }
+
+    fn as_f64<T: Scalar>(v: &[T]) -> Vec<f64> {
+        v.iter().map(|e| e.to_f64()).collect()
+    }
+
+    /// `p ← r + β·(p − ω·v)` against its f64 twin at lengths around the workgroup; with β = 0
+    /// (a failed step) p becomes r without p or v being read, and with ω = 0 v is not read
+    /// (both not finite there).
+    fn direction_matches_twin<T: Scalar>() {
+        let tolerance = if T::KIND == crate::ElementKind::F64 { 1e-13 } else { 1e-5 };
+        for subgroups in [true, false] {
+            let ctx =
+                Context::new_blocking(ContextOptions { subgroups, ..ContextOptions::from_env().unwrap() }).unwrap();
+            if !ctx.supports::<T>() {
+                continue;
+            }
+            for len in [1, 255, 256, 257, 5000] {
+                let what = format!("{} subgroups {subgroups} len {len}", T::KIND.name());
+                let op = Unused(len);
+                let solver = BiCgStab::<T>::new(&ctx, &op as &dyn LinOp<T>, None, SolverOptions::default()).unwrap();
+                let [r, v, p]: [Vec<T>; 3] = std::array::from_fn(|i| values(len, 5 * len as u64 + i as u64));
+                solver.r.write(&r).unwrap();
+                let run = |beta: f64, omega: f64, v: &[T], p: &[T]| {
+                    solver.common.steps.set(BETA, T::from_f64(beta)).unwrap();
+                    solver.common.steps.set(OMEGA, T::from_f64(omega)).unwrap();
+                    solver.v.write(v).unwrap();
+                    solver.p.write(p).unwrap();
+                    let mut batch = ctx.batch();
+                    solver.update_direction(&mut batch.recorder()).unwrap();
+                    batch.submit().unwrap();
+                    as_f64(&solver.p.read_blocking().unwrap())
+                };
+                let [r64, v64, p64] = [&r, &v, &p].map(|x| as_f64(x));
+                let (beta, omega) = (0.8, -1.7);
+                let want: Vec<f64> = (0..len).map(|i| r64[i] + beta * (p64[i] - omega * v64[i])).collect();
+                let error = crate::reference::relative_error(&run(beta, omega, &v, &p), &want);
+                assert!(error <= tolerance, "{what}: p off by {error:e}");
+
+                let nan = vec![T::from_f64(f64::NAN); len];
+                assert!(run(0.0, omega, &nan, &nan) == r64, "{what}: β = 0 must give p = r");
+                let want: Vec<f64> = (0..len).map(|i| r64[i] + beta * p64[i]).collect();
+                let error = crate::reference::relative_error(&run(beta, 0.0, &nan, &p), &want);
+                assert!(error <= tolerance, "{what}: ω = 0 read v ({error:e})");
+            }
+        }
+    }
+
+    #[test]
+    fn direction_matches_twin_f32() {
+        direction_matches_twin::<f32>();
+    }
+
+    #[test]
+    fn direction_matches_twin_f64() {
+        direction_matches_twin::<f64>();
     }
 }
