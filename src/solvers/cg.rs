@@ -198,43 +198,16 @@ impl<T: Scalar> Method<T> for Cg<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::random_vector;
+    use crate::solvers::test_support::{as_f64, contexts, tolerance, values, Unused};
     use crate::solvers::LinOp;
-    use crate::ContextOptions;
-
-    /// An operator the passes below never apply.
-    struct Unused(usize);
-
-    impl<T: Scalar> LinOp<T> for Unused {
-        fn shape(&self) -> (usize, usize) {
-            (self.0, self.0)
-        }
-
-        fn apply(&self, _: &mut Recorder<'_, '_>, _: &GpuVec<T>, _: &mut GpuVec<T>) -> Result<()> {
-            unreachable!("not applied")
-        }
-    }
-
-    fn values<T: Scalar>(len: usize, seed: u64) -> Vec<T> {
-        random_vector(len, seed).into_iter().map(|v| T::from_f64(v as f64)).collect()
-    }
-
-    fn as_f64<T: Scalar>(v: &[T]) -> Vec<f64> {
-        v.iter().map(|e| e.to_f64()).collect()
-    }
 
     /// The fused passes against their f64 twins at lengths around the lane, subgroup and
     /// workgroup tiles: `r −= α·q` with r·r and ‖r‖ summed by the step after it, then
     /// `x += α·p; p ← r + β·p`; and with α = 0 (a failed step), q and p not finite and not
     /// read: r and x stay as they were.
     fn fused_passes_match_twin<T: Scalar>() {
-        let tolerance = if T::KIND == crate::ElementKind::F64 { 1e-13 } else { 1e-5 };
-        for subgroups in [true, false] {
-            let ctx =
-                Context::new_blocking(ContextOptions { subgroups, ..ContextOptions::from_env().unwrap() }).unwrap();
-            if !ctx.supports::<T>() {
-                continue;
-            }
+        let tolerance = tolerance::<T>();
+        for (subgroups, ctx) in contexts::<T>() {
             for len in [1, 7, 255, 256, 257, 2047, 2048, 2049, 4097, 5000] {
                 let what = format!("{} subgroups {subgroups} len {len}", T::KIND.name());
                 let op = Unused(len);

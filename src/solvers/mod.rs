@@ -65,6 +65,8 @@ mod gram_schmidt;
 mod incomplete;
 mod jacobi;
 mod steps;
+#[cfg(test)]
+mod test_support;
 
 pub use bicgstab::BiCgStab;
 pub use cg::Cg;

@@ -668,13 +668,8 @@ mod tests {
     /// A step adds its partials up (any count, whatever the subgroups) before its op, which
     /// sees the sum: a ratio of it, a check of its root.
     fn sums_before_the_op<T: Scalar>() {
-        let tolerance = if T::KIND == crate::ElementKind::F64 { 1e-13 } else { 1e-5 };
-        for subgroups in [true, false] {
-            let ctx =
-                Context::new_blocking(ContextOptions { subgroups, ..ContextOptions::from_env().unwrap() }).unwrap();
-            if !ctx.supports::<T>() {
-                continue;
-            }
+        let tolerance = crate::solvers::test_support::tolerance::<T>();
+        for (subgroups, ctx) in crate::solvers::test_support::contexts::<T>() {
             let steps = Steps::<T>::new(&ctx, 4, slot::FIRST_FREE + 4, 1, 100).unwrap();
             let (sum_at, two, out, norm) =
                 (slot::FIRST_FREE, slot::FIRST_FREE + 1, slot::FIRST_FREE + 2, slot::FIRST_FREE + 3);
