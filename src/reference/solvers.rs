@@ -147,8 +147,9 @@ pub fn cg<T: Scalar>(
         let alpha = rho / dot(&p, &q);
         axpy(alpha, &p, &mut x);
         axpy(-alpha, &q, &mut r);
-        history.push(norm(&r) * scale);
-        if norm(&r) <= threshold {
+        let r_norm = norm(&r);
+        history.push(r_norm * scale);
+        if r_norm <= threshold {
             return TwinSolve { x, iterations: k, converged: true, history };
         }
         z = p_.precondition(&r);
