@@ -333,6 +333,18 @@ impl Context {
         Kernel::get(&self.inner.device, &self.inner.pipelines, self.inner.subgroups, flags, overrides)
     }
 
+    /// Kernel `S` for element `T` without subgroup operations even where the context has them
+    /// (with `subgroups` false): for kernels whose lanes must exchange across more lanes than
+    /// the adapter's smallest subgroup.
+    pub(crate) fn kernel_in_mode<S: ShaderSpec, T: Scalar>(
+        &self,
+        subgroups: bool,
+        flags: S::Flags,
+        overrides: S::Overrides,
+    ) -> Result<Kernel<S, T>> {
+        Kernel::get(&self.inner.device, &self.inner.pipelines, subgroups && self.inner.subgroups, flags, overrides)
+    }
+
     /// Kernel `S`, one whose interface does not depend on the element type.
     pub(crate) fn plain_kernel<S: ShaderSpec>(&self, flags: S::Flags, overrides: S::Overrides) -> Result<Kernel<S>> {
         self.kernel::<S, f32>(flags, overrides)

@@ -407,11 +407,26 @@ fn lu_batch<T: Scalar>(
     dense.to_csr()
 }
 
+/// Every output of an LU plan overwritten with garbage, so that a factorization that leaves
+/// any of it unwritten fails the comparisons.
+fn poison_lu<T: Scalar>(plan: &BitmapLu<T>) {
+    for m in [plan.l(), plan.u()] {
+        for words in [m.flags(), m.rank_directory(), m.row_offsets()] {
+            words.write(&vec![0x5eed_5eed; words.len()]).unwrap();
+        }
+        m.values().write(&vec![T::from_f64(f64::NAN); m.values().len()]).unwrap();
+    }
+    plan.pivots().write(&vec![u32::MAX; plan.pivots().len()]).unwrap();
+}
+
 fn lu<T: Scalar>() {
     let seed = seed("lu");
     for (mode, ctx) in contexts_for::<T>() {
-        for n in [1usize, 2, 3, 16, 31, 32, 33] {
-            for batch in [1usize, 7] {
+        // Around the teams (a power of two ≥ n lanes), lavapipe's subgroup of 8 (wider teams
+        // exchange through workgroup memory) and the fused kernel's 32 rows (33: the dense
+        // route); batches around the 32-lane workgroups of teams of 1, 2 and 4.
+        for n in [1usize, 2, 3, 8, 9, 16, 31, 32, 33] {
+            for batch in [1usize, 7, 33] {
                 let label = format!("{mode} {} {batch} x {n}²", T::KIND.name());
                 // Seed 004's elimination (no pivoting) on a dominant diagonal: the factors'
                 // pattern (the fill) is the twin's exactly.
@@ -419,6 +434,9 @@ fn lu<T: Scalar>() {
                 let host = bitmap(&a);
                 let gpu = GpuBitmap::upload(ctx, &host).unwrap();
                 let mut plan = BitmapLu::<T>::new(ctx, n, batch, Pivoting::None).unwrap();
+                let route = if n <= 32 { "fused" } else { "dense" };
+                assert!(plan.describe().starts_with(route), "{label}: {}", plan.describe());
+                poison_lu(&plan);
                 let info = plan.factor(&gpu).unwrap();
                 let (l, u, want_info) = reference::bitmap_lu(&host, n, false);
                 assert_eq!(info, want_info, "{label}: info");
@@ -433,6 +451,7 @@ fn lu<T: Scalar>() {
                 let host = bitmap(&a);
                 let gpu = GpuBitmap::upload(ctx, &host).unwrap();
                 let mut plan = BitmapLu::<T>::new(ctx, n, batch, Pivoting::Partial).unwrap();
+                poison_lu(&plan);
                 let info = plan.factor(&gpu).unwrap();
                 let pivots = plan.pivots().read_blocking().unwrap();
                 let (l, u) = (plan.l().read_blocking().unwrap(), plan.u().read_blocking().unwrap());

@@ -1,13 +1,23 @@
-//! Batched LU of bitmap matrices (seed 004): each matrix densified, factored by the batched
-//! LU engine ([`BatchedLu`]: workgroup memory for small n, the seed's elimination that skips
-//! updates where `l_ik` or `u_kj` is zero when not pivoting), and L and U returned as
-//! bitmaps with their fill.
+//! Batched LU of bitmap matrices (seed 004), L and U returned as bitmaps with their fill.
+//!
+//! Matrices of up to 32 rows (a flag word a row) are factored by `shaders/bitmap_lu.wgsl`:
+//! a team of lanes per matrix stages it from the bitmap, eliminates with the batched LU
+//! engine's team elimination (`shaders/shared/lu_team_factor.wgsl`: the seed's, which skips
+//! updates where `l_ik` or `u_kj` is zero, or partial pivoting) and writes the factors'
+//! bitmaps itself. It runs twice around a scan of the factors' row counts, which places
+//! every row's entries: the first run factors and keeps the factored batch in a dense
+//! scratch, the second reads it back and writes the factors. Larger matrices (or adapters
+//! that bind fewer than 14 storage buffers to a kernel) are densified, factored by
+//! [`BatchedLu`] and converted back.
 
 use super::convert::{dense_panel, record_from_dense, DensePart, Part};
 use super::StructureSteps;
+use crate::analysis::scan::Scan;
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
+use crate::kernel::shaders::bitmap_lu;
+use crate::kernel::Kernel;
 use crate::matrix::{DenseLayout, GpuBitmap, GpuDense};
 use crate::ops::common::{check_len, Operands};
 use crate::ops::{BatchedLu, Pivoting};
@@ -29,15 +39,74 @@ pub struct BitmapLu<T: Scalar> {
     ctx: Context,
     n: usize,
     batch: usize,
-    lu: BatchedLu<T>,
-    dense: GpuDense<T>,
+    engine: Engine<T>,
     pivots: GpuVec<u32>,
     info: GpuVec<u32>,
+    l: GpuBitmap<T>,
+    u: GpuBitmap<T>,
+}
+
+/// Storage buffers `bitmap_lu.wgsl` binds (A's three arrays, four of each factor, pivots,
+/// infos, the scratch); adapters allowing fewer a stage take the dense route.
+const FUSED_BINDINGS: u32 = 14;
+
+enum Engine<T: Scalar> {
+    /// `bitmap_lu.wgsl` (n ≤ 32): counts, their scans, then the factors.
+    Fused(Box<Fused<T>>),
+    /// Densify, [`BatchedLu`], and the two from-dense conversions.
+    Dense(Box<Densified<T>>),
+}
+
+struct Fused<T: Scalar> {
+    count: Kernel<bitmap_lu::Shader, T>,
+    store: Kernel<bitmap_lu::Shader, T>,
+    /// Of L's and U's rank directories (a row's count, then its start), with their totals.
+    scans: [Scan; 2],
+    totals: [GpuVec<u32>; 2],
+    /// The factored batch between the two runs, dense.
+    scratch: GpuVec<T>,
+    /// Lanes a matrix, and a workgroup.
+    team: u32,
+    wg_size: u32,
+    subgroups: bool,
+}
+
+struct Densified<T: Scalar> {
+    lu: BatchedLu<T>,
+    dense: GpuDense<T>,
     steps: [StructureSteps; 2],
     /// Bound by the densify in place of the entry arrays it does not write.
     no_entries: [GpuVec<u32>; 2],
-    l: GpuBitmap<T>,
-    u: GpuBitmap<T>,
+}
+
+impl<T: Scalar> Fused<T> {
+    /// The fused kernels for n ≤ 32 where the adapter binds enough buffers. A team is the
+    /// next power of two ≥ n lanes; with subgroups at least that wide it exchanges by
+    /// shuffles, else through workgroup memory. A workgroup holds one team of 32 lanes or
+    /// more (the engine's team LU measured fastest so on the H100), or several smaller.
+    fn new(ctx: &Context, n: usize, rows: usize, pivoting: Pivoting) -> Result<Option<Self>> {
+        if n > 32 || ctx.limits().max_storage_buffers_per_shader_stage < FUSED_BINDINGS {
+            return Ok(None);
+        }
+        let team = n.max(1).next_power_of_two() as u32;
+        let (subgroups, wg_size) = match ctx.subgroup_size_range() {
+            Some((min, max)) if ctx.subgroups() && team <= min => (true, max.max(32)),
+            _ => (false, team.max(32)),
+        };
+        let no_pivot = pivoting == Pivoting::None;
+        let overrides = bitmap_lu::Overrides { wg_size, team, stage: wg_size * 33 };
+        let kernel = |count| ctx.kernel_in_mode(subgroups, bitmap_lu::Flags { count, no_pivot }, overrides);
+        Ok(Some(Fused {
+            scratch: ctx.zeros(rows * n)?,
+            count: kernel(true)?,
+            store: kernel(false)?,
+            scans: [Scan::new(ctx, rows)?, Scan::new(ctx, rows)?],
+            totals: [ctx.zeros(1)?, ctx.zeros(1)?],
+            team,
+            wg_size,
+            subgroups,
+        }))
+    }
 }
 
 impl<T: Scalar> BitmapLu<T> {
@@ -48,33 +117,51 @@ impl<T: Scalar> BitmapLu<T> {
         let rows = n
             .checked_mul(batch)
             .ok_or_else(|| Error::InvalidArgument(format!("a batch of {batch} matrices of {n} rows passes usize")))?;
-        let lu = BatchedLu::new(ctx, n, batch, pivoting)?;
-        let dense = GpuDense::zeros(ctx, rows, n, DenseLayout::RowMajor)?;
-        dense_panel(ctx, &dense)?;
+        let engine = match Fused::new(ctx, n, rows, pivoting)? {
+            Some(fused) => Engine::Fused(Box::new(fused)),
+            None => {
+                let dense = GpuDense::zeros(ctx, rows, n, DenseLayout::RowMajor)?;
+                dense_panel(ctx, &dense)?;
+                Engine::Dense(Box::new(Densified {
+                    lu: BatchedLu::new(ctx, n, batch, pivoting)?,
+                    dense,
+                    steps: [StructureSteps::new(ctx, rows, n)?, StructureSteps::new(ctx, rows, n)?],
+                    no_entries: [ctx.zeros(1)?, ctx.zeros(1)?],
+                }))
+            }
+        };
         Ok(BitmapLu {
             ctx: ctx.clone(),
             n,
             batch,
-            lu,
-            dense,
+            engine,
             pivots: ctx.zeros(rows)?,
             info: ctx.zeros(batch)?,
-            steps: [StructureSteps::new(ctx, rows, n)?, StructureSteps::new(ctx, rows, n)?],
-            no_entries: [ctx.zeros(1)?, ctx.zeros(1)?],
             l: GpuBitmap::allocate(ctx, rows, n, batch * n * n.saturating_sub(1) / 2)?,
             u: GpuBitmap::allocate(ctx, rows, n, batch * n * (n + 1) / 2)?,
         })
     }
 
-    /// Device bytes the plan holds beyond its input and its factors: the dense batch, the
-    /// pivots, the infos, and the dense engine's own ([`BatchedLu::extra_bytes`]).
+    /// Device bytes the plan holds beyond its input and its factors: the pivots, the infos,
+    /// and on the dense route the dense batch and the dense engine's own
+    /// ([`BatchedLu::extra_bytes`]).
     pub fn extra_bytes(&self) -> u64 {
-        self.dense.byte_len() + self.pivots.byte_len() + self.info.byte_len() + self.lu.extra_bytes()
+        let engine = match &self.engine {
+            Engine::Fused(f) => f.scratch.byte_len() + f.totals.iter().map(|t| t.byte_len()).sum::<u64>(),
+            Engine::Dense(d) => d.dense.byte_len() + d.lu.extra_bytes(),
+        };
+        self.pivots.byte_len() + self.info.byte_len() + engine
     }
 
-    /// How the dense engine factors (see [`BatchedLu::describe`]).
+    /// How it factors: `fused, team of 32 lanes` (`shaders/bitmap_lu.wgsl`; `, no subgroups`
+    /// where the team exchanges through workgroup memory), or `dense, ` and the dense
+    /// engine's (see [`BatchedLu::describe`]).
     pub fn describe(&self) -> String {
-        self.lu.describe()
+        match &self.engine {
+            Engine::Fused(f) if f.subgroups => format!("fused, team of {} lanes", f.team),
+            Engine::Fused(f) => format!("fused, team of {} lanes, no subgroups", f.team),
+            Engine::Dense(d) => format!("dense, {}", d.lu.describe()),
+        }
     }
 
     /// Records the factorization of `a` into [`l`](Self::l), [`u`](Self::u) and the pivots.
@@ -82,22 +169,56 @@ impl<T: Scalar> BitmapLu<T> {
         Operands::new(rec.context(), "bitmap lu")?.owned("the plan", self.ctx.id())?.owned("A", a.device_id())?;
         check_len("bitmap lu", "A rows", self.n * self.batch, a.rows())?;
         check_len("bitmap lu", "A columns", self.n, a.cols())?;
-        a.record_to_dense(rec, &mut self.dense, &self.no_entries)?;
-        self.lu.record_factor_in_place(rec, &mut self.dense, &mut self.pivots, &mut self.info)?;
-        let panel = dense_panel(&self.ctx, &self.dense)?;
-        let parts = [(&self.l, Part::StrictlyLower, &self.steps[0]), (&self.u, Part::Upper, &self.steps[1])];
-        for (out, part, steps) in parts {
-            let source = DensePart { layout: DenseLayout::RowMajor, part, block_rows: self.n };
-            record_from_dense(rec, panel, source, out, steps)?;
+        match &mut self.engine {
+            Engine::Fused(f) => {
+                let params = bitmap_lu::Params { n: self.n as u32, batch: self.batch as u32 };
+                let workgroups = (self.batch as u64).div_ceil((f.wg_size / f.team) as u64);
+                let (l, u) = (&self.l, &self.u);
+                let bindings = || bitmap_lu::Bindings {
+                    a_offsets: a.row_offsets().bind(),
+                    a_flags: a.flags().bind(),
+                    a_values: a.values().bind(),
+                    l_flags: l.flags().bind(),
+                    l_rank: l.rank_directory().bind(),
+                    l_offsets: l.row_offsets().bind(),
+                    l_values: l.values().bind(),
+                    u_flags: u.flags().bind(),
+                    u_rank: u.rank_directory().bind(),
+                    u_offsets: u.row_offsets().bind(),
+                    u_values: u.values().bind(),
+                    pivots: self.pivots.bind(),
+                    info: self.info.bind(),
+                    scratch: f.scratch.bind(),
+                };
+                rec.dispatch(&f.count, params, bindings(), workgroups)?;
+                let rows = self.n * self.batch;
+                f.scans[0].record(rec, l.rank_directory(), rows, &f.totals[0])?;
+                f.scans[1].record(rec, u.rank_directory(), rows, &f.totals[1])?;
+                rec.dispatch(&f.store, params, bindings(), workgroups)
+            }
+            Engine::Dense(d) => {
+                a.record_to_dense(rec, &mut d.dense, &d.no_entries)?;
+                d.lu.record_factor_in_place(rec, &mut d.dense, &mut self.pivots, &mut self.info)?;
+                let panel = dense_panel(&self.ctx, &d.dense)?;
+                let parts = [(&self.l, Part::StrictlyLower, &d.steps[0]), (&self.u, Part::Upper, &d.steps[1])];
+                for (out, part, steps) in parts {
+                    let source = DensePart { layout: DenseLayout::RowMajor, part, block_rows: self.n };
+                    record_from_dense(rec, panel, source, out, steps)?;
+                }
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     /// After a recorded factorization was submitted: waits for it, sets the factors' entry
     /// counts and returns each matrix's info.
     pub fn finish(&mut self) -> Result<Vec<u32>> {
         let mut batch = self.ctx.batch();
-        let totals = [batch.read_back(self.steps[0].total())?, batch.read_back(self.steps[1].total())?];
+        let [l_total, u_total] = match &self.engine {
+            Engine::Fused(f) => [&f.totals[0], &f.totals[1]],
+            Engine::Dense(d) => [d.steps[0].total(), d.steps[1].total()],
+        };
+        let totals = [batch.read_back(l_total)?, batch.read_back(u_total)?];
         let info = batch.read_back(&self.info)?;
         batch.submit()?;
         let [l_total, u_total] = totals;

@@ -1,0 +1,246 @@
+// The team LU's elimination (lu_team.wgsl, bitmap_lu.wgsl): one team of TEAM lanes per
+// matrix of at most TEAM rows (TEAM ≤ 32), the matrix staged in workgroup memory by the
+// caller, lane i then holding row i in registers (eight named vec4 blocks: an indexed array
+// would spill to memory), so that a step needs no barrier (with subgroups): the pivot is a
+// max over the team (butterfly, ties to the lowest row), the pivot row is broadcast by
+// shuffles, and every lane below updates its own row. Rows are not moved while factoring:
+// each lane tracks the position its row has after LAPACK's swaps so far (`pos`) and stores
+// it there in the stage at the end, which is getrf's output (the multipliers travel with
+// their rows, as dlaswp moves them). Without subgroups the team's exchanges go through
+// workgroup memory (two barriers each): correct, slower. With NO_PIVOT row k is step k's
+// pivot and updates whose l_ik or u_kj is zero are skipped (seed 004's elimination,
+// lu_small's NO_PIVOT). The includer declares `params.n`.
+#import row_blocks
+
+override WG_SIZE: u32 = 32u;
+// Lanes per matrix: a power of two up to the smallest subgroup size (with subgroups) and 32.
+override TEAM: u32 = 32u;
+
+// Row stride of the stage: 33, so that a lane reading its own row there hits its own bank.
+const STRIDE: u32 = 33u;
+// Rows a lane loads before it stores any into the stage.
+const STAGE_LOADS: u32 = 8u;
+// WG_SIZE · STRIDE, set by the host: TEAM rows of STRIDE per matrix of the workgroup.
+override STAGE: u32 = 1056u;
+var<workgroup> stage: array<Real, STAGE>;
+
+#ifndef SUBGROUP
+var<workgroup> exchange_real: array<Real, WG_SIZE>;
+var<workgroup> exchange_u32: array<u32, WG_SIZE>;
+#endif
+
+// Lane `source_lane` of the team's value of v (`from` counted in the subgroup, or the workgroup).
+fn shuffle_real(v: Real, source_lane: u32, me: u32) -> Real {
+#ifdef SUBGROUP
+    return subgroupShuffle(v, source_lane);
+#else
+    exchange_real[me] = v;
+    workgroupBarrier();
+    let r = exchange_real[source_lane];
+    workgroupBarrier();
+    return r;
+#endif
+}
+
+fn shuffle_u32(v: u32, source_lane: u32, me: u32) -> u32 {
+#ifdef SUBGROUP
+    return subgroupShuffle(v, source_lane);
+#else
+    exchange_u32[me] = v;
+    workgroupBarrier();
+    let r = exchange_u32[source_lane];
+    workgroupBarrier();
+    return r;
+#endif
+}
+
+// The least team lane t whose key is the team's largest. A team that is the whole subgroup
+// uses subgroup reductions; smaller ones (or no subgroups) a butterfly over the team.
+fn team_argmax(key: Real, t: u32, me: u32, sg_size: u32) -> u32 {
+#ifdef SUBGROUP
+    if TEAM == sg_size {
+        let top = subgroupMax(key);
+        return subgroupMin(select(0xffffffffu, t, key == top));
+    }
+#endif
+    var k = key;
+    var best = t;
+    for (var offset = TEAM >> 1u; offset > 0u; offset >>= 1u) {
+        let other_key = shuffle_real(k, me ^ offset, me);
+        let other = shuffle_u32(best, me ^ offset, me);
+        if other_key > k || (other_key == k && other < best) {
+            k = other_key;
+            best = other;
+        }
+    }
+    return best;
+}
+
+// Element j of the team's staged row i.
+fn stage_get(stage_base: u32, i: u32, j: u32) -> Real {
+    return stage[stage_base + i * STRIDE + j];
+}
+
+fn stage_set(stage_base: u32, i: u32, j: u32, v: Real) {
+    stage[stage_base + i * STRIDE + j] = v;
+}
+
+// Row `t`'s block `b` from the staged matrix at `stage_base` (zeros past n).
+fn load_block(stage_base: u32, t: u32, b: u32) -> vec4<Real> {
+    let n = params.n;
+    var v = vec4<Real>(0.0);
+    if t < n {
+        for (var c = 0u; c < 4u; c++) {
+            let j = 4u * b + c;
+            if j < n {
+                v[c] = stage[stage_base + t * STRIDE + j];
+            }
+        }
+    }
+    return v;
+}
+
+fn store_block(stage_base: u32, pos: u32, b: u32, v: vec4<Real>) {
+    let n = params.n;
+    for (var c = 0u; c < 4u; c++) {
+        let j = 4u * b + c;
+        if j < n {
+            stage[stage_base + pos * STRIDE + j] = v[c];
+        }
+    }
+}
+
+// Step k on block `b` of this lane's row, given the pivot lane and the multiplier l (0 for
+// rows that do not change): columns after k lose l times the pivot row's; column k becomes
+// l where `eliminate`. Every lane of the team calls it (a shuffle).
+fn step_block(r: vec4<Real>, b: u32, k: u32, pivot_lane: u32, me: u32, l: Real, eliminate: bool) -> vec4<Real> {
+    let columns = block_columns(b);
+    let u = vec4<Real>(
+        shuffle_real(r.x, pivot_lane, me),
+        shuffle_real(r.y, pivot_lane, me),
+        shuffle_real(r.z, pivot_lane, me),
+        shuffle_real(r.w, pivot_lane, me),
+    );
+#ifdef NO_PIVOT
+    let zero = vec4<Real>(0.0);
+    let skip = (vec4<Real>(l) == zero) | (u == zero);
+    let updated = select(r, fma(vec4<Real>(-l), u, r), (columns > vec4<u32>(k)) & !skip);
+#else
+    let updated = select(r, fma(vec4<Real>(-l), u, r), columns > vec4<u32>(k));
+#endif
+    return select(updated, vec4<Real>(l), columns == vec4<u32>(k) & vec4<bool>(eliminate));
+}
+
+// A lane's place in its team: its row t, its lane for shuffles (`me`), the team's first
+// lane, and where the team's matrix is staged.
+struct TeamLane {
+    t: u32,
+    me: u32,
+    base: u32,
+    stage_base: u32,
+    sg_size: u32,
+}
+
+fn team_lane(lane: Lane) -> TeamLane {
+    let t = lane.index % TEAM;
+#ifdef SUBGROUP
+    let me = lane.sg_lane;
+#else
+    let me = lane.index;
+#endif
+    return TeamLane(t, me, me - t, (lane.index / TEAM) * TEAM * STRIDE, lane.sg_size);
+}
+
+// What a lane keeps of the factorization: the pivot of step t (LAPACK's row swapped with
+// row t), and 1 + the first column whose pivot was exactly zero (0 when none; every lane
+// has it).
+struct TeamFactor {
+    pivot: u32,
+    first_zero: u32,
+}
+
+// Factors the team's staged matrix in place: on return (after a barrier) the stage holds
+// unit-lower L below the diagonal and U on and above it, rows in getrf's order. Every lane
+// of the workgroup calls it (shuffles and barriers).
+fn factor_stage(lane: TeamLane) -> TeamFactor {
+    let n = params.n;
+    let t = lane.t;
+    let me = lane.me;
+    let base = lane.base;
+    let stage_base = lane.stage_base;
+    // The row in eight named blocks of four (registers, not an indexed array).
+    var r0 = load_block(stage_base, t, 0u);
+    var r1 = load_block(stage_base, t, 1u);
+    var r2 = load_block(stage_base, t, 2u);
+    var r3 = load_block(stage_base, t, 3u);
+    var r4 = load_block(stage_base, t, 4u);
+    var r5 = load_block(stage_base, t, 5u);
+    var r6 = load_block(stage_base, t, 6u);
+    var r7 = load_block(stage_base, t, 7u);
+    let blocks = (n + 3u) / 4u;
+    // Lanes past n never take part; a pivoted row is done.
+    var done = t >= n;
+    var pos = t;
+    var first_zero = 0u;
+    var my_pivot = 0u;
+    for (var k = 0u; k < n; k++) {
+        let v = block_column(r0, r1, r2, r3, r4, r5, r6, r7, k);
+#ifdef NO_PIVOT
+        let best = k;
+#else
+        // Candidates by |v| (NaN below every number, done rows below NaN), ties to the lowest row.
+        var key = Real(-2.0);
+        if !done {
+            key = select(Real(-1.0), abs(v), abs(v) >= 0.0);
+        }
+        let best = team_argmax(key, t, me, lane.sg_size);
+#endif
+        // The row at position k and the pivot row trade places (LAPACK's swap of step k).
+        let pivot_lane = base + best;
+        let p = shuffle_u32(pos, pivot_lane, me);
+        if pos == k {
+            pos = p;
+        }
+        if t == best {
+            pos = k;
+            done = true;
+        }
+        // Lane k keeps step k's pivot; the team stores them together at the end.
+        if t == k {
+            my_pivot = p;
+        }
+        let pivot = shuffle_real(v, pivot_lane, me);
+        if pivot == 0.0 && first_zero == 0u {
+            first_zero = k + 1u;
+        }
+        let eliminate = !done && !(pivot == 0.0);
+        var l = Real(0.0);
+        if eliminate {
+            l = v / pivot;
+        }
+        // Blocks wholly before column k are L's or U's finished parts: skipped.
+        let first_block = k / 4u;
+        if first_block <= 0u && blocks > 0u { r0 = step_block(r0, 0u, k, pivot_lane, me, l, eliminate); }
+        if first_block <= 1u && blocks > 1u { r1 = step_block(r1, 1u, k, pivot_lane, me, l, eliminate); }
+        if first_block <= 2u && blocks > 2u { r2 = step_block(r2, 2u, k, pivot_lane, me, l, eliminate); }
+        if first_block <= 3u && blocks > 3u { r3 = step_block(r3, 3u, k, pivot_lane, me, l, eliminate); }
+        if first_block <= 4u && blocks > 4u { r4 = step_block(r4, 4u, k, pivot_lane, me, l, eliminate); }
+        if first_block <= 5u && blocks > 5u { r5 = step_block(r5, 5u, k, pivot_lane, me, l, eliminate); }
+        if first_block <= 6u && blocks > 6u { r6 = step_block(r6, 6u, k, pivot_lane, me, l, eliminate); }
+        if first_block <= 7u && blocks > 7u { r7 = step_block(r7, 7u, k, pivot_lane, me, l, eliminate); }
+    }
+    // Every lane has read its row before any row is written back to the stage.
+    workgroupBarrier();
+    if t < n {
+        store_block(stage_base, pos, 0u, r0);
+        store_block(stage_base, pos, 1u, r1);
+        store_block(stage_base, pos, 2u, r2);
+        store_block(stage_base, pos, 3u, r3);
+        store_block(stage_base, pos, 4u, r4);
+        store_block(stage_base, pos, 5u, r5);
+        store_block(stage_base, pos, 6u, r6);
+        store_block(stage_base, pos, 7u, r7);
+    }
+    workgroupBarrier();
+    return TeamFactor(my_pivot, first_zero);
+}
