@@ -1,9 +1,10 @@
-// SpMV on a bitmap, y = alpha * A * x + beta * y: GROUP lanes per row, each lane taking
-// whole rank blocks (8 flag words, 256 columns) in turn. A block's first value is at its
-// rank-directory position, so lanes need no scan: each walks its block's set bits and the
-// values that follow. Lane sums are reduced by shuffles, or through workgroup memory
-// without subgroups. Reads 4 bytes per 32 columns of flags (and 4 per 256 of directory)
-// instead of CSR's 4-byte column index per entry: fewer bytes once density passes 1/32.
+// SpMV on a bitmap, y = alpha * A * x + beta * y: GROUP lanes per row, a flag word a lane, the
+// row's words GROUP at a time: the group's loads of flags are side by side, a scan of the
+// words' popcounts places each lane's first value after the row start (the directory's
+// first entry), and the values a lane then walks lie next to its neighbours'. Lane sums are
+// reduced by shuffles, or through workgroup memory without subgroups. Reads 4 bytes per 32
+// columns of flags (and one directory entry a row) instead of CSR's 4-byte column index per
+// entry: fewer bytes once density passes 1/32.
 #import entry
 #import real
 #import lane_group_sum
@@ -29,25 +30,125 @@ override WG_SIZE: u32 = 256u;
 // Lanes per row: a power of two dividing WG_SIZE; with subgroups, at most the subgroup size.
 override GROUP: u32 = 32u;
 
+#ifndef SUBGROUP
+var<workgroup> group_counts: array<u32, WG_SIZE>;
+#endif
+
+// The sums of `count` over the group's members up to this one (inclusive): a Hillis–Steele
+// scan by shuffles, or through workgroup memory. Every lane of the workgroup calls it.
+fn group_inclusive_sum(count: u32, lane: Lane, member: u32) -> u32 {
+    var sum = count;
+#ifdef SUBGROUP
+    for (var offset = 1u; offset < GROUP; offset <<= 1u) {
+        let other = subgroupShuffleUp(sum, offset);
+        if member >= offset {
+            sum += other;
+        }
+    }
+#else
+    // The previous call's last sums have been read (group_last) before they are overwritten.
+    workgroupBarrier();
+    group_counts[lane.index] = sum;
+    workgroupBarrier();
+    for (var offset = 1u; offset < GROUP; offset <<= 1u) {
+        var other = 0u;
+        if member >= offset {
+            other = group_counts[lane.index - offset];
+        }
+        workgroupBarrier();
+        sum += other;
+        group_counts[lane.index] = sum;
+        workgroupBarrier();
+    }
+#endif
+    return sum;
+}
+
+// The group's last member's value of v.
+fn group_last(v: u32, lane: Lane) -> u32 {
+#ifdef SUBGROUP
+    return subgroupShuffle(v, lane.sg_lane | (GROUP - 1u));
+#else
+    // group_counts holds the inclusive sums; v is one of them.
+    return group_counts[lane.index | (GROUP - 1u)];
+#endif
+}
+
+// `sum` plus the products of the word's entries (values from q, columns from `col0`), in
+// column order. The first four are loaded together, with no load waiting on another (past
+// the word's count their indices repeat the last entry's, and are not added); the rest, rare
+// below a density of 1/8, one at a time.
+fn word_sum(word: u32, col0: u32, q: u32, start: Acc) -> Acc {
+    let count = countOneBits(word);
+    if count == 0u {
+        return start;
+    }
+    var bits = word;
+    let c0 = col0 + firstTrailingBit(bits);
+    bits &= bits - 1u;
+    let c1 = select(c0, col0 + firstTrailingBit(bits), count > 1u);
+    bits &= bits - 1u;
+    let c2 = select(c1, col0 + firstTrailingBit(bits), count > 2u);
+    bits &= bits - 1u;
+    let c3 = select(c2, col0 + firstTrailingBit(bits), count > 3u);
+    bits &= bits - 1u;
+    let last = q + count - 1u;
+    let v0 = values[q];
+    let v1 = values[min(q + 1u, last)];
+    let v2 = values[min(q + 2u, last)];
+    let v3 = values[min(q + 3u, last)];
+    let x0 = x[c0];
+    let x1 = x[c1];
+    let x2 = x[c2];
+    let x3 = x[c3];
+    var sum = fma(Acc(v0), Acc(x0), start);
+    if count > 1u {
+        sum = fma(Acc(v1), Acc(x1), sum);
+    }
+    if count > 2u {
+        sum = fma(Acc(v2), Acc(x2), sum);
+    }
+    if count > 3u {
+        sum = fma(Acc(v3), Acc(x3), sum);
+    }
+    var p = q + 4u;
+    while bits != 0u {
+        sum = fma(Acc(values[p]), Acc(x[col0 + firstTrailingBit(bits)]), sum);
+        bits &= bits - 1u;
+        p++;
+    }
+    return sum;
+}
+
+// Flag word w of the row at `base`, 0 past the row or the matrix.
+fn flag_word(in_rows: bool, base: u32, w: u32) -> u32 {
+    if in_rows && w < params.words {
+        return flags[base + w];
+    }
+    return 0u;
+}
+
 fn run(workgroup: u32, lane: Lane) {
     let row = workgroup * (WG_SIZE / GROUP) + lane.index / GROUP;
     let member = lane.index % GROUP;
+    let in_rows = row < params.rows;
     var sum = Acc(0.0);
-    if row < params.rows {
-        let base = row * params.words;
-        for (var block = member; block < params.blocks; block += GROUP) {
-            var p = rank[row * params.blocks + block];
-            let end = min(block * 8u + 8u, params.words);
-            for (var w = block * 8u; w < end; w++) {
-                var bits = flags[base + w];
-                while bits != 0u {
-                    let col = w * 32u + firstTrailingBit(bits);
-                    bits &= bits - 1u;
-                    sum = fma(Acc(values[p]), Acc(x[col]), sum);
-                    p++;
-                }
-            }
-        }
+    // The position of the next GROUP words' first value.
+    var p = 0u;
+    if in_rows && params.blocks > 0u {
+        p = rank[row * params.blocks];
+    }
+    let base = row * params.words;
+    // Each chunk's flag words are loaded while the chunk before is summed.
+    var next = flag_word(in_rows, base, member);
+    for (var first = 0u; first < params.words; first += GROUP) {
+        let w = first + member;
+        var bits = next;
+        next = flag_word(in_rows, base, first + GROUP + member);
+        let through = group_inclusive_sum(countOneBits(bits), lane, member);
+        var q = p + through - countOneBits(bits);
+        p += group_last(through, lane);
+        sum = word_sum(bits, w * 32u, q, sum);
     }
     sum = lane_group_sum(sum, lane.index);
     if member == 0u && row < params.rows {

@@ -29,9 +29,9 @@ impl<T: Scalar> BitmapSpmv<T> {
     pub fn new(ctx: &Context, a: &GpuBitmap<T>) -> Result<Self> {
         ctx.check_owner("BitmapSpmv::new", a.device_id())?;
         ctx.check_element::<T>()?;
-        // A lane per rank block (256 columns), up to the smallest subgroup.
+        // A lane per flag word (32 columns), up to the smallest subgroup.
         let most = ctx.subgroup_size_range().map_or(32, |(min, _)| min.min(32));
-        let group = (a.blocks_per_row().max(1) as u32).next_power_of_two().min(most);
+        let group = (a.words_per_row().max(1) as u32).next_power_of_two().min(most);
         let kernel =
             ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size: WG_SIZE, group })?;
         Ok(BitmapSpmv { ctx: ctx.clone(), cols: a.cols(), kernel, group })
