@@ -438,6 +438,8 @@ fn lu<T: Scalar>() {
                 assert!(plan.describe().starts_with(route), "{label}: {}", plan.describe());
                 poison_lu(&plan);
                 let info = plan.factor(&gpu).unwrap();
+                let pivots = plan.pivots().read_blocking().unwrap();
+                assert!(pivots.iter().enumerate().all(|(i, &p)| p as usize == i % n), "{label}: pivots {pivots:?}");
                 let (l, u, want_info) = reference::bitmap_lu(&host, n, false);
                 assert_eq!(info, want_info, "{label}: info");
                 let tol = 100.0 * n as f64 * tolerance::<T>();
@@ -481,6 +483,48 @@ fn lu<T: Scalar>() {
         let mut plan = BitmapLu::<T>::new(ctx, 4, 2, Pivoting::None).unwrap();
         assert!(matches!(plan.factor(&a), Err(Error::DimensionMismatch { .. })));
     }
+}
+
+/// Partial pivoting decides as LAPACK's getrf (the twin) where candidates tie exactly: a tie
+/// after a swap goes to the row at the lower position, an all-zero column keeps row k (no
+/// swap, info set); and rows already pivoted stay as they are when a later pivot row holds
+/// an infinity.
+fn lu_ties<T: Scalar>() {
+    let inf = f64::INFINITY;
+    let matrices: [[f64; 9]; 3] = [
+        // Step 0 takes row 2, so row 0 moves to position 2; at step 1 rows 0 and 1 tie at 1.
+        [1.0, 1.0, 0.0, 2.0, 1.0, 0.0, 4.0, 0.0, 1.0],
+        // Column 0 is zero: no swap at step 0, info 1.
+        [0.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0],
+        // Step 1's pivot row holds ∞ in column 2, where row 0 (pivoted at step 0) holds 1.
+        [2.0, 0.0, 1.0, 1.0, 1.0, inf, 0.0, 0.0, 1.0],
+    ];
+    let n = 3;
+    let stacked: Vec<T> = matrices.iter().flatten().map(|&v| T::from_f64(v)).collect();
+    let dense = DenseMatrix::try_new(matrices.len() * n, n, stacked).unwrap();
+    let host = bitmap(&dense.to_csr());
+    for (mode, ctx) in contexts_for::<T>() {
+        let label = format!("{mode} {}", T::KIND.name());
+        let gpu = GpuBitmap::upload(ctx, &host).unwrap();
+        let mut plan = BitmapLu::<T>::new(ctx, n, matrices.len(), Pivoting::Partial).unwrap();
+        poison_lu(&plan);
+        let info = plan.factor(&gpu).unwrap();
+        let pivots = plan.pivots().read_blocking().unwrap();
+        let u = plan.u().read_blocking().unwrap().to_dense().unwrap();
+        for (m, values) in matrices.iter().enumerate() {
+            let original = DenseMatrix::try_new(n, n, values.iter().map(|&v| T::from_f64(v)).collect()).unwrap();
+            let (_, want_pivots, want_info) = reference::lu_factor(&original, true);
+            assert_eq!(&pivots[m * n..(m + 1) * n], &want_pivots[..], "{label}: matrix {m} pivots");
+            assert_eq!(info[m], want_info, "{label}: matrix {m} info");
+        }
+        assert_eq!(u.data()[2 * n * n + 2].to_f64(), 1.0, "{label}: U(0, 2) of the third matrix");
+    }
+}
+
+#[test]
+fn lu_ties_follow_lapack() {
+    lu_ties::<f32>();
+    lu_ties::<f64>();
 }
 
 #[test]

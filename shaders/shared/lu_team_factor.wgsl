@@ -2,7 +2,7 @@
 // matrix of at most TEAM rows (TEAM ≤ 32), the matrix staged in workgroup memory by the
 // caller, lane i then holding row i in registers (eight named vec4 blocks: an indexed array
 // would spill to memory), so that a step needs no barrier (with subgroups): the pivot is a
-// max over the team (butterfly, ties to the lowest row), the pivot row is broadcast by
+// max over the team (ties to the row at the lowest position), the pivot row is broadcast by
 // shuffles, and every lane below updates its own row. Rows are not moved while factoring:
 // each lane tracks the position its row has after LAPACK's swaps so far (`pos`) and stores
 // it there in the stage at the end, which is getrf's output (the multipliers travel with
@@ -29,7 +29,8 @@ var<workgroup> exchange_real: array<Real, WG_SIZE>;
 var<workgroup> exchange_u32: array<u32, WG_SIZE>;
 #endif
 
-// Lane `source_lane` of the team's value of v (`from` counted in the subgroup, or the workgroup).
+// Lane `source_lane` of the team's value of v (`source_lane` counted in the subgroup, or the
+// workgroup).
 fn shuffle_real(v: Real, source_lane: u32, me: u32) -> Real {
 #ifdef SUBGROUP
     return subgroupShuffle(v, source_lane);
@@ -54,17 +55,18 @@ fn shuffle_u32(v: u32, source_lane: u32, me: u32) -> u32 {
 #endif
 }
 
-// The least team lane t whose key is the team's largest. A team that is the whole subgroup
-// uses subgroup reductions; smaller ones (or no subgroups) a butterfly over the team.
-fn team_argmax(key: Real, t: u32, me: u32, sg_size: u32) -> u32 {
+// The least `order` among the team's lanes whose key is the team's largest. A team that is
+// the whole subgroup uses subgroup reductions; smaller ones (or no subgroups) a butterfly
+// over the team.
+fn team_argmax(key: Real, order: u32, me: u32, sg_size: u32) -> u32 {
 #ifdef SUBGROUP
     if TEAM == sg_size {
         let top = subgroupMax(key);
-        return subgroupMin(select(0xffffffffu, t, key == top));
+        return subgroupMin(select(0xffffffffu, order, key == top));
     }
 #endif
     var k = key;
-    var best = t;
+    var best = order;
     for (var offset = TEAM >> 1u; offset > 0u; offset >>= 1u) {
         let other_key = shuffle_real(k, me ^ offset, me);
         let other = shuffle_u32(best, me ^ offset, me);
@@ -126,7 +128,9 @@ fn step_block(r: vec4<Real>, b: u32, k: u32, pivot_lane: u32, me: u32, l: Real, 
     let skip = (vec4<Real>(l) == zero) | (u == zero);
     let updated = select(r, fma(vec4<Real>(-l), u, r), (columns > vec4<u32>(k)) & !skip);
 #else
-    let updated = select(r, fma(vec4<Real>(-l), u, r), columns > vec4<u32>(k));
+    // Rows that do not eliminate (done, or a zero pivot) keep their values even where the
+    // pivot row holds an infinity (0·∞ would be NaN).
+    let updated = select(r, fma(vec4<Real>(-l), u, r), (columns > vec4<u32>(k)) & vec4<bool>(eliminate));
 #endif
     return select(updated, vec4<Real>(l), columns == vec4<u32>(k) & vec4<bool>(eliminate));
 }
@@ -188,12 +192,13 @@ fn factor_stage(lane: TeamLane) -> TeamFactor {
 #ifdef NO_PIVOT
         let best = k;
 #else
-        // Candidates by |v| (NaN below every number, done rows below NaN), ties to the lowest row.
+        // Candidates by |v| (NaN below every number, done rows below NaN), ties to the row
+        // at the lowest position, as LAPACK's i?amax (so an all-zero column keeps row k).
         var key = Real(-2.0);
         if !done {
             key = select(Real(-1.0), abs(v), abs(v) >= 0.0);
         }
-        let best = team_argmax(key, t, me, lane.sg_size);
+        let best = team_argmax(key, pos * 32u + t, me, lane.sg_size) % 32u;
 #endif
         // The row at position k and the pivot row trade places (LAPACK's swap of step k).
         let pivot_lane = base + best;

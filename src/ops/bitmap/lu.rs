@@ -84,8 +84,11 @@ impl<T: Scalar> Fused<T> {
     /// next power of two ≥ n lanes; with subgroups at least that wide it exchanges by
     /// shuffles, else through workgroup memory. A workgroup holds one team of 32 lanes or
     /// more (the engine's team LU measured fastest so on the H100), or several smaller.
+    /// `None` (the dense route) where the adapter binds too few buffers or the workgroup
+    /// does not fit its limits.
     fn new(ctx: &Context, n: usize, rows: usize, pivoting: Pivoting) -> Result<Option<Self>> {
-        if n > 32 || ctx.limits().max_storage_buffers_per_shader_stage < FUSED_BINDINGS {
+        let limits = ctx.limits();
+        if n > 32 || limits.max_storage_buffers_per_shader_stage < FUSED_BINDINGS {
             return Ok(None);
         }
         let team = n.max(1).next_power_of_two() as u32;
@@ -93,6 +96,26 @@ impl<T: Scalar> Fused<T> {
             Some((min, max)) if ctx.subgroups() && team <= min => (true, max.max(32)),
             _ => (false, team.max(32)),
         };
+        // The stage (rows of 33), and without subgroups the exchange of a value and an index
+        // a lane.
+        let size = T::KIND.size();
+        let stage = wg_size as u64 * 33 * size + if subgroups { 0 } else { wg_size as u64 * (size + 4) };
+        if wg_size > limits.max_compute_invocations_per_workgroup
+            || stage > limits.max_compute_workgroup_storage_size as u64
+        {
+            return Ok(None);
+        }
+        // The scratch holds the whole batch densely: past one binding, the dense route's
+        // batch would not bind either.
+        let scratch = (rows as u64).saturating_mul(n as u64).saturating_mul(size);
+        if scratch > limits.max_storage_buffer_binding_size {
+            return Err(Error::LimitExceeded {
+                what: format!("the dense scratch of a bitmap LU of {} matrices of {n} x {n}", rows / n.max(1)),
+                limit: "max_storage_buffer_binding_size",
+                requested: scratch,
+                max: limits.max_storage_buffer_binding_size,
+            });
+        }
         let no_pivot = pivoting == Pivoting::None;
         let overrides = bitmap_lu::Overrides { wg_size, team, stage: wg_size * 33 };
         let kernel = |count| ctx.kernel_in_mode(subgroups, bitmap_lu::Flags { count, no_pivot }, overrides);
@@ -143,7 +166,8 @@ impl<T: Scalar> BitmapLu<T> {
     }
 
     /// Device bytes the plan holds beyond its input and its factors: the pivots, the infos,
-    /// and on the dense route the dense batch and the dense engine's own
+    /// on the fused route the dense scratch and the scans' totals (not their block sums,
+    /// 1/256 of the rows), on the dense route the dense batch and the dense engine's own
     /// ([`BatchedLu::extra_bytes`]).
     pub fn extra_bytes(&self) -> u64 {
         let engine = match &self.engine {

@@ -14,7 +14,8 @@ use crate::Result;
 /// Lanes of each workgroup.
 const WG_SIZE: u32 = 256;
 
-/// A planned SpMV on a bitmap of a given width: lanes per row sized to its rank blocks.
+/// A planned SpMV on a bitmap of a given width: lanes per row sized to its flag words (a word
+/// a lane, up to the smallest subgroup and 32).
 /// The same conventions as [`crate::ops::Spmv`]: with α = 0, A and x are not read; with
 /// β = 0, y is not read; sums run in a fixed order (deterministic).
 pub struct BitmapSpmv<T: Scalar> {
