@@ -5,6 +5,11 @@
 // reduced by shuffles, or through workgroup memory without subgroups. Reads 4 bytes per 32
 // columns of flags (and one directory entry a row) instead of CSR's 4-byte column index per
 // entry: fewer bytes once density passes 1/32.
+//
+// Few wide rows would leave most of the GPU idle, so a row may be cut into `segments` of
+// `segment_words` words (a multiple of 32, so each starts at a rank block whose directory
+// entry gives its first value): with SPLIT each group sums a segment into `partials`, and
+// FINISH, a group per row, adds a row's partials in order and stores y.
 #import entry
 #import real
 #import lane_group_sum
@@ -14,6 +19,9 @@ struct Params {
     rows: u32,
     words: u32,
     blocks: u32,
+    // Segments a row, and words a segment (the row's words rounded up to GROUP, unsplit).
+    segments: u32,
+    segment_words: u32,
     scaling: Scaling,
 }
 
@@ -25,6 +33,7 @@ var<immediate> params: Params;
 @group(0) @binding(4) var<storage, read> alpha_dev: array<Real>;
 @group(0) @binding(5) var<storage, read> beta_dev: array<Real>;
 @group(0) @binding(6) var<storage, read_write> y: array<Real>;
+@group(0) @binding(7) var<storage, read_write> partials: array<Real>;
 
 override WG_SIZE: u32 = 256u;
 // Lanes per row: a power of two dividing WG_SIZE; with subgroups, at most the subgroup size.
@@ -120,38 +129,68 @@ fn word_sum(word: u32, col0: u32, q: u32, start: Acc) -> Acc {
     return sum;
 }
 
-// Flag word w of the row at `base`, 0 past the row or the matrix.
-fn flag_word(in_rows: bool, base: u32, w: u32) -> u32 {
-    if in_rows && w < params.words {
+// Flag word w of the row at `base`, 0 past the segment's `end` or the matrix.
+fn flag_word(in_rows: bool, base: u32, w: u32, end: u32) -> u32 {
+    if in_rows && w < end {
         return flags[base + w];
     }
     return 0u;
 }
 
-fn run(workgroup: u32, lane: Lane) {
+// FINISH: y[row] from the row's partial sums, added in segment order within each lane.
+fn finish(workgroup: u32, lane: Lane) {
     let row = workgroup * (WG_SIZE / GROUP) + lane.index / GROUP;
+    let member = lane.index % GROUP;
+    var sum = Acc(0.0);
+    if row < params.rows {
+        for (var s = member; s < params.segments; s += GROUP) {
+            sum += Acc(partials[row * params.segments + s]);
+        }
+    }
+    sum = lane_group_sum(sum, lane.index);
+    if member == 0u && row < params.rows {
+        store_y(row, sum);
+    }
+}
+
+fn run(workgroup: u32, lane: Lane) {
+#ifdef FINISH
+    finish(workgroup, lane);
+#else
+    // The group's segment of a row.
+    let item = workgroup * (WG_SIZE / GROUP) + lane.index / GROUP;
+    let row = item / params.segments;
+    let start = (item - row * params.segments) * params.segment_words;
+    let end = min(start + params.segment_words, params.words);
     let member = lane.index % GROUP;
     let in_rows = row < params.rows;
     var sum = Acc(0.0);
     // The position of the next GROUP words' first value.
     var p = 0u;
-    if in_rows && params.blocks > 0u {
-        p = rank[row * params.blocks];
+    if in_rows && start < end {
+        p = rank[row * params.blocks + start / 8u];
     }
     let base = row * params.words;
-    // Each chunk's flag words are loaded while the chunk before is summed.
-    var next = flag_word(in_rows, base, member);
-    for (var first = 0u; first < params.words; first += GROUP) {
+    // Each chunk's flag words are loaded while the chunk before is summed. The trip count is
+    // the same for every group (barriers and shuffles inside); words past `end` read as 0.
+    var next = flag_word(in_rows, base, start + member, end);
+    for (var walked = 0u; walked < params.segment_words; walked += GROUP) {
+        let first = start + walked;
         let w = first + member;
         var bits = next;
-        next = flag_word(in_rows, base, first + GROUP + member);
+        next = flag_word(in_rows, base, first + GROUP + member, end);
         let through = group_inclusive_sum(countOneBits(bits), lane, member);
         var q = p + through - countOneBits(bits);
         p += group_last(through, lane);
         sum = word_sum(bits, w * 32u, q, sum);
     }
     sum = lane_group_sum(sum, lane.index);
-    if member == 0u && row < params.rows {
+    if member == 0u && in_rows {
+#ifdef SPLIT
+        partials[item] = Real(sum);
+#else
         store_y(row, sum);
+#endif
     }
+#endif
 }

@@ -346,18 +346,30 @@ fn spmv<T: Scalar>() {
             let label = format!("{mode} {} {name}", T::KIND.name());
             let host = bitmap(&a);
             let gpu = GpuBitmap::upload(ctx, &host).unwrap();
-            let plan = BitmapSpmv::new(ctx, &gpu).unwrap();
+            // The automatic plan, whole rows, and rows cut into up to 5 segments.
+            let plans = [
+                BitmapSpmv::new(ctx, &gpu).unwrap(),
+                BitmapSpmv::with_segments(ctx, &gpu, 1).unwrap(),
+                BitmapSpmv::with_segments(ctx, &gpu, 5).unwrap(),
+            ];
+            assert_eq!(plans[1].segments(), 1, "{label}");
+            // Segments hold whole runs of 32 words, so only rows of more than one are cut.
+            let cut = plans[2].segments();
+            assert!(cut <= 5 && (cut > 1) == (a.cols() > 32 * 32), "{label}: {cut} segments");
             let x: Vec<T> = (0..a.cols()).map(|_| T::from_f64(rng.next_f64() + 0.5)).collect();
             let y0: Vec<T> = (0..a.rows()).map(|_| T::from_f64(rng.next_f64())).collect();
             let gx = ctx.upload(&x).unwrap();
-            for (alpha, beta) in [(1.0, 0.0), (-2.5, 0.5), (0.0, 2.0), (1.5, 1.0)] {
-                let start = if beta == 0.0 { vec![T::from_f64(f64::NAN); a.rows()] } else { y0.clone() };
-                let mut y = ctx.upload(&start).unwrap();
-                plan.run(T::from_f64(alpha), &gpu, &gx, T::from_f64(beta), &mut y).unwrap();
-                let want = reference::spmv_csr(alpha, &a, &x, beta, &y0);
-                let error = max_relative_error(&y.read_blocking().unwrap(), &want);
-                assert!(error <= tolerance::<T>(), "{label}: α {alpha} β {beta}: error {error:e}");
+            for (p, plan) in plans.iter().enumerate() {
+                for (alpha, beta) in [(1.0, 0.0), (-2.5, 0.5), (0.0, 2.0), (1.5, 1.0)] {
+                    let start = if beta == 0.0 { vec![T::from_f64(f64::NAN); a.rows()] } else { y0.clone() };
+                    let mut y = ctx.upload(&start).unwrap();
+                    plan.run(T::from_f64(alpha), &gpu, &gx, T::from_f64(beta), &mut y).unwrap();
+                    let want = reference::spmv_csr(alpha, &a, &x, beta, &y0);
+                    let error = max_relative_error(&y.read_blocking().unwrap(), &want);
+                    assert!(error <= tolerance::<T>(), "{label}: plan {p} α {alpha} β {beta}: error {error:e}");
+                }
             }
+            let plan = &plans[0];
             let short = ctx.zeros::<T>(a.cols() + 1).unwrap();
             let mut y = ctx.zeros::<T>(a.rows()).unwrap();
             assert!(matches!(

@@ -500,7 +500,10 @@ impl<T: Scalar> Prepared for BitmapRuns<'_, T> {
                 let plan = match &a {
                     Matrix::Bitmap(m) => {
                         let plan = BitmapSpmv::new(&ctx, m)?;
-                        self.label = format!("auto (bitmap, {} lanes a row)", plan.lanes_per_row());
+                        self.label = match plan.segments() {
+                            1 => format!("auto (bitmap, {} lanes a row)", plan.lanes_per_row()),
+                            s => format!("auto (bitmap, {} lanes a segment, {s} segments a row)", plan.lanes_per_row()),
+                        };
                         SpmvPlan::Bitmap(plan)
                     }
                     Matrix::Csr(m) => {

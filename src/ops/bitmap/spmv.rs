@@ -9,7 +9,7 @@ use crate::matrix::GpuBitmap;
 use crate::ops::blas1;
 use crate::ops::common::{check_len, Operands, ScalarBinds};
 use crate::record::Recorder;
-use crate::Result;
+use crate::{Error, Result};
 
 /// Lanes of each workgroup.
 const WG_SIZE: u32 = 256;
@@ -21,21 +21,83 @@ const WG_SIZE: u32 = 256;
 pub struct BitmapSpmv<T: Scalar> {
     ctx: Context,
     cols: usize,
+    /// Rows planned for, and how they are cut (1 segment: whole rows).
+    rows: usize,
+    segments: usize,
+    segment_words: usize,
     kernel: Kernel<kernel::Shader, T>,
+    /// With segments: the partial-sum pass and the pass that adds them into y.
+    split: Option<Split<T>>,
+    /// A segment's sum each (one element, unused, with whole rows).
+    partials: GpuVec<T>,
     group: u32,
 }
 
+struct Split<T: Scalar> {
+    sums: Kernel<kernel::Shader, T>,
+    finish: Kernel<kernel::Shader, T>,
+}
+
+/// Groups of lanes below which rows are cut into segments: a row a group would leave most of
+/// a large GPU idle (16 rows of 10⁶ columns: 16 groups on the H100's 132 SMs).
+const SPLIT_BELOW_GROUPS: usize = 4096;
+
 impl<T: Scalar> BitmapSpmv<T> {
-    /// Plans SpMV for bitmaps of `a`'s width.
+    /// Plans SpMV for bitmaps of `a`'s width (and, where its rows are cut into segments, of
+    /// its row count): rows are cut when fewer than 4096 groups of lanes would run, into
+    /// segments of whole 32-word runs, enough for 4096 groups.
     pub fn new(ctx: &Context, a: &GpuBitmap<T>) -> Result<Self> {
+        let rows = a.rows();
+        let segments = if rows >= SPLIT_BELOW_GROUPS { 1 } else { SPLIT_BELOW_GROUPS.div_ceil(rows.max(1)) };
+        Self::with_segments(ctx, a, segments)
+    }
+
+    /// [`new`](Self::new) with each row cut into at most `segments` segments (fewer where
+    /// the row has fewer 32-word runs; 1: whole rows). Plans that cut rows take bitmaps of
+    /// `a`'s row count only.
+    pub fn with_segments(ctx: &Context, a: &GpuBitmap<T>, segments: usize) -> Result<Self> {
         ctx.check_owner("BitmapSpmv::new", a.device_id())?;
         ctx.check_element::<T>()?;
+        if segments == 0 {
+            return Err(Error::InvalidArgument("BitmapSpmv: segments must be at least 1".into()));
+        }
+        let (rows, words) = (a.rows(), a.words_per_row());
         // A lane per flag word (32 columns), up to the smallest subgroup.
         let most = ctx.subgroup_size_range().map_or(32, |(min, _)| min.min(32));
-        let group = (a.words_per_row().max(1) as u32).next_power_of_two().min(most);
-        let kernel =
-            ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size: WG_SIZE, group })?;
-        Ok(BitmapSpmv { ctx: ctx.clone(), cols: a.cols(), kernel, group })
+        let group = (words.max(1) as u32).next_power_of_two().min(most);
+        // Segments start at rank blocks (8 words) and hold whole chunks of `group` words: runs
+        // of 32 words. Unsplit, a row is its words rounded up to whole chunks.
+        let cut = segments.min(words.div_ceil(32)).max(1);
+        let segment_words = words.div_ceil(cut).next_multiple_of(32);
+        let (segments, segment_words) = match cut {
+            1 => (1, words.next_multiple_of(group as usize)),
+            _ => (words.div_ceil(segment_words), segment_words),
+        };
+        let overrides = kernel::Overrides { wg_size: WG_SIZE, group };
+        let kernel = |split, finish| ctx.kernel::<kernel::Shader, T>(kernel::Flags { split, finish }, overrides);
+        let items = rows.checked_mul(segments).filter(|&n| n <= u32::MAX as usize).ok_or_else(|| {
+            Error::InvalidArgument(format!("BitmapSpmv: {rows} rows of {segments} segments pass 2^32"))
+        })?;
+        let split = match segments {
+            1 => None,
+            _ => Some(Split { sums: kernel(true, false)?, finish: kernel(false, true)? }),
+        };
+        Ok(BitmapSpmv {
+            ctx: ctx.clone(),
+            cols: a.cols(),
+            rows,
+            segments,
+            segment_words,
+            kernel: kernel(false, false)?,
+            split,
+            partials: ctx.zeros(if segments == 1 { 1 } else { items })?,
+            group,
+        })
+    }
+
+    /// Segments a row is cut into (1: whole rows).
+    pub fn segments(&self) -> usize {
+        self.segments
     }
 
     /// Lanes per row.
@@ -64,6 +126,9 @@ impl<T: Scalar> BitmapSpmv<T> {
         check_len("bitmap spmv", "A columns (as planned)", self.cols, a.cols())?;
         check_len("bitmap spmv", "x length", a.cols(), x.len())?;
         check_len("bitmap spmv", "y length", a.rows(), y.len())?;
+        if self.split.is_some() {
+            check_len("bitmap spmv", "A rows (as planned, its rows cut into segments)", self.rows, a.rows())?;
+        }
         let ctx = rec.context().clone();
         let scaling = ScalarBinds::new(&ctx, alpha, beta)?;
         if scaling.host_alpha() == Some(T::default()) {
@@ -73,9 +138,12 @@ impl<T: Scalar> BitmapSpmv<T> {
             rows: a.rows() as u32,
             words: a.words_per_row() as u32,
             blocks: a.blocks_per_row() as u32,
+            segments: self.segments as u32,
+            segment_words: self.segment_words as u32,
             scaling: scaling.params,
         };
-        let bindings = kernel::Bindings {
+        let partials = &self.partials;
+        let bindings = || kernel::Bindings {
             flags: a.flags().bind(),
             rank: a.rank_directory().bind(),
             values: a.values().bind(),
@@ -83,9 +151,17 @@ impl<T: Scalar> BitmapSpmv<T> {
             alpha_dev: scaling.alpha_dev,
             beta_dev: scaling.beta_dev,
             y: y.bind(),
+            partials: partials.bind(),
         };
-        let rows_per_workgroup = (WG_SIZE / self.group) as u64;
-        rec.dispatch(&self.kernel, params, bindings, (a.rows() as u64).div_ceil(rows_per_workgroup))
+        let groups_per_workgroup = (WG_SIZE / self.group) as u64;
+        let workgroups = |items: usize| (items as u64).div_ceil(groups_per_workgroup);
+        match &self.split {
+            None => rec.dispatch(&self.kernel, params, bindings(), workgroups(a.rows())),
+            Some(split) => {
+                rec.dispatch(&split.sums, params, bindings(), workgroups(a.rows() * self.segments))?;
+                rec.dispatch(&split.finish, params, bindings(), workgroups(a.rows()))
+            }
+        }
     }
 
     /// Records and submits `y ← α·A·x + β·y`.
