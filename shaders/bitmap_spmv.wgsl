@@ -3,13 +3,14 @@
 // words' popcounts places each lane's first value after the row start (the directory's
 // first entry), and the values a lane then walks lie next to its neighbours'. Lane sums are
 // reduced by shuffles, or through workgroup memory without subgroups. Reads 4 bytes per 32
-// columns of flags (and one directory entry a row) instead of CSR's 4-byte column index per
-// entry: fewer bytes once density passes 1/32.
+// columns of flags (and one directory entry a row, or a segment) instead of CSR's 4-byte
+// column index per entry: fewer bytes once density passes 1/32.
 //
 // Few wide rows would leave most of the GPU idle, so a row may be cut into `segments` of
 // `segment_words` words (a multiple of 32, so each starts at a rank block whose directory
 // entry gives its first value): with SPLIT each group sums a segment into `partials`, and
-// FINISH, a group per row, adds a row's partials in order and stores y.
+// FINISH, a group per row, adds a row's partials (each lane every GROUP-th, then the lanes'
+// sums in a fixed tree: deterministic) and stores y.
 #import entry
 #import real
 #import lane_group_sum
@@ -36,7 +37,8 @@ var<immediate> params: Params;
 @group(0) @binding(7) var<storage, read_write> partials: array<Real>;
 
 override WG_SIZE: u32 = 256u;
-// Lanes per row: a power of two dividing WG_SIZE; with subgroups, at most the subgroup size.
+// Lanes per row (or segment): a power of two dividing WG_SIZE; with subgroups, at most the
+// subgroup size.
 override GROUP: u32 = 32u;
 
 #ifndef SUBGROUP

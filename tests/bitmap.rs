@@ -368,7 +368,33 @@ fn spmv<T: Scalar>() {
                     let error = max_relative_error(&y.read_blocking().unwrap(), &want);
                     assert!(error <= tolerance::<T>(), "{label}: plan {p} α {alpha} β {beta}: error {error:e}");
                 }
+                // α and β as device scalars (read by the pass that stores y).
+                let (alpha, beta) = (ctx.scalar(T::from_f64(-2.5)).unwrap(), ctx.scalar(T::from_f64(0.5)).unwrap());
+                let mut y = ctx.upload(&y0).unwrap();
+                plan.run(&alpha, &gpu, &gx, &beta, &mut y).unwrap();
+                let want = reference::spmv_csr(-2.5, &a, &x, 0.5, &y0);
+                let error = max_relative_error(&y.read_blocking().unwrap(), &want);
+                assert!(error <= tolerance::<T>(), "{label}: plan {p}, device α and β: error {error:e}");
             }
+            // A plan that cuts rows takes matrices of its row count only.
+            if plans[2].segments() > 1 {
+                let other = GpuBitmap::upload(
+                    ctx,
+                    &bitmap(
+                        &generate::random(a.rows() + 1, a.cols(), 0.01, seed).map_values(|v| T::from_f64(v as f64)),
+                    ),
+                )
+                .unwrap();
+                let mut y = ctx.zeros::<T>(a.rows() + 1).unwrap();
+                assert!(
+                    matches!(
+                        plans[2].run(T::from_f64(1.0), &other, &gx, T::from_f64(0.0), &mut y),
+                        Err(Error::DimensionMismatch { .. })
+                    ),
+                    "{label}"
+                );
+            }
+            assert!(matches!(BitmapSpmv::with_segments(ctx, &gpu, 0), Err(Error::InvalidArgument(_))));
             let plan = &plans[0];
             let short = ctx.zeros::<T>(a.cols() + 1).unwrap();
             let mut y = ctx.zeros::<T>(a.rows()).unwrap();

@@ -56,7 +56,7 @@ impl<T: Scalar> BitmapSpmv<T> {
     /// the row has fewer 32-word runs; 1: whole rows). Plans that cut rows take bitmaps of
     /// `a`'s row count only.
     pub fn with_segments(ctx: &Context, a: &GpuBitmap<T>, segments: usize) -> Result<Self> {
-        ctx.check_owner("BitmapSpmv::new", a.device_id())?;
+        ctx.check_owner("BitmapSpmv::with_segments", a.device_id())?;
         ctx.check_element::<T>()?;
         if segments == 0 {
             return Err(Error::InvalidArgument("BitmapSpmv: segments must be at least 1".into()));
@@ -100,7 +100,7 @@ impl<T: Scalar> BitmapSpmv<T> {
         self.segments
     }
 
-    /// Lanes per row.
+    /// Lanes per row, or per segment where rows are cut.
     pub fn lanes_per_row(&self) -> u32 {
         self.group
     }
