@@ -25,17 +25,17 @@ pub struct BitmapSpmv<T: Scalar> {
     rows: usize,
     segments: usize,
     segment_words: usize,
-    kernel: Kernel<kernel::Shader, T>,
-    /// With segments: the partial-sum pass and the pass that adds them into y.
-    split: Option<Split<T>>,
+    passes: Passes<T>,
     /// A segment's sum each (one element, unused, with whole rows).
     partials: GpuVec<T>,
     group: u32,
 }
 
-struct Split<T: Scalar> {
-    sums: Kernel<kernel::Shader, T>,
-    finish: Kernel<kernel::Shader, T>,
+enum Passes<T: Scalar> {
+    /// A group of lanes a row, storing y.
+    Whole(Kernel<kernel::Shader, T>),
+    /// A group a segment, leaving its sum in `partials`; then a group a row adding them.
+    Cut { sums: Kernel<kernel::Shader, T>, finish: Kernel<kernel::Shader, T> },
 }
 
 /// Groups of lanes below which rows are cut into segments: a row a group would leave most of
@@ -78,9 +78,9 @@ impl<T: Scalar> BitmapSpmv<T> {
         let items = rows.checked_mul(segments).filter(|&n| n <= u32::MAX as usize).ok_or_else(|| {
             Error::InvalidArgument(format!("BitmapSpmv: {rows} rows of {segments} segments pass 2^32"))
         })?;
-        let split = match segments {
-            1 => None,
-            _ => Some(Split { sums: kernel(true, false)?, finish: kernel(false, true)? }),
+        let passes = match segments {
+            1 => Passes::Whole(kernel(false, false)?),
+            _ => Passes::Cut { sums: kernel(true, false)?, finish: kernel(false, true)? },
         };
         Ok(BitmapSpmv {
             ctx: ctx.clone(),
@@ -88,8 +88,7 @@ impl<T: Scalar> BitmapSpmv<T> {
             rows,
             segments,
             segment_words,
-            kernel: kernel(false, false)?,
-            split,
+            passes,
             partials: ctx.zeros(if segments == 1 { 1 } else { items })?,
             group,
         })
@@ -126,7 +125,7 @@ impl<T: Scalar> BitmapSpmv<T> {
         check_len("bitmap spmv", "A columns (as planned)", self.cols, a.cols())?;
         check_len("bitmap spmv", "x length", a.cols(), x.len())?;
         check_len("bitmap spmv", "y length", a.rows(), y.len())?;
-        if self.split.is_some() {
+        if self.segments > 1 {
             check_len("bitmap spmv", "A rows (as planned, its rows cut into segments)", self.rows, a.rows())?;
         }
         let ctx = rec.context().clone();
@@ -155,11 +154,11 @@ impl<T: Scalar> BitmapSpmv<T> {
         };
         let groups_per_workgroup = (WG_SIZE / self.group) as u64;
         let workgroups = |items: usize| (items as u64).div_ceil(groups_per_workgroup);
-        match &self.split {
-            None => rec.dispatch(&self.kernel, params, bindings(), workgroups(a.rows())),
-            Some(split) => {
-                rec.dispatch(&split.sums, params, bindings(), workgroups(a.rows() * self.segments))?;
-                rec.dispatch(&split.finish, params, bindings(), workgroups(a.rows()))
+        match &self.passes {
+            Passes::Whole(whole) => rec.dispatch(whole, params, bindings(), workgroups(a.rows())),
+            Passes::Cut { sums, finish } => {
+                rec.dispatch(sums, params, bindings(), workgroups(a.rows() * self.segments))?;
+                rec.dispatch(finish, params, bindings(), workgroups(a.rows()))
             }
         }
     }
