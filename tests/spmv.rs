@@ -3,14 +3,18 @@
 
 mod common;
 
-use wgsparse::format::{EllOptions, HybSplit};
+use wgsparse::format::{EllOptions, HybSplit, MAX_VALUE_TABLE};
 use wgsparse::generate::{self, Rng};
 use wgsparse::ops::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions};
 use wgsparse::reference::{relative_error, spmv_csr};
-use wgsparse::{Context, Conversion, CsrMatrix, Error, Format, GpuSparse, Scalar};
+use wgsparse::{Context, Conversion, CsrMatrix, Error, Format, GpuSparse, GpuVec, Scalar};
 
 /// ELL with unbounded padding, so that skewed test matrices still exercise the ELL kernel.
 const ELL: EllOptions = EllOptions::with_max_padding_ratio(f64::INFINITY);
+/// [`ELL`] with a value table wherever the values fit one.
+const CODED: EllOptions = EllOptions { value_table_limit: MAX_VALUE_TABLE, ..ELL };
+/// [`ELL`] with its values in place.
+const IN_PLACE: EllOptions = EllOptions { value_table_limit: 0, ..ELL };
 
 /// The conversion `algorithm` reads (`Auto` lets the rows choose), ELL padding unbounded.
 fn conversion_for<T: Scalar>(algorithm: SpmvAlgorithm, a: &CsrMatrix<T>) -> Conversion {
@@ -22,7 +26,10 @@ fn conversion_for<T: Scalar>(algorithm: SpmvAlgorithm, a: &CsrMatrix<T>) -> Conv
 }
 
 /// Every algorithm that exists for `T` on the format it reads, plus ELL with 32-bit columns
-/// where the default would store 16-bit diagonal offsets: (label, algorithm, conversion).
+/// where the default would store 16-bit diagonal offsets, ELL with its values coded into a
+/// table wherever the matrix has at most [`MAX_VALUE_TABLE`] distinct ones (the default
+/// codes only up to 256), and ELL with values in place where the default would code them:
+/// (label, algorithm, conversion).
 fn variants<T: Scalar>(a: &CsrMatrix<T>) -> Vec<(&'static str, SpmvAlgorithm, Conversion)> {
     let mut all: Vec<_> = SpmvAlgorithm::ALL
         .into_iter()
@@ -35,6 +42,8 @@ fn variants<T: Scalar>(a: &CsrMatrix<T>) -> Vec<(&'static str, SpmvAlgorithm, Co
         SpmvAlgorithm::Ell,
         Conversion::Ell(EllOptions { compact_indices: false, ..ELL }),
     ));
+    all.push(("ell (value table)", SpmvAlgorithm::Ell, Conversion::Ell(CODED)));
+    all.push(("ell (values in place)", SpmvAlgorithm::Ell, Conversion::Ell(IN_PLACE)));
     all
 }
 
@@ -394,6 +403,90 @@ fn ell_compacts_indices_only_within_the_diagonal_band() {
     }
 }
 
+/// ELL codes its values into a table when the matrix has at most the limit's distinct values
+/// (256 by default; −0.0 and 0.0 count as two) and its columns fit 16-bit offsets, and only
+/// then; coded, it takes fewer device bytes and gives the twin's result (f32 and f64, with
+/// and without subgroups). New values with few enough distinct ones rewrite codes and
+/// table; more distinct values than the table has room for are refused (`Unsupported`),
+/// the old values staying in place.
+fn ell_codes_values_only_where_they_fit<T: Scalar>() {
+    let seed = common::seed("value table");
+    let mut rng = Rng::new(seed);
+    // 70,000 rows of 3 entries: more entries than a table holds, so that all-distinct
+    // values overflow it.
+    let n = 70_000usize;
+    let matrix_of = |reach: usize, values: &dyn Fn(usize) -> f64| {
+        let mut offsets = vec![0u32];
+        let mut cols = Vec::new();
+        for i in 0..n {
+            cols.extend([i.checked_sub(reach), Some(i), Some(i + reach).filter(|&c| c < n)].into_iter().flatten());
+            offsets.push(cols.len() as u32);
+        }
+        let vals = (0..cols.len()).map(|e| T::from_f64(values(e))).collect();
+        CsrMatrix::try_from_csr_data(n, n, offsets, cols.into_iter().map(|c| c as u32).collect(), vals).unwrap()
+    };
+    // `distinct` values, exact in f32, 0.0 and −0.0 among them, scattered over the entries.
+    let palette = |distinct: usize| {
+        move |e: usize| match (e * 7919) % distinct {
+            0 => 0.0,
+            1 => -0.0,
+            j => j as f64 * 0.375 - 40.0,
+        }
+    };
+    let element_bits = 8 * std::mem::size_of::<T>() as u32;
+    let tolerance = common::tolerance::<T>();
+    let far = wgsparse::format::MAX_DIAGONAL_OFFSET as usize + 1;
+    for (mode, ctx) in common::contexts_for::<T>() {
+        for (reach, distinct, coded) in [(1, 256, true), (1, 257, false), (far, 2, false)] {
+            let what = format!("{mode} reach {reach}, {distinct} values");
+            let a = matrix_of(reach, &palette(distinct));
+            let matrix = GpuSparse::from_csr(ctx, &a, Conversion::Ell(ELL)).unwrap();
+            assert_eq!(matrix.value_bits(), if coded { 16 } else { element_bits }, "{what}");
+            assert_eq!(matrix.index_bits(), if reach == 1 { 16 } else { 32 }, "{what}");
+            let in_place = GpuSparse::from_csr(ctx, &a, Conversion::Ell(IN_PLACE)).unwrap();
+            assert_eq!(in_place.value_bits(), element_bits, "{what}: limit 0");
+            if coded {
+                assert!(matrix.device_bytes() < in_place.device_bytes(), "{what}: coded takes fewer bytes");
+            }
+            let error = spmv_error(ctx, &a, SpmvAlgorithm::Ell, Conversion::Ell(ELL), &mut rng);
+            assert!(error <= tolerance, "seed {seed} {what}: {error:e}");
+        }
+
+        let a = matrix_of(1, &palette(256));
+        let mut matrix = GpuSparse::from_csr(ctx, &a, Conversion::Ell(ELL)).unwrap();
+        let plan = Spmv::new(ctx, &matrix, SpmvAlgorithm::Ell).unwrap();
+        let x = vector::<T>(n, rng.next_u64());
+        let x_gpu = ctx.upload(&x).unwrap();
+        let mut y = ctx.zeros::<T>(n).unwrap();
+        let check = |y: &mut GpuVec<T>, b: &CsrMatrix<T>, what: &str| {
+            y.write(&vec![T::from_f64(f64::NAN); n]).unwrap();
+            plan.run(T::from_f64(1.0), &x_gpu, T::default(), y).unwrap();
+            let error = relative_error(&y.read_blocking().unwrap(), &spmv_csr(1.0, b, &x, 0.0, &[]));
+            assert!(error <= tolerance, "seed {seed} {mode} {what}: {error:e}");
+        };
+        // More distinct values than the default limit, fewer than the table's room.
+        let b = matrix_of(1, &palette(5000));
+        matrix.update_values(&b).unwrap();
+        assert_eq!(matrix.value_bits(), 16, "{mode}: still coded");
+        check(&mut y, &b, "5000 values after an update");
+        // Every value distinct: more than the table holds; refused, b's values stay.
+        let c = matrix_of(1, &|e| e as f64 + 0.5);
+        let err = matrix.update_values(&c).unwrap_err();
+        assert!(matches!(err, Error::Unsupported(_)), "{mode}: {err}");
+        check(&mut y, &b, "after a refused update");
+    }
+}
+
+#[test]
+fn ell_codes_values_only_where_they_fit_f32() {
+    ell_codes_values_only_where_they_fit::<f32>();
+}
+
+#[test]
+fn ell_codes_values_only_where_they_fit_f64() {
+    ell_codes_values_only_where_they_fit::<f64>();
+}
+
 /// New values reach every plan made for the matrix, the analyses stay (no rebuild), and a
 /// different pattern is refused with nothing written.
 #[test]
@@ -487,9 +580,11 @@ fn spmv_with_dot<T: Scalar>() {
                 ("csr-thread", SpmvAlgorithm::CsrThread, Conversion::Csr, thread, true),
                 ("csr-thread", SpmvAlgorithm::CsrThread, Conversion::Csr, thread - 1, false),
                 ("csr-vector", SpmvAlgorithm::CsrVector, Conversion::Csr, rows, false),
-                ("ell, i16", SpmvAlgorithm::Ell, Conversion::Ell(ELL), ell, true),
-                ("ell, i16", SpmvAlgorithm::Ell, Conversion::Ell(ELL), ell - 1, false),
+                ("ell, i16", SpmvAlgorithm::Ell, Conversion::Ell(IN_PLACE), ell, true),
+                ("ell, i16", SpmvAlgorithm::Ell, Conversion::Ell(IN_PLACE), ell - 1, false),
                 ("ell (32-bit columns)", SpmvAlgorithm::Ell, ell_columns, ell, true),
+                ("ell, i16, coded", SpmvAlgorithm::Ell, Conversion::Ell(CODED), ell, true),
+                ("ell, i16, coded", SpmvAlgorithm::Ell, Conversion::Ell(CODED), ell - 1, false),
             ] {
                 if capacity == 0 {
                     continue;
@@ -497,8 +592,10 @@ fn spmv_with_dot<T: Scalar>() {
                 let what = format!("{mode} rows {rows} {label} capacity {capacity}");
                 let matrix = GpuSparse::from_csr(ctx, &a, conversion).unwrap();
                 let plan = Spmv::new(ctx, &matrix, algorithm).unwrap();
-                let index_bits = if label == "ell, i16" { 16 } else { 32 };
+                let index_bits = if label.starts_with("ell, i16") { 16 } else { 32 };
                 assert_eq!(matrix.index_bits(), index_bits, "{what}: index encoding");
+                let value_bits = if label == "ell, i16, coded" { 16 } else { 8 * std::mem::size_of::<T>() as u32 };
+                assert_eq!(matrix.value_bits(), value_bits, "{what}: value encoding");
                 let x_gpu = ctx.upload(&x).unwrap();
                 let mut y = ctx.upload(&vec![T::from_f64(f64::NAN); rows]).unwrap();
                 let nan = T::from_f64(f64::NAN);

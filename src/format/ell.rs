@@ -16,14 +16,26 @@ pub struct EllOptions {
     /// the index bytes the kernel reads (banded matrices: stencils, reordered meshes).
     /// Matrices with farther entries keep 32-bit columns whatever this says.
     pub compact_indices: bool,
+    /// On upload to the GPU, with compact indices, store each value as a 16-bit code into a
+    /// table of the matrix's distinct values when it has at most this many (0: never; at
+    /// most [`MAX_VALUE_TABLE`]). A slot then takes 4 bytes, offset and code in one word,
+    /// instead of 6 (f32) or 10 (f64): stencils with constant coefficients, graph
+    /// adjacency and Laplacians. The default, 256, keeps the table within a few KB, which
+    /// the caches hold; a larger limit also works, with the table's reads scattered.
+    /// [`GpuSparse::update_values`](crate::GpuSparse::update_values) on such a matrix takes
+    /// values with at most `min(entries, MAX_VALUE_TABLE)` distinct ones per row panel.
+    pub value_table_limit: usize,
 }
+
+/// The most distinct values a value table holds (codes are 16-bit).
+pub const MAX_VALUE_TABLE: usize = 1 << 16;
 
 /// The farthest an entry may lie from the diagonal (`|column − row|`) for 16-bit offsets.
 pub const MAX_DIAGONAL_OFFSET: u32 = i16::MAX as u32;
 
 impl Default for EllOptions {
-    /// 3 slots per entry (beyond that, HYB or CSR kernels read less memory than ELL), and
-    /// compact indices where they fit.
+    /// 3 slots per entry (beyond that, HYB or CSR kernels read less memory than ELL),
+    /// compact indices where they fit, and a value table of up to 256 values.
     fn default() -> Self {
         Self::with_max_padding_ratio(3.0)
     }
@@ -32,7 +44,7 @@ impl Default for EllOptions {
 impl EllOptions {
     /// Default options with `max_padding_ratio` set.
     pub const fn with_max_padding_ratio(max_padding_ratio: f64) -> Self {
-        EllOptions { max_padding_ratio, compact_indices: true }
+        EllOptions { max_padding_ratio, compact_indices: true, value_table_limit: 256 }
     }
 }
 

@@ -18,7 +18,7 @@ pub(crate) use coo::row_indices_from_offsets;
 pub use coo::CooMatrix;
 pub use csr::CsrMatrix;
 pub use dense::DenseMatrix;
-pub use ell::{EllMatrix, EllOptions, ELL_PADDING, MAX_DIAGONAL_OFFSET};
+pub use ell::{EllMatrix, EllOptions, ELL_PADDING, MAX_DIAGONAL_OFFSET, MAX_VALUE_TABLE};
 pub use hyb::{HybMatrix, HybSplit};
 
 /// Why a host matrix was refused. Every variant names the offending position.

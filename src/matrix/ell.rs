@@ -1,9 +1,13 @@
-//! Column-major padded ELL on the GPU, with 32-bit columns or 16-bit diagonal offsets.
+//! Column-major padded ELL on the GPU, with 32-bit columns or 16-bit diagonal offsets, and
+//! with its values in place or as 16-bit codes into a table of the distinct values.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::element::Scalar;
-use crate::format::{CsrMatrix, EllMatrix, ELL_PADDING, MAX_DIAGONAL_OFFSET};
+use crate::format::{CsrMatrix, EllMatrix, ELL_PADDING, MAX_DIAGONAL_OFFSET, MAX_VALUE_TABLE};
 use crate::gpu::{Device, GpuVec};
-use crate::Result;
+use crate::{Error, Result};
 
 /// ELL on the GPU: slot `k` of row `i` at `k * rows + i`, so neighbouring invocations read
 /// neighbouring words.
@@ -12,6 +16,7 @@ pub struct GpuEll<T: Scalar> {
     rows: usize,
     width: usize,
     indices: EllIndices,
+    /// Each slot's value, column-major, or with [`EllIndices::CodedOffsets`] the table.
     values: GpuVec<T>,
 }
 
@@ -31,31 +36,96 @@ pub enum EllIndices {
         /// Halfwords per slot column.
         stride: u32,
     },
+    /// One word per slot, column-major: the 16-bit diagonal offset in the low half (as
+    /// `DiagonalOffsets`; `0x8000` pads) and in the high half the slot's code, its value's
+    /// index in the table that [`GpuEll::values`] then holds. 4 bytes a slot instead of
+    /// 6 (f32) or 10 (f64), for matrices with few distinct values.
+    CodedOffsets {
+        /// The words.
+        words: GpuVec<u32>,
+        /// The matrix row of the panel's first row.
+        first_row: u32,
+    },
+}
+
+/// How [`GpuEll::upload`] stores the slots: 32-bit columns, 16-bit diagonal offsets (the
+/// caller checked [`within_diagonal_band`]), or those with value codes when the matrix has
+/// at most `limit` distinct values (else offsets alone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EllEncoding {
+    Columns,
+    DiagonalOffsets,
+    ValueTable { limit: usize },
 }
 
 /// The halfword marking an ELL padding slot among 16-bit diagonal offsets.
 const OFFSET_PADDING: u16 = 0x8000;
 
 impl<T: Scalar> GpuEll<T> {
-    /// Uploads rows `first_row..` of a matrix; `compact` (the caller checked
-    /// [`within_diagonal_band`]) stores 16-bit diagonal offsets instead of columns.
-    pub(crate) fn upload(device: &Device, a: &EllMatrix<T>, first_row: usize, compact: bool) -> Result<Self> {
+    /// Uploads rows `first_row..` of a matrix, its slots encoded as `encoding` says.
+    pub(crate) fn upload(device: &Device, a: &EllMatrix<T>, first_row: usize, encoding: EllEncoding) -> Result<Self> {
         debug_assert!(a.col_indices().iter().all(|&c| c == ELL_PADDING || (c as usize) < a.cols()));
-        let indices = if compact {
-            let stride = a.rows() + a.rows() % 2;
+        let (rows, width) = (a.rows(), a.width());
+        let coded = match encoding {
+            EllEncoding::ValueTable { limit } => ValueCodes::of(a, limit.min(MAX_VALUE_TABLE)),
+            _ => None,
+        };
+        if let Some(codes) = coded {
+            // Room for as many distinct values as later updates may bring (see
+            // `write_values`), never more than the slots' own values would take.
+            let mut table = codes.table;
+            table.resize(table_capacity(a), T::default());
+            let words = pack_coded_offsets(a, first_row, &codes.codes);
+            let indices =
+                EllIndices::CodedOffsets { words: GpuVec::upload_on(device, &words)?, first_row: first_row as u32 };
+            return Ok(GpuEll { rows, width, indices, values: GpuVec::upload_on(device, &table)? });
+        }
+        let indices = if encoding == EllEncoding::Columns {
+            EllIndices::Columns(GpuVec::upload_on(device, a.col_indices())?)
+        } else {
+            let stride = rows + rows % 2;
             EllIndices::DiagonalOffsets {
                 packed: GpuVec::upload_on(device, &pack_diagonal_offsets(a, first_row, stride))?,
                 first_row: first_row as u32,
                 stride: stride as u32,
             }
-        } else {
-            EllIndices::Columns(GpuVec::upload_on(device, a.col_indices())?)
         };
-        Ok(GpuEll { rows: a.rows(), width: a.width(), indices, values: GpuVec::upload_on(device, a.values())? })
+        Ok(GpuEll { rows, width, indices, values: GpuVec::upload_on(device, a.values())? })
     }
 
+    /// Refuses, with [`Error::Unsupported`], values that a value table cannot code: more
+    /// distinct ones than it has room for. Checked for every panel before any is written.
+    pub(crate) fn check_values(&self, a: &EllMatrix<T>) -> Result<()> {
+        if self.value_table() {
+            self.codes(a)?;
+        }
+        Ok(())
+    }
+
+    /// `a`'s values coded for this panel's table.
+    fn codes(&self, a: &EllMatrix<T>) -> Result<ValueCodes<T>> {
+        ValueCodes::of(a, self.values.len()).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "update_values: a row panel stores its values as codes into a table of {} \
+                 (EllOptions::value_table_limit) and the new values have more distinct ones; \
+                 upload the matrix again",
+                self.values.len()
+            ))
+        })
+    }
+
+    /// Writes new values for the same pattern (a value table: new codes and table).
     pub(crate) fn write_values(&self, a: &EllMatrix<T>) -> Result<()> {
-        self.values.write(a.values())
+        match &self.indices {
+            EllIndices::CodedOffsets { words, first_row } => {
+                let codes = self.codes(a)?;
+                let mut table = codes.table;
+                table.resize(self.values.len(), T::default());
+                words.write(&pack_coded_offsets(a, *first_row as usize, &codes.codes))?;
+                self.values.write(&table)
+            }
+            _ => self.values.write(a.values()),
+        }
     }
 
     /// Rows.
@@ -70,20 +140,75 @@ impl<T: Scalar> GpuEll<T> {
     pub fn indices(&self) -> &EllIndices {
         &self.indices
     }
-    /// Value of each slot, column-major (padding holds 0).
+    /// Value of each slot, column-major (padding holds 0); with a value table
+    /// ([`EllIndices::CodedOffsets`]), the table the codes index.
     pub fn values(&self) -> &GpuVec<T> {
         &self.values
     }
-    /// Whether columns are 16-bit diagonal offsets.
+    /// Whether columns are 16-bit diagonal offsets (with or without value codes).
     pub fn compact(&self) -> bool {
-        matches!(self.indices, EllIndices::DiagonalOffsets { .. })
+        !matches!(self.indices, EllIndices::Columns(_))
+    }
+    /// Whether values are 16-bit codes into a table ([`EllIndices::CodedOffsets`]).
+    pub fn value_table(&self) -> bool {
+        matches!(self.indices, EllIndices::CodedOffsets { .. })
     }
     pub(crate) fn device_bytes(&self) -> u64 {
         let indices = match &self.indices {
             EllIndices::Columns(columns) => columns.byte_len(),
             EllIndices::DiagonalOffsets { packed, .. } => packed.byte_len(),
+            EllIndices::CodedOffsets { words, .. } => words.byte_len(),
         };
         indices + self.values.byte_len()
+    }
+}
+
+/// Table entries a value-coded panel keeps: up to its real slots (no update can bring more
+/// distinct values), at most [`MAX_VALUE_TABLE`], at least one (padding reads code 0).
+fn table_capacity<T: Scalar>(a: &EllMatrix<T>) -> usize {
+    a.nnz().clamp(1, MAX_VALUE_TABLE)
+}
+
+/// The distinct values of an ELL matrix's real slots (by bit pattern, so −0.0 and each NaN
+/// keep theirs) and each slot's index among them, column-major; padding slots get code 0.
+struct ValueCodes<T> {
+    table: Vec<T>,
+    codes: Vec<u16>,
+}
+
+impl<T: Scalar> ValueCodes<T> {
+    /// The codes, or `None` when the real slots hold more than `limit` distinct values.
+    fn of(a: &EllMatrix<T>, limit: usize) -> Option<Self> {
+        let mut index: HashMap<u64, u16, BuildHasherDefault<BitsHasher>> = HashMap::default();
+        let mut table = Vec::new();
+        let mut codes = vec![0u16; a.values().len()];
+        // Neighbouring slots of a column (neighbouring rows) often hold the same value.
+        let mut last: Option<(u64, u16)> = None;
+        for (slot, (&column, &value)) in a.col_indices().iter().zip(a.values()).enumerate() {
+            if column == ELL_PADDING {
+                continue;
+            }
+            let bits = value_bits(value);
+            let code = match last {
+                Some((b, code)) if b == bits => code,
+                _ => match index.get(&bits) {
+                    Some(&code) => code,
+                    None => {
+                        if table.len() >= limit {
+                            return None;
+                        }
+                        // limit ≤ MAX_VALUE_TABLE: every code fits 16 bits.
+                        let code = table.len() as u16;
+                        index.insert(bits, code);
+                        table.push(value);
+                        code
+                    }
+                },
+            };
+            last = Some((bits, code));
+            codes[slot] = code;
+        }
+        Some(ValueCodes { table, codes })
     }
 }
 
@@ -101,11 +226,61 @@ fn pack_diagonal_offsets<T: Scalar>(a: &EllMatrix<T>, first_row: usize, stride: 
         for i in 0..rows {
             let c = columns[k * rows + i];
             if c != ELL_PADDING {
-                let offset = c as i64 - (first_row + i) as i64;
-                debug_assert!(offset.unsigned_abs() <= MAX_DIAGONAL_OFFSET as u64);
-                halves[k * stride + i] = offset as i16 as u16;
+                halves[k * stride + i] = diagonal_offset(c, first_row + i);
             }
         }
     }
     halves.chunks(2).map(|pair| pair[0] as u32 | (pair[1] as u32) << 16).collect()
+}
+
+/// A value's bit pattern, widened to 64 bits.
+fn value_bits<T: Scalar>(value: T) -> u64 {
+    let mut bits = [0u8; 8];
+    let bytes = bytemuck::bytes_of(&value);
+    bits[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(bits)
+}
+
+/// A multiplicative hash for the value table's bit patterns (SipHash, the default, costs
+/// more than the rest of the coding).
+#[derive(Default)]
+struct BitsHasher(u64);
+
+impl Hasher for BitsHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (value ^ value >> 29).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// The words of [`EllIndices::CodedOffsets`]: each slot's 16-bit diagonal offset (0x8000
+/// pads) and, above it, its value's code.
+fn pack_coded_offsets<T: Scalar>(a: &EllMatrix<T>, first_row: usize, codes: &[u16]) -> Vec<u32> {
+    let rows = a.rows();
+    a.col_indices()
+        .iter()
+        .zip(codes)
+        .enumerate()
+        .map(|(slot, (&c, &code))| {
+            let offset =
+                if c == ELL_PADDING { OFFSET_PADDING } else { diagonal_offset(c, first_row + slot % rows.max(1)) };
+            offset as u32 | (code as u32) << 16
+        })
+        .collect()
+}
+
+/// `column − row` as the 16-bit two's complement the kernels read.
+fn diagonal_offset(column: u32, row: usize) -> u16 {
+    let offset = column as i64 - row as i64;
+    debug_assert!(offset.unsigned_abs() <= MAX_DIAGONAL_OFFSET as u64);
+    offset as i16 as u16
 }

@@ -1,5 +1,6 @@
 //! HYB on the GPU: an ELL part and a row-sorted COO tail.
 
+use super::ell::EllEncoding;
 use super::{GpuCoo, GpuEll};
 use crate::element::Scalar;
 use crate::format::HybMatrix;
@@ -14,8 +15,8 @@ pub struct GpuHyb<T: Scalar> {
 }
 
 impl<T: Scalar> GpuHyb<T> {
-    pub(crate) fn upload(device: &Device, a: &HybMatrix<T>, first_row: usize, compact: bool) -> Result<Self> {
-        Ok(GpuHyb { ell: GpuEll::upload(device, a.ell(), first_row, compact)?, coo: GpuCoo::upload(device, a.coo())? })
+    pub(crate) fn upload(device: &Device, a: &HybMatrix<T>, first_row: usize, encoding: EllEncoding) -> Result<Self> {
+        Ok(GpuHyb { ell: GpuEll::upload(device, a.ell(), first_row, encoding)?, coo: GpuCoo::upload(device, a.coo())? })
     }
 
     pub(crate) fn write_values(&self, a: &HybMatrix<T>) -> Result<()> {

@@ -24,6 +24,7 @@ pub use bitmap::GpuBitmap;
 pub use coo::GpuCoo;
 pub use csr::GpuCsr;
 pub use dense::{DenseLayout, GpuDense};
+use ell::EllEncoding;
 pub use ell::{EllIndices, GpuEll};
 pub use hyb::GpuHyb;
 pub(crate) use structure::{Analysis, Structure};
@@ -210,12 +211,12 @@ impl<T: Scalar> GpuSparse<T> {
     pub fn from_csr(ctx: &Context, a: &CsrMatrix<T>, conversion: Conversion) -> Result<Self> {
         ctx.check_alive()?;
         ctx.check_element::<T>()?;
-        let compact = Self::compact_indices(a, conversion);
+        let encoding = Self::ell_encoding(a, conversion);
         let bounds = panel_bounds(ctx.limits(), a.row_offsets(), conversion, T::KIND.size())?;
         let mut panels = Vec::with_capacity(bounds.len());
         for rows in bounds {
             with_panel(a, rows.clone(), |part| {
-                let storage = upload_panel(ctx.gpu(), part, conversion, rows.start, compact)?;
+                let storage = upload_panel(ctx.gpu(), part, conversion, rows.start, encoding)?;
                 panels.push(Panel { row_start: rows.start, storage });
                 Ok(())
             })?;
@@ -356,15 +357,20 @@ impl<T: Scalar> GpuSparse<T> {
         Self::assemble(ctx, rows, cols, col_indices.len(), format, conversion, panels, stats, fingerprint, true)
     }
 
-    /// Whether ELL (or HYB's ELL part) stores 16-bit diagonal offsets: when asked and every
-    /// entry lies within 32,767 of the diagonal.
-    fn compact_indices(a: &CsrMatrix<T>, conversion: Conversion) -> bool {
-        let asked = match conversion {
-            Conversion::Ell(options) => options.compact_indices,
-            Conversion::Hyb(_) => true,
-            Conversion::Csr | Conversion::Coo => false,
+    /// How ELL (or HYB's ELL part) stores its slots: 16-bit diagonal offsets when asked and
+    /// every entry lies within 32,767 of the diagonal, and then value codes when asked (each
+    /// panel takes them if its distinct values are few enough).
+    fn ell_encoding(a: &CsrMatrix<T>, conversion: Conversion) -> EllEncoding {
+        let (compact, limit) = match conversion {
+            Conversion::Ell(options) => (options.compact_indices, options.value_table_limit),
+            Conversion::Hyb(_) => (true, 0),
+            Conversion::Csr | Conversion::Coo => (false, 0),
         };
-        asked && ell::within_diagonal_band(a)
+        match (compact && ell::within_diagonal_band(a), limit) {
+            (false, _) => EllEncoding::Columns,
+            (true, 0) => EllEncoding::DiagonalOffsets,
+            (true, limit) => EllEncoding::ValueTable { limit },
+        }
     }
 
     /// Replaces the values, keeping the pattern and every analysis: `a` must have the
@@ -381,6 +387,14 @@ impl<T: Scalar> GpuSparse<T> {
         let fingerprint = structure::fingerprint(a.rows(), a.cols(), a.row_offsets(), a.col_indices());
         if a.nnz() != inner.nnz || fingerprint != inner.structure.fingerprint() {
             return Err(Error::InvalidArgument("update_values: the pattern differs from the uploaded one".into()));
+        }
+        // Value tables refuse values they cannot code: checked on every panel before any write.
+        for panel in &inner.panels {
+            if let (PanelStorage::Ell(m), Conversion::Ell(options)) = (&panel.storage, conversion) {
+                if m.value_table() {
+                    with_panel(a, panel.rows(), |part| m.check_values(&EllMatrix::from_csr(part, &options)?))?;
+                }
+            }
         }
         for panel in &inner.panels {
             with_panel(a, panel.rows(), |part| match (&panel.storage, conversion) {
@@ -462,7 +476,8 @@ impl<T: Scalar, I: Index> GpuSparse<T, I> {
         self.inner.device
     }
     /// Bits per stored column index the kernels read: 16 for ELL (and HYB's ELL part)
-    /// stored as diagonal offsets (see [`EllOptions::compact_indices`]), else `I::BITS`.
+    /// stored as diagonal offsets (see [`EllOptions::compact_indices`]; with value codes
+    /// too), else `I::BITS`.
     pub fn index_bits(&self) -> u32 {
         let compact = self.inner.panels.iter().any(|p| match &p.storage {
             PanelStorage::Ell(m) => m.compact(),
@@ -473,6 +488,22 @@ impl<T: Scalar, I: Index> GpuSparse<T, I> {
             16
         } else {
             I::BITS
+        }
+    }
+    /// Bits per stored entry's value the kernels read: 16 where every panel's ELL (or HYB's
+    /// ELL part) codes its values into a table (see [`EllOptions::value_table_limit`]; the
+    /// table itself is a few KB), else the element's.
+    pub fn value_bits(&self) -> u32 {
+        let coded = !self.inner.panels.is_empty()
+            && self.inner.panels.iter().all(|p| match &p.storage {
+                PanelStorage::Ell(m) => m.value_table(),
+                PanelStorage::Hyb(m) => m.ell().value_table(),
+                PanelStorage::Csr(_) | PanelStorage::Coo(_) => false,
+            });
+        if coded {
+            16
+        } else {
+            8 * T::KIND.size() as u32
         }
     }
     /// Bytes of device memory the matrix's arrays occupy (analyses excluded).
@@ -524,16 +555,16 @@ fn upload_panel<T: Scalar>(
     a: &CsrMatrix<T>,
     conversion: Conversion,
     first_row: usize,
-    compact: bool,
+    encoding: EllEncoding,
 ) -> Result<PanelStorage<T>> {
     Ok(match conversion {
         Conversion::Csr => PanelStorage::Csr(GpuCsr::upload(device, a)?),
         Conversion::Coo => PanelStorage::Coo(GpuCoo::upload(device, &a.to_coo())?),
         Conversion::Ell(options) => {
-            PanelStorage::Ell(GpuEll::upload(device, &EllMatrix::from_csr(a, &options)?, first_row, compact)?)
+            PanelStorage::Ell(GpuEll::upload(device, &EllMatrix::from_csr(a, &options)?, first_row, encoding)?)
         }
         Conversion::Hyb(split) => {
-            PanelStorage::Hyb(GpuHyb::upload(device, &HybMatrix::from_csr(a, split)?, first_row, compact)?)
+            PanelStorage::Hyb(GpuHyb::upload(device, &HybMatrix::from_csr(a, split)?, first_row, encoding)?)
         }
     })
 }

@@ -24,6 +24,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Instant;
 
+use wgsparse::format::EllOptions;
 use wgsparse::generate;
 use wgsparse::ops::{blas1, preferred_conversion, Spmv, SpmvAlgorithm};
 use wgsparse::record::Recorder;
@@ -62,7 +63,8 @@ const WIND: f32 = 0.2;
 /// Jacobi sweeps per triangle of the `-sweeps` preconditioned algorithms.
 const APPLY_SWEEPS: u32 = 2;
 
-/// The preconditioner of an algorithm: `auto` and `cgs` have none (as the peer's solvers);
+/// The preconditioner of an algorithm: `auto`, `cgs` and `uncoded` (`auto` with A's values
+/// in place where `auto` codes them into a table) have none (as the peer's solvers);
 /// `ilu0` (IC(0) for CG, `ic0`) applies its factors exactly, `ilu0-sweeps` (`ic0-sweeps`) by
 /// [`APPLY_SWEEPS`] Jacobi sweeps per triangle (`ic0-sweeps1`: one, when named). Factored by
 /// the default three sweeps, inside the timed one-shot.
@@ -71,7 +73,7 @@ fn preconditioner(algorithm: &str) -> Option<Option<TriangularApply>> {
         "auto" => Some(None),
         "ilu0" | "ic0" => Some(Some(TriangularApply::Exact)),
         "ilu0-sweeps" | "ic0-sweeps" => Some(Some(TriangularApply::Sweeps(APPLY_SWEEPS))),
-        "cgs" => Some(None),
+        "cgs" | "uncoded" => Some(None),
         // `ic0-sweeps1`, `ilu0-sweeps3`: another sweep count, when named.
         _ => {
             let count = algorithm.strip_prefix("ilu0-sweeps").or_else(|| algorithm.strip_prefix("ic0-sweeps"))?;
@@ -149,7 +151,7 @@ impl<T: Scalar> Op for SolverOp<T> {
 
     /// The default rows; the exact application (`ic0`, `ilu0`) runs when named with
     /// `--algorithms` ([`Op::accepts`]): its triangular solves are latency-bound, minutes per
-    /// row on the suite's 2048² grids.
+    /// row on the suite's 2048² grids. So does `uncoded`, a comparison of A's encodings.
     fn algorithms(&self) -> Vec<&'static str> {
         match self.method {
             Method::Cg => vec!["ic0-sweeps", "auto"],
@@ -164,7 +166,10 @@ impl<T: Scalar> Op for SolverOp<T> {
             Method::BiCgStab | Method::Gmres => "ilu0",
         };
         let counted = algorithm.strip_prefix(exact).is_some_and(|rest| rest.starts_with("-sweeps"));
-        algorithm == exact || self.algorithms().contains(&algorithm) || (counted && preconditioner(algorithm).is_some())
+        algorithm == exact
+            || algorithm == "uncoded"
+            || self.algorithms().contains(&algorithm)
+            || (counted && preconditioner(algorithm).is_some())
     }
 
     /// A is uploaded in the format an `Auto` SpMV reads fastest (the label names it); the
@@ -282,14 +287,20 @@ impl<T: Scalar> SolverInputs<T> {
     }
 
     /// A on the device for the operator, in the format an `Auto` SpMV reads fastest (ELL
-    /// with 16-bit diagonal offsets for the stencils), and in CSR for the factorization when
-    /// `apply` asks for a preconditioner.
+    /// with 16-bit diagonal offsets and, where `coded`, its values as codes into a table for
+    /// the stencils), and in CSR for the factorization when `apply` asks for a
+    /// preconditioner.
     fn upload(
         &self,
         ctx: &Context,
         apply: Option<TriangularApply>,
+        coded: bool,
     ) -> Result<(GpuSparse<T>, Option<GpuSparse<T>>), OpError> {
-        let operator = GpuSparse::from_csr(ctx, &self.a, preferred_conversion(&self.a))?;
+        let conversion = match preferred_conversion(&self.a) {
+            Conversion::Ell(ell) if !coded => Conversion::Ell(EllOptions { value_table_limit: 0, ..ell }),
+            conversion => conversion,
+        };
+        let operator = GpuSparse::from_csr(ctx, &self.a, conversion)?;
         let factored = match apply {
             Some(_) if operator.format() == Format::Csr => Some(operator.clone()),
             Some(_) => Some(GpuSparse::from_csr(ctx, &self.a, Conversion::Csr)?),
@@ -348,7 +359,7 @@ impl<T: Scalar> Inputs for SolverInputs<T> {
         let Some(apply) = preconditioner(algorithm) else {
             return Err(OpError::failed(format!("unknown solver algorithm {algorithm:?}")));
         };
-        let (matrix, factored) = self.upload(ctx, apply)?;
+        let (matrix, factored) = self.upload(ctx, apply, algorithm != "uncoded")?;
         let spmv = Arc::new(Spmv::new(ctx, &matrix, SpmvAlgorithm::Auto)?);
         let precond = self.preconditioner(ctx, factored.as_ref(), apply)?;
         // `cgs`: GMRES by one classical Gram–Schmidt pass, as CuPy's.
@@ -497,7 +508,7 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
             Some(TriangularApply::Sweeps(1)) => "1 jacobi sweep per triangle, ".into(),
             Some(TriangularApply::Sweeps(s)) => format!("{s} jacobi sweeps per triangle, "),
         };
-        let indices = if self.matrix.index_bits() == 16 { ", i16" } else { "" };
+        let indices = super::spmv::encoding_label(self.matrix.index_bits(), self.matrix.value_bits());
         format!("{} ({apply}spmv {}{indices})", self.algorithm, self.spmv.algorithm().name())
     }
 
@@ -576,7 +587,7 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
         let inputs = self.inputs;
         // A fresh upload (before the clock): no analyses kept from earlier plans of A, so the
         // time includes every one this solve builds (the level sets of exact application).
-        let (matrix, factored) = inputs.upload(&self.ctx, self.apply)?;
+        let (matrix, factored) = inputs.upload(&self.ctx, self.apply, self.algorithm != "uncoded")?;
         // The host's conversion idles the GPU for up to a second, after which the H100 runs
         // at ~60% of its bandwidth until it has been busy for ~0.4 s (NOTES, "Idle devices
         // start slow"): the peer's call finds it busy, so ours must too.

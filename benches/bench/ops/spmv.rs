@@ -78,13 +78,17 @@ struct SpmvInputs<T: Scalar> {
 
 impl<T: Scalar> Inputs for SpmvInputs<T> {
     fn prepare(&self, ctx: &Context, name: &str) -> Result<Box<dyn Prepared + '_>, OpError> {
-        let Variant { algorithm, options, wide_indices } =
+        let Variant { algorithm, options, wide_indices, table_limit } =
             parse_variant(name).ok_or_else(|| OpError::failed(format!("unknown spmv algorithm {name:?}")))?;
         let conversion = match algorithm.format() {
             // `auto` lets the row lengths choose the format as well as the kernel.
             None => preferred_conversion(&self.a),
             Some(Format::Ell) => Conversion::Ell(EllOptions { compact_indices: !wide_indices, ..Default::default() }),
             Some(format) => Conversion::of(format),
+        };
+        let conversion = match (conversion, table_limit) {
+            (Conversion::Ell(ell), Some(limit)) => Conversion::Ell(EllOptions { value_table_limit: limit, ..ell }),
+            (conversion, _) => conversion,
         };
         let first = Operands::upload(ctx, self, conversion, algorithm, &options)?;
         let variant = name.contains(':').then(|| name.to_string());
@@ -101,26 +105,34 @@ impl<T: Scalar> Inputs for SpmvInputs<T> {
     }
 }
 
-/// An algorithm with tuning knobs, and whether ELL keeps 32-bit columns.
+/// An algorithm with tuning knobs, whether ELL keeps 32-bit columns, and ELL's value-table
+/// limit if not the default.
 struct Variant {
     algorithm: SpmvAlgorithm,
     options: SpmvOptions,
     wide_indices: bool,
+    table_limit: Option<usize>,
 }
 
 /// `name[:key=value]…`: an algorithm and tuning knobs (wg, items, lanes, threshold, chunk,
-/// steps; index=32 keeps ELL's 32-bit columns), e.g. `csr-merge:items=4:wg=128`.
+/// steps; index=32 keeps ELL's 32-bit columns; table=N sets ELL's value-table limit, 0 for
+/// values in place, also under `auto` when it picks ELL), e.g. `csr-merge:items=4:wg=128`.
 fn parse_variant(name: &str) -> Option<Variant> {
     let mut parts = name.split(':');
     let algorithm = SpmvAlgorithm::from_name(parts.next()?)?;
     let mut options = SpmvOptions::default();
     let mut wide_indices = false;
+    let mut table_limit = None;
     for part in parts {
         let (key, value) = part.split_once('=')?;
         let value: u32 = value.parse().ok()?;
         options = match key {
             "index" if value == 32 => {
                 wide_indices = true;
+                options
+            }
+            "table" => {
+                table_limit = Some(value as usize);
                 options
             }
             "wg" => options.workgroup_size(value),
@@ -132,7 +144,7 @@ fn parse_variant(name: &str) -> Option<Variant> {
             _ => return None,
         };
     }
-    Some(Variant { algorithm, options, wide_indices })
+    Some(Variant { algorithm, options, wide_indices, table_limit })
 }
 
 /// One copy of the device operands with its plan.
@@ -142,6 +154,7 @@ struct Operands<T: Scalar> {
     y: GpuVec<T>,
     matrix_bytes: u64,
     index_bits: u32,
+    value_bits: u32,
 }
 
 impl<T: Scalar> Operands<T> {
@@ -155,6 +168,7 @@ impl<T: Scalar> Operands<T> {
         let matrix = GpuSparse::from_csr(ctx, &inputs.a, conversion)?;
         Ok(Operands {
             index_bits: matrix.index_bits(),
+            value_bits: matrix.value_bits(),
             plan: Spmv::with_options(ctx, &matrix, algorithm, options)?,
             x: ctx.upload(&inputs.x)?,
             y: ctx.zeros(inputs.a.rows())?,
@@ -179,8 +193,8 @@ struct SpmvRuns<'a, T: Scalar> {
 impl<T: Scalar> Prepared for SpmvRuns<'_, T> {
     fn label(&self) -> String {
         let used = self.copies[0].plan.algorithm().name();
-        // Marks ELL columns stored as 16-bit diagonal offsets.
-        let indices = if self.copies[0].index_bits == 16 { ", i16" } else { "" };
+        // Marks ELL columns stored as 16-bit diagonal offsets, and values as table codes.
+        let indices = encoding_label(self.copies[0].index_bits, self.copies[0].value_bits);
         match (&self.variant, self.requested) {
             (Some(variant), _) => format!("{variant}{indices}"),
             (None, SpmvAlgorithm::Auto) => format!("auto ({used}{indices})"),
@@ -233,5 +247,15 @@ impl<T: Scalar> Prepared for SpmvRuns<'_, T> {
 
     fn check(&self) -> f64 {
         reference::relative_error(&self.output, &self.inputs.y_ref)
+    }
+}
+
+/// What a label says of a sparse matrix's encoding: `, i16` for 16-bit diagonal offsets,
+/// `, coded` when its values are 16-bit codes into a table as well.
+pub(super) fn encoding_label(index_bits: u32, value_bits: u32) -> &'static str {
+    match (index_bits, value_bits) {
+        (16, 16) => ", i16, coded",
+        (16, _) => ", i16",
+        _ => "",
     }
 }

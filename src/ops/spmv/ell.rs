@@ -19,7 +19,7 @@ pub(crate) struct EllKernel<T: Scalar> {
 
 impl<T: Scalar> EllKernel<T> {
     pub(crate) fn new(ctx: &Context, a: &GpuEll<T>, wg_size: u32) -> Result<Self> {
-        let flags = kernel::Flags { diagonal_offsets: a.compact() };
+        let flags = kernel::Flags { diagonal_offsets: a.compact(), value_table: a.value_table() };
         let overrides = kernel::Overrides { wg_size, batch: batch(a.width()) };
         Ok(EllKernel { kernel: ctx.kernel::<kernel::Shader, T>(flags, overrides)?, wg_size })
     }
@@ -53,6 +53,7 @@ pub(super) fn indices<T: Scalar>(a: &GpuEll<T>) -> (Bind<'_, u32>, u32, u32) {
     match a.indices() {
         EllIndices::Columns(columns) => (columns.bind(), 0, 0),
         EllIndices::DiagonalOffsets { packed, first_row, stride } => (packed.bind(), *first_row, *stride),
+        EllIndices::CodedOffsets { words, first_row } => (words.bind(), *first_row, 0),
     }
 }
 
@@ -88,7 +89,7 @@ impl<T: Scalar> PanelKernel<T> for EllKernel<T> {
     ) -> Result<Option<usize>> {
         let Some(workgroups) = dot_workgroups(run.rows, self.wg_size, partials) else { return Ok(None) };
         let a = panel_as!(panel, Ell);
-        let flags = dot::Flags { diagonal_offsets: a.compact() };
+        let flags = dot::Flags { diagonal_offsets: a.compact(), value_table: a.value_table() };
         let overrides = dot::Overrides { wg_size: self.wg_size, batch: batch(a.width()), ..Default::default() };
         let kernel = rec.context().kernel::<dot::Shader, T>(flags, overrides)?;
         let (col_indices, first_row, index_stride) = indices(a);

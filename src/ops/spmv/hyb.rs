@@ -35,7 +35,7 @@ pub(super) fn plan<T: Scalar>(
         return Ok(Box::new(Hyb::Ell(EllKernel::new(ctx, hyb.ell(), wg_size)?)));
     }
     let intervals = Intervals::new(ctx, a, hyb.coo(), &format!("panel {panel} tail"), wg_size, options)?;
-    let flags = kernel::Flags { diagonal_offsets: hyb.ell().compact() };
+    let flags = kernel::Flags { diagonal_offsets: hyb.ell().compact(), value_table: hyb.ell().value_table() };
     let overrides = kernel::Overrides {
         wg_size,
         batch: ell::batch(hyb.ell().width()),
