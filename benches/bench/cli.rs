@@ -12,7 +12,7 @@ usage: bench [OPTIONS]
        cargo bench --bench bench -- [OPTIONS]
 
   --mtx FILE...        Matrix Market files to run (instead of the generated suite, unless
-                       --suite is given too)
+                       --suite is given too), space- or comma-separated
   --suite              run the generated suite as well as the --mtx files
   --quick              tiny suite and few repetitions (a smoke test)
   --matrices LIST      comma-separated matrix names to keep (suite names such as
@@ -142,9 +142,12 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             "--shared-device" => options.isolate = false,
             "--mtx" => {
                 let before = options.mtx.len();
-                options.mtx.extend(inline.clone().map(PathBuf::from));
-                while let Some(file) = args.next_if(|a| !a.starts_with("--")) {
-                    options.mtx.push(PathBuf::from(file));
+                // Files after the flag, each argument also split at commas (`--mtx a.mtx,b.mtx`
+                // as `--matrices` takes names).
+                let first = inline.clone().into_iter();
+                let rest = std::iter::from_fn(|| args.next_if(|a| !a.starts_with("--")));
+                for arg in first.chain(rest) {
+                    options.mtx.extend(list(&arg).into_iter().map(PathBuf::from));
                 }
                 if options.mtx.len() == before {
                     return Err("--mtx needs at least one file".into());

@@ -154,9 +154,14 @@ pub fn load(scale: Option<Scale>, files: &[PathBuf], only: Option<&[String]>, se
     let kept = |name: &str| only.is_none_or(|names| names.iter().any(|n| n == name));
     let mut shapes = scale.map(shapes).unwrap_or_default();
     shapes.retain(|s| kept(&s.name));
-    let files: Vec<&PathBuf> = files.iter().filter(|f| kept(&file_name(f))).collect();
-    progress.start("loading", (shapes.len() + files.len()) as u64);
     let mut suite = Suite { matrices: Vec::new(), skipped: Vec::new() };
+    // A file left out by `--matrices` is listed as skipped, not dropped silently.
+    let (files, left_out): (Vec<&PathBuf>, Vec<&PathBuf>) = files.iter().partition(|f| kept(&file_name(f)));
+    for path in left_out {
+        let reason = format!("not among --matrices (its name is {})", file_name(path));
+        suite.skipped.push(SkippedFile { path: path.to_path_buf(), reason });
+    }
+    progress.start("loading", (shapes.len() + files.len()) as u64);
     for shape in shapes {
         progress.step(&format!("generating {}", shape.name));
         let start = std::time::Instant::now();
