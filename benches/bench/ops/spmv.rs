@@ -78,7 +78,7 @@ struct SpmvInputs<T: Scalar> {
 
 impl<T: Scalar> Inputs for SpmvInputs<T> {
     fn prepare(&self, ctx: &Context, name: &str) -> Result<Box<dyn Prepared + '_>, OpError> {
-        let Variant { algorithm, options, wide_indices, table_limit } =
+        let Variant { algorithm, options, wide_indices, table_limit, dot } =
             parse_variant(name).ok_or_else(|| OpError::failed(format!("unknown spmv algorithm {name:?}")))?;
         let conversion = match algorithm.format() {
             // `auto` lets the row lengths choose the format as well as the kernel.
@@ -90,7 +90,7 @@ impl<T: Scalar> Inputs for SpmvInputs<T> {
             (Conversion::Ell(ell), Some(limit)) => Conversion::Ell(EllOptions { value_table_limit: limit, ..ell }),
             (conversion, _) => conversion,
         };
-        let first = Operands::upload(ctx, self, conversion, algorithm, &options)?;
+        let first = Operands::upload(ctx, self, conversion, algorithm, &options, dot)?;
         let variant = name.contains(':').then(|| name.to_string());
         Ok(Box::new(SpmvRuns {
             ctx: ctx.clone(),
@@ -98,6 +98,7 @@ impl<T: Scalar> Inputs for SpmvInputs<T> {
             conversion,
             requested: algorithm,
             options,
+            dot,
             variant,
             output: vec![T::default(); self.a.rows()],
             copies: vec![first],
@@ -105,24 +106,27 @@ impl<T: Scalar> Inputs for SpmvInputs<T> {
     }
 }
 
-/// An algorithm with tuning knobs, whether ELL keeps 32-bit columns, and ELL's value-table
-/// limit if not the default.
+/// An algorithm with tuning knobs, whether ELL keeps 32-bit columns, ELL's value-table
+/// limit if not the default, and whether runs also leave the partials of x·y.
 struct Variant {
     algorithm: SpmvAlgorithm,
     options: SpmvOptions,
     wide_indices: bool,
     table_limit: Option<usize>,
+    dot: bool,
 }
 
 /// `name[:key=value]…`: an algorithm and tuning knobs (wg, items, lanes, threshold, chunk,
 /// steps; index=32 keeps ELL's 32-bit columns; table=N sets ELL's value-table limit, 0 for
-/// values in place, also under `auto` when it picks ELL), e.g. `csr-merge:items=4:wg=128`.
+/// values in place, also under `auto` when it picks ELL; dot=1 runs `Spmv::record_dot`, the
+/// product with the partials of x·y that CG asks for), e.g. `csr-merge:items=4:wg=128`.
 fn parse_variant(name: &str) -> Option<Variant> {
     let mut parts = name.split(':');
     let algorithm = SpmvAlgorithm::from_name(parts.next()?)?;
     let mut options = SpmvOptions::default();
     let mut wide_indices = false;
     let mut table_limit = None;
+    let mut dot = false;
     for part in parts {
         let (key, value) = part.split_once('=')?;
         let value: u32 = value.parse().ok()?;
@@ -135,6 +139,10 @@ fn parse_variant(name: &str) -> Option<Variant> {
                 table_limit = Some(value as usize);
                 options
             }
+            "dot" if value == 1 => {
+                dot = true;
+                options
+            }
             "wg" => options.workgroup_size(value),
             "items" => options.merge_items(value),
             "lanes" => options.vector_lanes(value),
@@ -144,7 +152,7 @@ fn parse_variant(name: &str) -> Option<Variant> {
             _ => return None,
         };
     }
-    Some(Variant { algorithm, options, wide_indices, table_limit })
+    Some(Variant { algorithm, options, wide_indices, table_limit, dot })
 }
 
 /// One copy of the device operands with its plan.
@@ -155,6 +163,8 @@ struct Operands<T: Scalar> {
     matrix_bytes: u64,
     index_bits: u32,
     value_bits: u32,
+    /// With `dot=1`: room for a partial of x·y per row.
+    partials: Option<GpuVec<[T; 2]>>,
 }
 
 impl<T: Scalar> Operands<T> {
@@ -164,9 +174,11 @@ impl<T: Scalar> Operands<T> {
         conversion: Conversion,
         algorithm: SpmvAlgorithm,
         options: &SpmvOptions,
+        dot: bool,
     ) -> Result<Self, OpError> {
         let matrix = GpuSparse::from_csr(ctx, &inputs.a, conversion)?;
         Ok(Operands {
+            partials: if dot { Some(ctx.zeros(inputs.a.rows().max(1))?) } else { None },
             index_bits: matrix.index_bits(),
             value_bits: matrix.value_bits(),
             plan: Spmv::with_options(ctx, &matrix, algorithm, options)?,
@@ -183,6 +195,7 @@ struct SpmvRuns<'a, T: Scalar> {
     conversion: Conversion,
     requested: SpmvAlgorithm,
     options: SpmvOptions,
+    dot: bool,
     /// The full name when tuning knobs were given.
     variant: Option<String>,
     copies: Vec<Operands<T>>,
@@ -216,13 +229,13 @@ impl<T: Scalar> Prepared for SpmvRuns<'_, T> {
     }
 
     fn add_copy(&mut self) -> Result<(), OpError> {
-        self.copies.push(Operands::upload(&self.ctx, self.inputs, self.conversion, self.requested, &self.options)?);
+        let copy = Operands::upload(&self.ctx, self.inputs, self.conversion, self.requested, &self.options, self.dot)?;
+        self.copies.push(copy);
         Ok(())
     }
 
     fn record(&mut self, rec: &mut Recorder<'_, '_>, copy: usize) -> Result<(), OpError> {
-        let c = &mut self.copies[copy];
-        Ok(c.plan.record(rec, T::from_f64(1.0), &c.x, T::default(), &mut c.y)?)
+        self.copies[copy].record(rec)
     }
 
     fn poison(&mut self, copy: usize) -> Result<(), OpError> {
@@ -236,7 +249,7 @@ impl<T: Scalar> Prepared for SpmvRuns<'_, T> {
         let c = &mut self.copies[copy];
         let start = std::time::Instant::now();
         let mut batch = self.ctx.batch();
-        c.plan.record(&mut batch.recorder(), T::from_f64(1.0), &c.x, T::default(), &mut c.y)?;
+        c.record(&mut batch.recorder())?;
         let ticket = batch.read_back(&c.y)?;
         batch.submit()?;
         let y = ticket.wait_view()?;
@@ -257,5 +270,16 @@ pub(super) fn encoding_label(index_bits: u32, value_bits: u32) -> &'static str {
         (16, 16) => ", i16, coded",
         (16, _) => ", i16",
         _ => "",
+    }
+}
+
+impl<T: Scalar> Operands<T> {
+    /// Records `y ← A·x`, with the partials of x·y where `dot=1` asked for them.
+    fn record(&mut self, rec: &mut Recorder<'_, '_>) -> Result<(), OpError> {
+        match &self.partials {
+            Some(partials) => self.plan.record_dot(rec, &self.x, &mut self.y, partials).map(|_| ())?,
+            None => self.plan.record(rec, T::from_f64(1.0), &self.x, T::default(), &mut self.y)?,
+        }
+        Ok(())
     }
 }
