@@ -5,7 +5,7 @@ mod common;
 
 use wgsparse::format::{EllOptions, HybSplit, MAX_VALUE_TABLE};
 use wgsparse::generate::{self, Rng};
-use wgsparse::ops::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions};
+use wgsparse::ops::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions, DOT_WORKGROUP_MAX};
 use wgsparse::reference::{relative_error, spmv_csr};
 use wgsparse::{Context, Conversion, CsrMatrix, Error, Format, GpuSparse, GpuVec, Scalar};
 
@@ -570,9 +570,9 @@ fn spmv_with_dot<T: Scalar>() {
             let want = spmv_csr(1.0, &a, &x, 0.0, &vec![T::default(); rows]);
             let want_dot: f64 = want.iter().zip(&x).map(|(y, x)| y * x.to_f64()).sum();
             let bound: f64 = want.iter().zip(&x).map(|(y, x)| (y * x.to_f64()).abs()).sum::<f64>();
-            // One partial per workgroup of the fused kernel's rows.
+            // One partial per workgroup of the fused kernel's rows (at most DOT_WORKGROUP_MAX).
             let needed = |algorithm| {
-                let wg = SpmvOptions::default().workgroup_size_for(ctx, algorithm) as usize;
+                let wg = SpmvOptions::default().workgroup_size_for(ctx, algorithm).min(DOT_WORKGROUP_MAX) as usize;
                 rows.div_ceil(wg)
             };
             let (thread, ell) = (needed(SpmvAlgorithm::CsrThread), needed(SpmvAlgorithm::Ell));

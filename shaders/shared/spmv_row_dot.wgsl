@@ -14,8 +14,7 @@ fn run(workgroup: u32, lane: Lane) {
     let row = workgroup * WG_SIZE + lane.index;
     var dot = Acc(0.0);
     if row < params.rows {
-        store_y(row, row_sum(row));
-        dot = Acc(x[row]) * Acc(y[row]);
+        dot = Acc(x[row]) * Acc(store_y_value(row, row_sum(row)));
     }
     let total = workgroup_sum(lane, dot);
     if lane.index == 0u {

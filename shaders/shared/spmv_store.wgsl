@@ -5,13 +5,20 @@
 #import finite
 
 fn store_y(row: u32, sum: Acc) {
+    _ = store_y_value(row, sum);
+}
+
+// store_y, returning the value stored (so that a caller need not read y back).
+fn store_y_value(row: u32, sum: Acc) -> Real {
     let b = beta();
     var old = Real(0.0);
     if b == 0.0 {
     } else {
         old = y[row];
     }
-    y[row] = combine(alpha(), sum, b, old);
+    let value = combine(alpha(), sum, b, old);
+    y[row] = value;
+    return value;
 }
 
 // y[row] for a row with no entries: α·0 + β·y, with α·0 NaN where α is ±Inf or NaN. Written

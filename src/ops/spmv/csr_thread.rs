@@ -1,6 +1,6 @@
 //! csr-thread: one invocation per row, for short rows of similar length.
 
-use super::{dot_workgroups, panel_as, PanelKernel, Run, SpmvAlgorithm, SpmvOptions};
+use super::{dot_workgroup_size, dot_workgroups, panel_as, PanelKernel, Run, SpmvAlgorithm, SpmvOptions};
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
@@ -51,9 +51,10 @@ impl<T: Scalar> PanelKernel<T> for CsrThread<T> {
         run: &Run<'_, T>,
         partials: &GpuVec<[T; 2]>,
     ) -> Result<Option<usize>> {
-        let Some(workgroups) = dot_workgroups(run.rows, self.wg_size, partials) else { return Ok(None) };
+        let wg_size = dot_workgroup_size(self.wg_size);
+        let Some(workgroups) = dot_workgroups(run.rows, wg_size, partials) else { return Ok(None) };
         let a = panel_as!(panel, Csr);
-        let overrides = dot::Overrides { wg_size: self.wg_size, ..Default::default() };
+        let overrides = dot::Overrides { wg_size, ..Default::default() };
         let kernel = rec.context().kernel::<dot::Shader, T>(Default::default(), overrides)?;
         let bindings = dot::Bindings {
             row_offsets: a.row_offsets().bind(),

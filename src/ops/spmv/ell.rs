@@ -1,6 +1,6 @@
 //! ell: one invocation per row over the padded, column-major slots.
 
-use super::{dot_workgroups, panel_as, PanelKernel, Run, SpmvAlgorithm, SpmvOptions};
+use super::{dot_workgroup_size, dot_workgroups, panel_as, PanelKernel, Run, SpmvAlgorithm, SpmvOptions};
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::{Bind, GpuVec};
@@ -87,10 +87,11 @@ impl<T: Scalar> PanelKernel<T> for EllKernel<T> {
         run: &Run<'_, T>,
         partials: &GpuVec<[T; 2]>,
     ) -> Result<Option<usize>> {
-        let Some(workgroups) = dot_workgroups(run.rows, self.wg_size, partials) else { return Ok(None) };
+        let wg_size = dot_workgroup_size(self.wg_size);
+        let Some(workgroups) = dot_workgroups(run.rows, wg_size, partials) else { return Ok(None) };
         let a = panel_as!(panel, Ell);
         let flags = dot::Flags { diagonal_offsets: a.compact(), value_table: a.value_table() };
-        let overrides = dot::Overrides { wg_size: self.wg_size, batch: batch(a.width()), ..Default::default() };
+        let overrides = dot::Overrides { wg_size, batch: batch(a.width()), ..Default::default() };
         let kernel = rec.context().kernel::<dot::Shader, T>(flags, overrides)?;
         let (col_indices, first_row, index_stride) = indices(a);
         let (rows, width) = (a.rows() as u32, a.width() as u32);

@@ -495,8 +495,23 @@ pub(crate) trait PanelKernel<T: Scalar>: Send + Sync {
     }
 }
 
+/// The most rows a workgroup of [`Spmv::record_dot`]'s kernels takes (one partial of x·y
+/// each), whatever [`SpmvOptions`] says for the plain product: the workgroup's reduction
+/// holds all its lanes until its slowest row is done. On the H100 (lap2d, ELL coded) the
+/// product with the dot took 69.9 µs in workgroups of 1024 rows, 57.7 in 512, 52.3 in 256
+/// and 49.8 in 128, against 50.9 without the dot (`benches/results/
+/// h100-2026-11-25-spmv-dot-wg-probe.md`); 256 keeps the partials a solver's step adds up
+/// at one per 256 rows.
+pub const DOT_WORKGROUP_MAX: u32 = 256;
+
+/// The workgroup size of a row-per-invocation kernel with the dot folded in, from the plan's.
+fn dot_workgroup_size(wg_size: u32) -> u32 {
+    wg_size.min(DOT_WORKGROUP_MAX)
+}
+
 /// The workgroups (one partial each) of a row-per-invocation kernel with the dot folded in
-/// (`shaders/shared/spmv_row_dot.wgsl`), if `partials` holds them all.
+/// (`shaders/shared/spmv_row_dot.wgsl`) in workgroups of `wg_size` rows (already capped by
+/// [`dot_workgroup_size`]), if `partials` holds them all.
 fn dot_workgroups<T: Scalar>(rows: usize, wg_size: u32, partials: &GpuVec<[T; 2]>) -> Option<usize> {
     let workgroups = rows.div_ceil(wg_size as usize);
     (workgroups > 0 && workgroups <= partials.len()).then_some(workgroups)
