@@ -5,6 +5,7 @@
 
 mod common;
 
+use wgsparse::format::{EllOptions, MAX_VALUE_TABLE};
 use wgsparse::generate::{self, Rng};
 use wgsparse::matrix::PanelStorage;
 use wgsparse::ops::{
@@ -71,6 +72,51 @@ fn matrices_past_the_binding_limit_are_split_into_row_panels() {
             assert!(panels > 20, "{}: only {panels} panels", algorithm.name());
             assert!(error <= 1e-5, "seed {seed} subgroups={subgroups} {}: error {error:e}", algorithm.name());
         }
+    }
+}
+
+/// ELL with its values coded, cut into row panels: each panel's offsets count from its own
+/// first row, and an update that one panel's table cannot hold is refused before any panel
+/// is written.
+#[test]
+fn coded_panels_offset_their_rows_and_refuse_updates_whole() {
+    let seed = common::seed("coded panels");
+    let mut rng = Rng::new(seed);
+    let quantized = |a: &CsrMatrix<f32>, levels: usize| a.map_values(|v| (v * levels as f32).floor() - 3.0);
+    let a = quantized(&generate::random(20_000, 2_000, 5.0 / 2_000.0, seed), 7);
+    let options =
+        EllOptions { value_table_limit: MAX_VALUE_TABLE, ..EllOptions::with_max_padding_ratio(f64::INFINITY) };
+    let x = generate::random_vector(a.cols(), rng.next_u64());
+    for subgroups in [true, false] {
+        let ctx = small_context(subgroups);
+        let x_gpu = ctx.upload(&x).unwrap();
+        let mut matrix = GpuSparse::from_csr(&ctx, &a, Conversion::Ell(options)).unwrap();
+        assert!(matrix.panel_count() > 20, "{} panels", matrix.panel_count());
+        assert!(
+            matrix.panels().iter().all(|p| matches!(p.storage(), PanelStorage::Ell(m) if m.value_table())),
+            "every panel coded"
+        );
+        let plan = Spmv::new(&ctx, &matrix, SpmvAlgorithm::Ell).unwrap();
+        let mut y = ctx.zeros::<f32>(a.rows()).unwrap();
+        let mut product = |b: &CsrMatrix<f32>, what: &str| {
+            y.write(&vec![f32::NAN; a.rows()]).unwrap();
+            plan.run(1.0, &x_gpu, 0.0, &mut y).unwrap();
+            let error = relative_error(&y.read_blocking().unwrap(), &spmv_csr(1.0, b, &x, 0.0, &[]));
+            assert!(error <= 1e-5, "seed {seed} subgroups={subgroups} {what}: {error:e}");
+        };
+        product(&a, "uploaded");
+        let b = quantized(&a, 3);
+        matrix.update_values(&b).unwrap();
+        product(&b, "updated");
+        // New values everywhere, the last rows' all distinct: more than their panels' tables
+        // hold (a quarter of their entries), where the first panels' would fit. Refused, and
+        // every panel keeps b.
+        let last_rows = b.row_offsets()[19_000] as usize;
+        let mut c = quantized(&a, 5);
+        c.values_mut().iter_mut().enumerate().skip(last_rows).for_each(|(e, v)| *v = e as f32);
+        let err = matrix.update_values(&c).unwrap_err();
+        assert!(matches!(err, Error::Unsupported(_)), "{err}");
+        product(&b, "after a refused update");
     }
 }
 

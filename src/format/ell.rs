@@ -19,11 +19,12 @@ pub struct EllOptions {
     /// On upload to the GPU, with compact indices, store each value as a 16-bit code into a
     /// table of the matrix's distinct values when it has at most this many (0: never; at
     /// most [`MAX_VALUE_TABLE`]). A slot then takes 4 bytes, offset and code in one word,
-    /// instead of 6 (f32) or 10 (f64): stencils with constant coefficients, graph
-    /// adjacency and Laplacians. The default, 256, keeps the table within a few KB, which
-    /// the caches hold; a larger limit also works, with the table's reads scattered.
-    /// [`GpuSparse::update_values`](crate::GpuSparse::update_values) on such a matrix takes
-    /// values with at most `min(entries, MAX_VALUE_TABLE)` distinct ones per row panel.
+    /// instead of 6 (f32) or 10 (f64): stencils with constant coefficients, banded graph
+    /// Laplacians and adjacency matrices. The default, 256, keeps the values in use within
+    /// a few KB, which the caches hold (the table has room for more, see
+    /// [`GpuSparse::update_values`](crate::GpuSparse::update_values), which refuses new
+    /// values that do not fit it); a larger limit also works, with the table's reads
+    /// scattered.
     pub value_table_limit: usize,
 }
 

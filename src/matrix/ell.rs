@@ -20,8 +20,9 @@ pub struct GpuEll<T: Scalar> {
     values: GpuVec<T>,
 }
 
-/// How a [`GpuEll`] stores its columns (spmv_ell.wgsl reads both).
+/// How a [`GpuEll`] stores its columns (spmv_ell.wgsl reads every encoding).
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum EllIndices {
     /// The column of each slot, column-major; [`ELL_PADDING`] pads.
     Columns(GpuVec<u32>),
@@ -71,10 +72,8 @@ impl<T: Scalar> GpuEll<T> {
             _ => None,
         };
         if let Some(codes) = coded {
-            // Room for as many distinct values as later updates may bring (see
-            // `write_values`), never more than the slots' own values would take.
             let mut table = codes.table;
-            table.resize(table_capacity(a), T::default());
+            table.resize(table_capacity(a, table.len()), T::default());
             let words = pack_coded_offsets(a, first_row, &codes.codes);
             let indices =
                 EllIndices::CodedOffsets { words: GpuVec::upload_on(device, &words)?, first_row: first_row as u32 };
@@ -163,10 +162,12 @@ impl<T: Scalar> GpuEll<T> {
     }
 }
 
-/// Table entries a value-coded panel keeps: up to its real slots (no update can bring more
-/// distinct values), at most [`MAX_VALUE_TABLE`], at least one (padding reads code 0).
-fn table_capacity<T: Scalar>(a: &EllMatrix<T>) -> usize {
-    a.nnz().clamp(1, MAX_VALUE_TABLE)
+/// Table entries a value-coded panel keeps, `distinct` of them in use: room for later
+/// updates to bring more distinct values (see `write_values`), up to a quarter of its real
+/// slots — so that the table never takes more than the slots save (2 bytes each in f32,
+/// 6 in f64) — and at most [`MAX_VALUE_TABLE`]; at least one (padding reads code 0).
+fn table_capacity<T: Scalar>(a: &EllMatrix<T>, distinct: usize) -> usize {
+    distinct.max(a.nnz() / 4).clamp(1, MAX_VALUE_TABLE)
 }
 
 /// The distinct values of an ELL matrix's real slots (by bit pattern, so −0.0 and each NaN
@@ -283,4 +284,46 @@ fn diagonal_offset(column: u32, row: usize) -> u16 {
     let offset = column as i64 - row as i64;
     debug_assert!(offset.unsigned_abs() <= MAX_DIAGONAL_OFFSET as u64);
     offset as i16 as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::EllOptions;
+
+    /// Codes index the table, padding slots get code 0 and the padding offset, real slots
+    /// decode to their columns from a panel's first row, and the table keeps room.
+    #[test]
+    fn coded_slots_decode_to_their_columns_and_values() {
+        // 5 rows, widths 0–3, three distinct values and a −0.0 beside 0.0.
+        let csr = CsrMatrix::try_from_csr_data(
+            5,
+            6,
+            vec![0, 2, 2, 5, 6, 8],
+            vec![0, 3, 1, 2, 5, 4, 0, 5],
+            vec![2.0f32, -1.0, 2.0, 0.0, -0.0, -1.0, 7.5, 2.0],
+        )
+        .unwrap();
+        let a = EllMatrix::from_csr(&csr, &EllOptions::with_max_padding_ratio(f64::INFINITY)).unwrap();
+        assert!(ValueCodes::of(&a, 4).is_none(), "five distinct bit patterns past a limit of 4");
+        let codes = ValueCodes::of(&a, 5).unwrap();
+        assert_eq!(codes.table.len(), 5);
+        let first_row = 1000;
+        let words = pack_coded_offsets(&a, first_row, &codes.codes);
+        for (slot, (&column, &value)) in a.col_indices().iter().zip(a.values()).enumerate() {
+            let (low, code) = (words[slot] & 0xffff, (words[slot] >> 16) as usize);
+            if column == ELL_PADDING {
+                assert_eq!((low, code), (OFFSET_PADDING as u32, 0), "slot {slot}: padding");
+                continue;
+            }
+            let row = first_row + slot % a.rows();
+            assert_eq!((row as i64 + low as u16 as i16 as i64) as u32, column, "slot {slot}: column");
+            assert_eq!(codes.table[code].to_bits(), value.to_bits(), "slot {slot}: value");
+        }
+        assert_eq!(table_capacity(&a, 5), 5, "8 entries: room for the five in use");
+        let empty = EllMatrix::<f32>::from_csr(&CsrMatrix::zeros(3, 3).unwrap(), &EllOptions::default()).unwrap();
+        let none = ValueCodes::of(&empty, 256).unwrap();
+        assert!(none.table.is_empty() && none.codes.is_empty());
+        assert_eq!(table_capacity(&empty, 0), 1, "padding reads code 0 of a table never empty");
+    }
 }

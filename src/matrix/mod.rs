@@ -377,6 +377,14 @@ impl<T: Scalar> GpuSparse<T> {
     /// pattern the matrix was uploaded with (checked by a fingerprint of its row offsets and
     /// columns; [`Error::InvalidArgument`] otherwise, nothing written). Plans made for the
     /// matrix see the new values in work submitted afterwards.
+    ///
+    /// An ELL matrix whose values were coded into a table on upload
+    /// ([`EllOptions::value_table_limit`], on by default for at most 256 distinct values)
+    /// is recoded in place; its table has room for the larger of the distinct values it was
+    /// uploaded with and a quarter of each row panel's entries (at most 65,536). New values
+    /// with more distinct ones are refused with [`Error::Unsupported`], nothing written:
+    /// upload such a matrix with `value_table_limit: 0` if its values will change that way
+    /// (placeholders first, the real values later).
     pub fn update_values(&mut self, a: &CsrMatrix<T>) -> Result<()> {
         let inner = &self.inner;
         let Some(conversion) = inner.conversion else {
@@ -490,16 +498,15 @@ impl<T: Scalar, I: Index> GpuSparse<T, I> {
             I::BITS
         }
     }
-    /// Bits per stored entry's value the kernels read: 16 where every panel's ELL (or HYB's
-    /// ELL part) codes its values into a table (see [`EllOptions::value_table_limit`]; the
-    /// table itself is a few KB), else the element's.
+    /// Bits per stored entry's value the kernels read: 16 where ELL codes its values into a
+    /// table (see [`EllOptions::value_table_limit`]; each row panel decides for itself, and
+    /// like [`index_bits`](Self::index_bits) this says 16 if any does), else the element's.
     pub fn value_bits(&self) -> u32 {
-        let coded = !self.inner.panels.is_empty()
-            && self.inner.panels.iter().all(|p| match &p.storage {
-                PanelStorage::Ell(m) => m.value_table(),
-                PanelStorage::Hyb(m) => m.ell().value_table(),
-                PanelStorage::Csr(_) | PanelStorage::Coo(_) => false,
-            });
+        let coded = self.inner.panels.iter().any(|p| match &p.storage {
+            PanelStorage::Ell(m) => m.value_table(),
+            PanelStorage::Hyb(m) => m.ell().value_table(),
+            PanelStorage::Csr(_) | PanelStorage::Coo(_) => false,
+        });
         if coded {
             16
         } else {
