@@ -487,12 +487,7 @@ impl<T: Scalar, I: Index> GpuSparse<T, I> {
     /// stored as diagonal offsets (see [`EllOptions::compact_indices`]; with value codes
     /// too), else `I::BITS`.
     pub fn index_bits(&self) -> u32 {
-        let compact = self.inner.panels.iter().any(|p| match &p.storage {
-            PanelStorage::Ell(m) => m.compact(),
-            PanelStorage::Hyb(m) => m.ell().compact(),
-            PanelStorage::Csr(_) | PanelStorage::Coo(_) => false,
-        });
-        if compact {
+        if self.any_ell(GpuEll::compact) {
             16
         } else {
             I::BITS
@@ -502,16 +497,19 @@ impl<T: Scalar, I: Index> GpuSparse<T, I> {
     /// table (see [`EllOptions::value_table_limit`]; each row panel decides for itself, and
     /// like [`index_bits`](Self::index_bits) this says 16 if any does), else the element's.
     pub fn value_bits(&self) -> u32 {
-        let coded = self.inner.panels.iter().any(|p| match &p.storage {
-            PanelStorage::Ell(m) => m.value_table(),
-            PanelStorage::Hyb(m) => m.ell().value_table(),
-            PanelStorage::Csr(_) | PanelStorage::Coo(_) => false,
-        });
-        if coded {
+        if self.any_ell(GpuEll::value_table) {
             16
         } else {
             8 * T::KIND.size() as u32
         }
+    }
+    /// Whether some panel's ELL (or HYB's ELL part) is as `test` asks.
+    fn any_ell(&self, test: impl Fn(&GpuEll<T>) -> bool) -> bool {
+        self.inner.panels.iter().any(|p| match &p.storage {
+            PanelStorage::Ell(m) => test(m),
+            PanelStorage::Hyb(m) => test(m.ell()),
+            PanelStorage::Csr(_) | PanelStorage::Coo(_) => false,
+        })
     }
     /// Bytes of device memory the matrix's arrays occupy (analyses excluded).
     pub fn device_bytes(&self) -> u64 {
