@@ -164,7 +164,7 @@ impl<T: Scalar> GpuEll<T> {
 
 /// Table entries a value-coded panel keeps, `distinct` of them in use: room for later
 /// updates to bring more distinct values (see `write_values`), up to a quarter of its real
-/// slots — so that the table never takes more than the slots save (2 bytes each in f32,
+/// slots — room that costs at most what the codes save on those slots (2 bytes each in f32,
 /// 6 in f64) — and at most [`MAX_VALUE_TABLE`]; at least one (padding reads code 0).
 fn table_capacity<T: Scalar>(a: &EllMatrix<T>, distinct: usize) -> usize {
     distinct.max(a.nnz() / 4).clamp(1, MAX_VALUE_TABLE)
@@ -321,6 +321,10 @@ mod tests {
             assert_eq!(codes.table[code].to_bits(), value.to_bits(), "slot {slot}: value");
         }
         assert_eq!(table_capacity(&a, 5), 5, "8 entries: room for the five in use");
+        let tall = CsrMatrix::try_from_csr_data(40, 40, (0..=40).collect(), (0..40).collect(), vec![1.0f32; 40]);
+        let tall = EllMatrix::from_csr(&tall.unwrap(), &EllOptions::default()).unwrap();
+        assert_eq!(table_capacity(&tall, 1), 10, "40 entries: room for a quarter of them");
+        assert_eq!(table_capacity(&tall, 12), 12, "never less than the values in use");
         let empty = EllMatrix::<f32>::from_csr(&CsrMatrix::zeros(3, 3).unwrap(), &EllOptions::default()).unwrap();
         let none = ValueCodes::of(&empty, 256).unwrap();
         assert!(none.table.is_empty() && none.codes.is_empty());

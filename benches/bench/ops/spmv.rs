@@ -277,7 +277,12 @@ impl<T: Scalar> Operands<T> {
     /// Records `y ← A·x`, with the partials of x·y where `dot=1` asked for them.
     fn record(&mut self, rec: &mut Recorder<'_, '_>) -> Result<(), OpError> {
         match &self.partials {
-            Some(partials) => self.plan.record_dot(rec, &self.x, &mut self.y, partials).map(|_| ())?,
+            // A run that could not fold the dot in would time the plain product: refused.
+            Some(partials) => {
+                if self.plan.record_dot(rec, &self.x, &mut self.y, partials)?.is_none() {
+                    return Err(OpError::failed("dot=1: this algorithm does not fold x·y into its pass".to_string()));
+                }
+            }
             None => self.plan.record(rec, T::from_f64(1.0), &self.x, T::default(), &mut self.y)?,
         }
         Ok(())

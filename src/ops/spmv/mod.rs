@@ -171,7 +171,8 @@ pub struct SpmvOptions {
     /// Invocations per workgroup: a power of two, at least the adapter's largest subgroup
     /// and at most its invocation limit. Default per algorithm (from the H100 sweeps in
     /// benches/NOTES.md): 1024 for `Ell` and `CsrSplit`, 512 for `Hyb`, 256 otherwise,
-    /// capped at the device's limit.
+    /// capped at the device's limit. [`Spmv::record_dot`]'s kernels cap it at
+    /// [`DOT_WORKGROUP_MAX`].
     pub workgroup_size: Option<u32>,
     /// `CsrMerge`: merge items (row ends + nonzeros) per invocation. Default: 6, or fewer
     /// where workgroup memory is small.
@@ -391,7 +392,10 @@ impl<T: Scalar> Spmv<T> {
 
     /// Records `y ← A·x` and, where the algorithm folds it into its pass (csr-thread or ELL on
     /// a square matrix of one panel, `partials` long enough), the partial sums of `x·y` into
-    /// the first halves of `partials[..count]`: `Some(count)`. `None`: y only.
+    /// the first halves of `partials[..count]`: `Some(count)`. `None`: y only. The fused
+    /// kernels take workgroups of the plan's size capped at [`DOT_WORKGROUP_MAX`], one
+    /// partial each: `partials` needs `rows.div_ceil(min(workgroup size, 256))` entries
+    /// (one per 64 rows always suffices).
     pub fn record_dot(
         &self,
         rec: &mut Recorder<'_, '_>,
