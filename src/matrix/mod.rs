@@ -397,6 +397,8 @@ impl<T: Scalar> GpuSparse<T> {
             return Err(Error::InvalidArgument("update_values: the pattern differs from the uploaded one".into()));
         }
         // Value tables refuse values they cannot code: checked on every panel before any write.
+        // The write below converts and codes those panels again, rather than holding every
+        // panel's converted copy at once (an update is not a hot path; memory is the bound).
         for panel in &inner.panels {
             if let (PanelStorage::Ell(m), Conversion::Ell(options)) = (&panel.storage, conversion) {
                 if m.value_table() {
