@@ -38,11 +38,13 @@ struct State {
 }
 
 /// Keys are small integers made by this process, not attacker-chosen: a multiply-rotate hash
-/// (FxHash's) is enough and keeps the lookup on every recorded dispatch cheap.
-type Fast = BuildHasherDefault<FxHasher>;
+/// (FxHash's) is enough and keeps the lookup on every recorded dispatch cheap. Also the
+/// hash of ELL's value tables (keys: value bit patterns), where SipHash would cost more than
+/// the rest of the coding.
+pub(crate) type Fast = BuildHasherDefault<FxHasher>;
 
 #[derive(Default)]
-struct FxHasher(u64);
+pub(crate) struct FxHasher(u64);
 
 impl Hasher for FxHasher {
     fn write(&mut self, bytes: &[u8]) {

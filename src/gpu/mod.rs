@@ -7,7 +7,7 @@ mod readback;
 mod scalar;
 mod vector;
 
-pub(crate) use bind_cache::BindKey;
+pub(crate) use bind_cache::{BindKey, Fast as FastHash};
 pub use device::DeviceId;
 pub(crate) use device::{next_object_id, Device};
 pub use readback::HostView;

@@ -2,11 +2,10 @@
 //! with its values in place or as 16-bit codes into a table of the distinct values.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::element::Scalar;
 use crate::format::{CsrMatrix, EllMatrix, ELL_PADDING, MAX_DIAGONAL_OFFSET, MAX_VALUE_TABLE};
-use crate::gpu::{Device, GpuVec};
+use crate::gpu::{Device, FastHash, GpuVec};
 use crate::{Error, Result};
 
 /// ELL on the GPU: slot `k` of row `i` at `k * rows + i`, so neighbouring invocations read
@@ -72,9 +71,8 @@ impl<T: Scalar> GpuEll<T> {
             _ => None,
         };
         if let Some(codes) = coded {
-            let mut table = codes.table;
-            table.resize(table_capacity(a, table.len()), T::default());
-            let words = pack_coded_offsets(a, first_row, &codes.codes);
+            let capacity = table_capacity(a, codes.table.len());
+            let (words, table) = codes.into_arrays(a, first_row, capacity);
             let indices =
                 EllIndices::CodedOffsets { words: GpuVec::upload_on(device, &words)?, first_row: first_row as u32 };
             return Ok(GpuEll { rows, width, indices, values: GpuVec::upload_on(device, &table)? });
@@ -117,10 +115,8 @@ impl<T: Scalar> GpuEll<T> {
     pub(crate) fn write_values(&self, a: &EllMatrix<T>) -> Result<()> {
         match &self.indices {
             EllIndices::CodedOffsets { words, first_row } => {
-                let codes = self.codes(a)?;
-                let mut table = codes.table;
-                table.resize(self.values.len(), T::default());
-                words.write(&pack_coded_offsets(a, *first_row as usize, &codes.codes))?;
+                let (new_words, table) = self.codes(a)?.into_arrays(a, *first_row as usize, self.values.len());
+                words.write(&new_words)?;
                 self.values.write(&table)
             }
             _ => self.values.write(a.values()),
@@ -180,7 +176,7 @@ struct ValueCodes<T> {
 impl<T: Scalar> ValueCodes<T> {
     /// The codes, or `None` when the real slots hold more than `limit` distinct values.
     fn of(a: &EllMatrix<T>, limit: usize) -> Option<Self> {
-        let mut index: HashMap<u64, u16, BuildHasherDefault<BitsHasher>> = HashMap::default();
+        let mut index: HashMap<u64, u16, FastHash> = HashMap::default();
         let mut table = Vec::new();
         let mut codes = vec![0u16; a.values().len()];
         // Neighbouring slots of a column (neighbouring rows) often hold the same value.
@@ -211,6 +207,14 @@ impl<T: Scalar> ValueCodes<T> {
         }
         Some(ValueCodes { table, codes })
     }
+
+    /// The device arrays of rows `first_row..` of `a`: the words (offset and code per slot)
+    /// and the table, padded to `capacity` entries.
+    fn into_arrays(self, a: &EllMatrix<T>, first_row: usize, capacity: usize) -> (Vec<u32>, Vec<T>) {
+        let mut table = self.table;
+        table.resize(capacity, T::default());
+        (pack_coded_offsets(a, first_row, &self.codes), table)
+    }
 }
 
 /// Whether every entry of `a` lies within [`MAX_DIAGONAL_OFFSET`] of the diagonal.
@@ -240,27 +244,6 @@ fn value_bits<T: Scalar>(value: T) -> u64 {
     let bytes = bytemuck::bytes_of(&value);
     bits[..bytes.len()].copy_from_slice(bytes);
     u64::from_le_bytes(bits)
-}
-
-/// A multiplicative hash for the value table's bit patterns (SipHash, the default, costs
-/// more than the rest of the coding).
-#[derive(Default)]
-struct BitsHasher(u64);
-
-impl Hasher for BitsHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (value ^ value >> 29).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
 }
 
 /// The words of [`EllIndices::CodedOffsets`]: each slot's 16-bit diagonal offset (0x8000

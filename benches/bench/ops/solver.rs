@@ -287,17 +287,19 @@ impl<T: Scalar> SolverInputs<T> {
     }
 
     /// A on the device for the operator, in the format an `Auto` SpMV reads fastest (ELL
-    /// with 16-bit diagonal offsets and, where `coded`, its values as codes into a table for
-    /// the stencils), and in CSR for the factorization when `apply` asks for a
-    /// preconditioner.
+    /// with 16-bit diagonal offsets and, unless `algorithm` is `uncoded`, its values as codes
+    /// into a table for the stencils), and in CSR for the factorization when `apply` asks
+    /// for a preconditioner.
     fn upload(
         &self,
         ctx: &Context,
         apply: Option<TriangularApply>,
-        coded: bool,
+        algorithm: &str,
     ) -> Result<(GpuSparse<T>, Option<GpuSparse<T>>), OpError> {
         let conversion = match preferred_conversion(&self.a) {
-            Conversion::Ell(ell) if !coded => Conversion::Ell(EllOptions { value_table_limit: 0, ..ell }),
+            Conversion::Ell(ell) if algorithm == "uncoded" => {
+                Conversion::Ell(EllOptions { value_table_limit: 0, ..ell })
+            }
             conversion => conversion,
         };
         let operator = GpuSparse::from_csr(ctx, &self.a, conversion)?;
@@ -359,7 +361,7 @@ impl<T: Scalar> Inputs for SolverInputs<T> {
         let Some(apply) = preconditioner(algorithm) else {
             return Err(OpError::failed(format!("unknown solver algorithm {algorithm:?}")));
         };
-        let (matrix, factored) = self.upload(ctx, apply, algorithm != "uncoded")?;
+        let (matrix, factored) = self.upload(ctx, apply, algorithm)?;
         let spmv = Arc::new(Spmv::new(ctx, &matrix, SpmvAlgorithm::Auto)?);
         let precond = self.preconditioner(ctx, factored.as_ref(), apply)?;
         // `cgs`: GMRES by one classical Gram–Schmidt pass, as CuPy's.
@@ -587,7 +589,7 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
         let inputs = self.inputs;
         // A fresh upload (before the clock): no analyses kept from earlier plans of A, so the
         // time includes every one this solve builds (the level sets of exact application).
-        let (matrix, factored) = inputs.upload(&self.ctx, self.apply, self.algorithm != "uncoded")?;
+        let (matrix, factored) = inputs.upload(&self.ctx, self.apply, &self.algorithm)?;
         // The host's conversion idles the GPU for up to a second, after which the H100 runs
         // at ~60% of its bandwidth until it has been busy for ~0.4 s (NOTES, "Idle devices
         // start slow"): the peer's call finds it busy, so ours must too.
