@@ -1,7 +1,7 @@
 // The scalar steps of the iterative solvers, run by one invocation between the vector passes
 // (after its workgroup has added up a row of partials, if asked):
 // coefficients from the reductions already in `state` (CG's α = ρ/(p·q), BiCGSTAB's ω,
-// GMRES's Givens rotations and back substitution), the convergence test, and the status
+// GMRES's column of H, Givens rotations and back substitution), the convergence test, and the status
 // words the host reads once per batch. A failed step writes zeros where its coefficients go,
 // so that the vector passes recorded after it in the same iteration change nothing.
 //
@@ -18,9 +18,8 @@ const STOP: u32 = 0u;        // why the solve stopped, 0 while it runs
 const ITERATIONS: u32 = 1u;  // iterations done
 const CYCLE: u32 = 2u;       // GMRES: iterations done in this restart cycle
 const SKIP_UPDATE: u32 = 3u; // GMRES: 0 while a cycle has an update to apply
-const SKIP_REORTHOGONALIZE: u32 = 4u; // GMRES: 0 when this column needs a second projection
-const IDLING: u32 = 5u;      // 1 once an IDLE_AFTER_STOP ratio has found the solve stopped
-const SKIP_REPLACE: u32 = 6u; // BiCGSTAB: 0 when the residual is to be recomputed as b − A·x
+const IDLING: u32 = 4u;      // 1 once an IDLE_AFTER_STOP ratio has found the solve stopped
+const SKIP_REPLACE: u32 = 5u; // BiCGSTAB: 0 when the residual is to be recomputed as b − A·x
 
 // why the solve stopped (the host's StopReason)
 const CONVERGED: u32 = 1u;
@@ -37,14 +36,9 @@ const GIVENS: u32 = 2u;
 const BACK_SOLVE: u32 = 3u;
 const CYCLE_START: u32 = 4u;
 const CYCLE_END: u32 = 5u;
-const REORTHOGONALIZE: u32 = 6u;
+const COLUMN: u32 = 6u;
 const SUM_ONLY: u32 = 7u; // nothing after the sum
 const THRESHOLD: u32 = 8u;
-
-// GMRES projects w on the basis a second time when one projection left less than this
-// fraction of its norm (Daniel, Gragg, Kaufman and Stewart's criterion): cancellation then
-// cost the first pass its orthogonality.
-const REORTHOGONALIZE_BELOW = 0.7071067811865476;
 
 // BiCGSTAB recomputes its residual as b − A·x once the recurrence's norm has fallen below
 // this fraction of its peak since the last time (Sleijpen and van der Vorst's reliable
@@ -60,6 +54,8 @@ const NONZERO_NUM: u32 = 2u; // a zero numerator is a breakdown (BiCGSTAB: ρ = 
 // RATIO and CHECK: once stopped, a ratio is a zero step (and marks IDLING), and a check in
 // an idling iteration does nothing.
 const IDLE_AFTER_STOP: u32 = 4u;
+// COLUMN: project the column's vector a second time (CGS2), else once (classical).
+const REORTHOGONALIZE: u32 = 1u;
 // CHECK: track the norm's peak in state[c] and open the replacement's gate below it.
 const REPLACE_BELOW_PEAK: u32 = 8u;
 
@@ -67,7 +63,9 @@ struct Params {
     op: u32,
     // RATIO: out = a·c / (b·d), neg_out = -out, keep = a·c. CHECK: the norm is a, the
     // threshold b. GIVENS: H at a, cosines at b, sines at b + m, g at c, column `index`,
-    // the residual estimate to out. BACK_SOLVE: H at a, g at c, y to out.
+    // the residual estimate to out. BACK_SOLVE: H at a, g at c, y to out. COLUMN: the
+    // unrotated H at a, the rotated one at b, the column's dots at c, g at d, 1/β to out and
+    // μ to keep, column `index`.
     a: u32,
     b: u32,
     c: u32,
@@ -77,7 +75,7 @@ struct Params {
     keep: u32,
     flags: u32,
     // CHECK: the history entry (NONE: none) and whether the check counts an iteration.
-    // GIVENS: the column. REORTHOGONALIZE: ‖w‖ after the projection at a, before it at b.
+    // GIVENS, COLUMN: the column.
     index: u32,
     counts: u32,
     max_iterations: u32,
@@ -99,12 +97,11 @@ var<immediate> params: Params;
 override WG_SIZE: u32 = 256u;
 
 // Stopped, the rest of a batch runs nothing: the gated sections go quiet with STOP, and the
-// second projection's gate, decided by an op that no longer runs, is closed here.
+// replacement's gate, decided by an op that no longer runs, is closed here.
 fn stop(reason: u32) {
     if status[STOP] == 0u {
         status[STOP] = reason;
     }
-    status[SKIP_REORTHOGONALIZE] = 1u;
     status[SKIP_REPLACE] = 1u;
 }
 
@@ -265,6 +262,111 @@ fn back_solve() {
     }
 }
 
+// GMRES's delayed classical Gram–Schmidt (DCGS2; Świrydowicz, Langou, Ananthan, Yang and
+// Thomas, 2020), at column j. The column's pass left, with Q = v₀ … v_{j−1} and u the
+// vector that is to become v_j (projected once), p = A·u:
+//   dots[i] = sᵢ = vᵢ·u (i < j), dots[j] = u·u, dots[j + 1 + i] = tᵢ = vᵢ·p, dots[2j + 1] = u·p.
+// 1. u's second projection: v_j = (u − Q·s)/β with β² = u·u − s·s (Pythagoras: Q is
+//    orthonormal). That finishes column j − 1 of the Hessenberg matrix H (its first
+//    projection was stored by the step before): H[i, j−1] += sᵢ, H[j, j−1] = β; the column is
+//    copied to the rotated matrix for the Givens op that follows. At j = 0, g[0] = β = ‖r‖.
+// 2. Column j's first projection, from dots alone: A·v_j = (p − A·Q·s)/β, and
+//    A·Q·s = V·H·s by the Arnoldi relation, so H[i, j] = (tᵢ − (H·s)ᵢ)/β for i < j and
+//    H[j, j] = (μ − β·s_{j−1})/β with μ = v_j·p = (u·p − s·t)/β; the next u is
+//    (p − Q·t − μ·v_j)/β, which the column's update pass writes with v_j (1/β to out, μ to keep).
+// Classical Gram–Schmidt (no REORTHOGONALIZE flag) takes s = 0: one projection, the same passes.
+fn column(workgroup: u32, lane: Lane) {
+    let j = params.index;
+    let dots = params.c;
+    let t = dots + j + 1u;
+    let reorthogonalize = (params.flags & REORTHOGONALIZE) != 0u;
+    // s·s and s·t, summed by the workgroup (each lane's rows in a fixed order).
+    var lane_ss = Acc(0.0);
+    var lane_st = Acc(0.0);
+    for (var i = lane.index; i < j; i += WG_SIZE) {
+        let s = s_at(i, reorthogonalize);
+        lane_ss += s * s;
+        lane_st += s * state[t + i];
+    }
+    let ss = Real(workgroup_sum(lane, lane_ss));
+    let st = Real(workgroup_sum(lane, lane_st));
+    if workgroup != 0u {
+        return;
+    }
+    // Rounding may leave u·u − s·s just below 0 when u lies in Q's span; a NaN stays NaN.
+    var beta_squared = state[dots + j] - ss;
+    if beta_squared < 0.0 {
+        beta_squared = Real(0.0);
+    }
+    let beta = sqrt(beta_squared);
+    // 1/0 for the lucky breakdown β = 0: the residual estimate of column j − 1 is then 0 and
+    // the check stops the solve; a NaN β stays NaN.
+    var inv = Real(0.0);
+    if beta == 0.0 {
+    } else {
+        inv = Real(1.0) / beta;
+    }
+    let mu = (state[t + j] - st) * inv;
+    // Row i of column j: lane i (every WG_SIZE-th row). Column j − 1 is written by the row's
+    // own lane, so H·s reads it from the lane's registers, not from memory another lane writes.
+    for (var i = lane.index; i <= j; i += WG_SIZE) {
+        var finished = Real(0.0);
+        if j > 0u {
+            let previous = j - 1u;
+            if i < j {
+                finished = state[h_at(i, previous)] + s_at(i, reorthogonalize);
+            } else {
+                finished = beta;
+            }
+            state[h_at(i, previous)] = finished;
+            state[rotated_at(i, previous)] = finished;
+        }
+        if j == params.m {
+            continue;
+        }
+        if i < j {
+            if !reorthogonalize {
+                state[params.c + i] = Real(0.0);
+            }
+            // H is upper Hessenberg: H[i, k] = 0 for k < i − 1.
+            var hs = finished * s_at(j - 1u, reorthogonalize);
+            for (var k = max(i, 1u) - 1u; k + 1u < j; k += 1u) {
+                hs += state[h_at(i, k)] * s_at(k, reorthogonalize);
+            }
+            state[h_at(i, j)] = (state[t + i] - hs) * inv;
+        } else {
+            var below = Real(0.0);
+            if j > 0u {
+                below = beta * s_at(j - 1u, reorthogonalize);
+            }
+            state[h_at(j, j)] = (mu - below) * inv;
+        }
+    }
+    if lane.index == 0u {
+        if j == 0u {
+            state[params.d] = beta;
+        }
+        if j < params.m {
+            state[params.out] = inv;
+            state[params.keep] = mu;
+        }
+    }
+}
+
+// sᵢ, the dot of vᵢ with the column's u; 0 for classical Gram–Schmidt (whose update pass
+// then reads the 0 that `column` writes in its place).
+fn s_at(i: u32, reorthogonalize: bool) -> Real {
+    if reorthogonalize {
+        return state[params.c + i];
+    }
+    return Real(0.0);
+}
+
+// The rotated H (COLUMN's b), laid out as H.
+fn rotated_at(i: u32, j: u32) -> u32 {
+    return params.b + i + j * (params.m + 1u);
+}
+
 // Loads in flight per lane while adding partials: a lane's loads are independent, and a
 // single-workgroup step is bound by their latency, not by bandwidth (16384 partials of an
 // SpMV's fold are 64 loads a lane).
@@ -298,6 +400,11 @@ fn run(workgroup: u32, lane: Lane) {
             }
         }
     }
+    if params.op == COLUMN {
+        // The whole workgroup: a row of H a lane.
+        column(workgroup, lane);
+        return;
+    }
     if workgroup != 0u || lane.index != 0u {
         return;
     }
@@ -323,10 +430,6 @@ fn run(workgroup: u32, lane: Lane) {
         }
         case CYCLE_END: {
             status[SKIP_UPDATE] = 1u;
-        }
-        case REORTHOGONALIZE: {
-            let again = status[STOP] == 0u && state[params.a] < Real(REORTHOGONALIZE_BELOW) * state[params.b];
-            status[SKIP_REORTHOGONALIZE] = select(1u, 0u, again);
         }
         default: {
         }

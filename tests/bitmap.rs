@@ -502,18 +502,22 @@ fn lu<T: Scalar>() {
                     let packed: Vec<T> =
                         block(&l).iter().zip(block(&u)).map(|(&x, y)| T::from_f64(x.to_f64() + y.to_f64())).collect();
                     let original = DenseMatrix::try_new(n, n, block(&dense)).unwrap();
-                    let (_, _, want_info) = reference::lu_factor(&original, true);
+                    let (factor, _, want_info) = reference::lu_factor(&original, true);
                     let error = reference::lu_backward_error(&original, &packed, &pivots[m * n..(m + 1) * n]);
+                    // Singular by chance (a small random pattern): exact cancellation in one
+                    // precision leaves a pivot of rounding size in the other, either way
+                    // (f32 nonzero where f64 cancelled: seed 1795503993145207524, 7 × 3²;
+                    // f32 zero where f64 kept 1e-17: seed 1795596976423406097, 33 × 3²).
+                    let largest = original.data().iter().fold(0.0f64, |x, v| x.max(v.to_f64().abs()));
+                    let smallest_pivot = (0..n).fold(f64::INFINITY, |x, k| x.min(factor[k * n + k].abs()));
+                    let by_chance = smallest_pivot <= 100.0 * n as f64 * tolerance::<T>() * largest;
                     if singular.contains(&m) {
                         // A zero column: a zero pivot in any precision.
                         assert_ne!(info[m], 0, "{label}: matrix {m} is singular");
-                    } else if want_info == 0 {
+                    } else if want_info == 0 && !by_chance {
                         assert_eq!(info[m], 0, "{label}: matrix {m} info");
                         assert!(error <= 10.0 * n as f64 * tolerance::<T>(), "{label}: matrix {m} error {error:e}");
                     }
-                    // Else singular by chance (a small random pattern), found by exact
-                    // cancellation in f64; in f32 the same cancellation can leave a pivot of
-                    // rounding size (seed 1795503993145207524, 7 × 3²): not checked.
                 }
             }
         }

@@ -517,7 +517,7 @@ fn bicgstab_replaces_a_drifted_residual() {
 
 /// GMRES keeps its basis orthogonal: on diag(10⁻³ … 1) (n = 1000) with m = 256 in f32,
 /// one classical Gram–Schmidt pass loses orthogonality as the Krylov vectors line up and
-/// needs 323 iterations; with the second projection (DGKS, the default) the count is the f64
+/// needs 323 iterations; with the second projection (delayed CGS2, the default) the count is the f64
 /// twin's, 144.
 #[test]
 fn gmres_reorthogonalizes() {

@@ -502,13 +502,13 @@ impl Report {
             let (restart, rtol, f32_iterations, _) = crate::ops::solver_settings();
             lines.push(format!(
                 "cg/bicgstab/gmres rows: A·x = b with b = 1, x0 = 0 (GMRES restarts every {}); auto: no \
-                 preconditioner, as the peer (GMRES by classical Gram–Schmidt, projected again where the first pass \
-                 cancelled: at nearly every step on these stencils); cgs: GMRES by one classical Gram–Schmidt pass, \
-                 as CuPy's; ic0/ilu0: IC(0) for CG, ILU(0) for the others (3 factorization sweeps), \
+                 preconditioner, as the peer (GMRES by classical Gram–Schmidt projected twice, the second \
+                 projection and the normalization delayed into the next column's two passes: DCGS2); cgs: GMRES by \
+                 one classical Gram–Schmidt projection, as CuPy's (the same passes); ic0/ilu0: IC(0) for CG, ILU(0) for the others (3 factorization sweeps), \
                  applied by exact triangular solves (run when named), -sweeps: by 2 Jacobi sweeps per triangle, -sweepsN by N (the peer stays \
                  unpreconditioned); f64 rows solve to rtol {:e}, f32 rows run {} iterations on both sides (f32 cannot \
                  reach that rtol by the true residual on these systems); GPU µs is one iteration's kernels (recorded \
-                 ungated, GMRES's second projection included; GMRES's grows with the column, so its GPU µs is the median \
+                 ungated; GMRES's grows with the column, so its GPU µs is the median \
                  column's and its batched µs the cycle's mean, which the byte model's average matches); one-shot µs the \
                  wall clock from planning (SpMV plan, factorization and solver, A freshly \
                  uploaded: no analyses kept) to the solution on the device, \

@@ -228,10 +228,6 @@ pub fn bicgstab<T: Scalar>(
     TwinSolve { x, iterations: max_iterations, converged: false, history }
 }
 
-/// GMRES projects w a second time when the first projection left less than this fraction
-/// of its norm (the device's `REORTHOGONALIZE_BELOW`).
-const REORTHOGONALIZE_BELOW: f64 = std::f64::consts::FRAC_1_SQRT_2;
-
 /// `c = Vᵀ·w` against every vector at once (classical Gram–Schmidt), then `w −= V·c`.
 fn project(basis: &[Vec<f64>], w: &mut [f64]) -> Vec<f64> {
     let c: Vec<f64> = basis.iter().map(|v| dot(v, w)).collect();
@@ -277,18 +273,17 @@ pub fn gmres<T: Scalar>(
         let (mut stop, mut met) = (false, false);
         for j in 0..restart {
             let mut w = p_.apply(&p_.precondition(&basis[j]));
-            // Classical Gram–Schmidt, and (by default) once more when it cancelled too much.
-            let before = norm(&w);
+            // Classical Gram–Schmidt, by default twice (CGS2: the device delays the second
+            // projection into the next column's pass, the same in exact arithmetic).
             for (i, c) in project(&basis, &mut w).into_iter().enumerate() {
                 h[i][j] = c;
             }
-            let mut after = norm(&w);
-            if orthogonalization == Orthogonalization::Reorthogonalized && after < REORTHOGONALIZE_BELOW * before {
+            if orthogonalization == Orthogonalization::Reorthogonalized {
                 for (i, c) in project(&basis, &mut w).into_iter().enumerate() {
                     h[i][j] += c;
                 }
-                after = norm(&w);
             }
+            let after = norm(&w);
             h[j + 1][j] = after;
             for i in 0..j {
                 let (hi, hn) = (h[i][j], h[i + 1][j]);

@@ -1,49 +1,53 @@
-//! Restarted GMRES(m), right-preconditioned (Saad's Algorithm 9.5): classical Gram–Schmidt
-//! in two passes over the basis (`gram_schmidt.rs`), by default projected a second time when
-//! the first cancelled too much (DGKS, decided on the device), Givens rotations and the
-//! back substitution by the step kernel (one invocation), so a cycle never waits for the host.
+//! Restarted GMRES(m), right-preconditioned (Saad's Algorithm 9.5): delayed classical
+//! Gram–Schmidt, two passes over the basis a column (`gram_schmidt.rs`), Givens rotations and
+//! the back substitution by the step kernel (one invocation), so a cycle never waits for the
+//! host.
+//!
+//! The delay: column j's pass also projects the vector that becomes v_j a second time, so
+//! v_j is final only after A has been applied to it once projected, and column j − 1 of H
+//! (with its residual estimate and convergence check) is finished in column j's iteration.
+//! The check of a cycle's last column comes after one more pass over the basis (its dots,
+//! no update), and a run that stops mid-cycle finishes its open column in `finish`.
 
-use super::gram_schmidt::{Basis, Coefficients, Dots};
-use super::steps::{slot, GmresSlots, Ratio};
+use super::gram_schmidt::{Basis, Coefficients, ColumnSlots};
+use super::steps::{slot, GmresSlots};
 use super::{Common, Method, Operator, Orthogonalization, Sink, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
 use crate::ops::blas1;
+use crate::record::Recorder;
 use crate::{Batch, Context, Result};
 
-/// 1 / ‖w‖, the scale of the next basis vector.
+/// Where Givens leaves 1/H[j + 1, j] (not used here).
 const INV: usize = slot::FIRST_FREE;
-/// ‖w‖ before the projection, for the reorthogonalization test.
-const W_NORM: usize = INV + 1;
-const FIRST_ARRAY: usize = INV + 2;
+const FIRST_ARRAY: usize = INV + 1;
 
 /// The cycle's update: x += Σ yᵢ·vᵢ, y zero past the cycle's columns (those vectors skipped).
 fn add(first: usize) -> Coefficients {
     Coefficients { first, subtract: false, skip_zero: true }
 }
 
-/// Gram–Schmidt: w −= Σ hᵢ·vᵢ, every vector read.
-fn subtract(first: usize) -> Coefficients {
-    Coefficients { first, subtract: true, skip_zero: false }
-}
-
-/// A planned GMRES(m) solve: the m + 1 basis vectors and the small dense arrays allocated
-/// once.
+/// A planned GMRES(m) solve: the m basis vectors and the small dense arrays allocated once.
 pub struct Gmres<'a, T: Scalar> {
     common: Common<'a, T>,
     slots: GmresSlots,
     basis: Basis<T>,
-    /// The next basis vector before it is normalized (its own buffer: a dispatch may not
-    /// read one part of a buffer and write another).
-    w: GpuVec<T>,
-    /// M⁻¹·v (and M⁻¹·Σ yᵢ·vᵢ at the update), with a preconditioner.
+    /// The open column's vector u, projected once (its second projection makes it v_j)...
+    u: GpuVec<T>,
+    /// ... and p = A·M⁻¹·u, which the column's update turns into the next u (the two then
+    /// swap).
+    p: GpuVec<T>,
+    /// M⁻¹·u (and M⁻¹·Σ yᵢ·vᵢ at the update), with a preconditioner.
     z: Option<GpuVec<T>>,
     /// Σ yᵢ·vᵢ, with a preconditioner (without one, the update goes straight into x).
-    u: Option<GpuVec<T>>,
+    sum: Option<GpuVec<T>>,
     /// Columns recorded in the open cycle.
     column: usize,
-    /// Whether a column may be projected twice ([`Orthogonalization::Reorthogonalized`]).
+    /// Whether u is projected twice ([`Orthogonalization::Reorthogonalized`]).
     reorthogonalize: bool,
+    /// The history entry of the next check in the current batch: a batch's checks lag its
+    /// iterations by one column within a cycle.
+    next_history: usize,
 }
 
 impl<'a, T: Scalar> Gmres<'a, T> {
@@ -58,28 +62,54 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         let m = options.restart;
         let slots = GmresSlots::after(FIRST_ARRAY, m);
         let common = Common::new(ctx, "gmres", op.into(), precond, options, slots.end())?;
-        let basis = Basis::new(ctx, common.steps.rows(), m + 1)?;
+        let basis = Basis::new(ctx, common.steps.rows(), m)?;
         common.count_bytes(basis.bytes());
-        let w = common.vector()?;
+        let (u, p) = (common.vector()?, common.vector()?);
         let z = common.precond.as_ref().map(|_| common.vector()).transpose()?;
-        let u = common.precond.as_ref().map(|_| common.vector()).transpose()?;
+        let sum = common.precond.as_ref().map(|_| common.vector()).transpose()?;
         let reorthogonalize = options.orthogonalization == Orthogonalization::Reorthogonalized;
-        Ok(Gmres { slots, basis, w, z, u, column: 0, reorthogonalize, common })
+        Ok(Gmres { slots, basis, u, p, z, sum, column: 0, reorthogonalize, next_history: 0, common })
     }
 
     solve_entry_points!();
 
-    /// A cycle's start: v₀ = r / ‖r‖, g = ‖r‖·e₁.
+    fn column_slots(&self) -> ColumnSlots {
+        ColumnSlots { dots: self.slots.dots, inv_beta: self.slots.inv_beta, mu: self.slots.mu }
+    }
+
+    /// A cycle's start: u = r (v₀ = r/‖r‖ comes out of column 0's pass, g = ‖r‖·e₁ out of its
+    /// step).
     fn cycle_start<'p>(&mut self, sink: &mut impl Sink<'p>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
         self.column = 0;
         let steps = &self.common.steps;
         let mut rec = sink.rec();
         steps.cycle_start(&mut rec)?;
-        self.common.residual(&mut rec, b, x, &mut self.basis.vectors[0], slot::R_NORM)?;
-        steps.check(&mut rec, slot::R_NORM, None)?;
-        steps.ratio(&mut rec, Ratio::quotient(slot::R_NORM, slot::ONE, self.slots.g, None))?;
-        steps.ratio(&mut rec, Ratio::quotient(slot::ONE, slot::R_NORM, INV, None))?;
-        blas1::scal(&mut rec, steps.arg(INV), &mut self.basis.vectors[0])
+        self.common.residual(&mut rec, b, x, &mut self.u, slot::R_NORM)?;
+        steps.check(&mut rec, slot::R_NORM, None)
+    }
+
+    /// Column `j`'s coefficients from its dots; for j > 0 that finishes column j − 1: its
+    /// rotation and convergence check.
+    fn column_step(&mut self, rec: &mut Recorder<'_, '_>, j: usize) -> Result<()> {
+        let steps = &self.common.steps;
+        steps.column(rec, self.slots, j, self.reorthogonalize)?;
+        if j > 0 {
+            steps.givens(rec, self.slots, j - 1, slot::R_NORM, INV)?;
+            // Gated off (the solve stopped) when the history is already full.
+            let at = self.next_history.min(steps.history_len() - 1);
+            self.next_history += 1;
+            steps.check(rec, slot::R_NORM, Some(at))?;
+        }
+        Ok(())
+    }
+
+    /// Finishes the open cycle's last column (u's second projection: its dots and step).
+    fn close_column<'p>(&mut self, sink: &mut impl Sink<'p>) -> Result<()> {
+        let j = self.column;
+        self.common.steps.gate(sink)?;
+        let mut rec = sink.rec();
+        self.basis.column_dots(&mut rec, j, &self.u, &self.p, self.common.steps.state(), self.column_slots())?;
+        self.column_step(&mut rec, j)
     }
 
     /// The open cycle's update, x += M⁻¹·V·y with y = R⁻¹·g, if the cycle ran.
@@ -89,14 +119,14 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         steps.gate_update(sink)?;
         let mut rec = sink.rec();
         steps.back_solve(&mut rec, self.slots)?;
-        match (&mut self.u, &mut self.z) {
-            (Some(u), Some(z)) => {
-                blas1::fill(&mut rec, T::default(), u)?;
-                self.basis.update(&mut rec, m, add(y), u, steps.state(), None)?;
-                self.common.precondition(&mut rec, u, z)?;
+        match (&mut self.sum, &mut self.z) {
+            (Some(sum), Some(z)) => {
+                blas1::fill(&mut rec, T::default(), sum)?;
+                self.basis.update(&mut rec, m, add(y), sum, steps.state())?;
+                self.common.precondition(&mut rec, sum, z)?;
                 blas1::axpy(&mut rec, T::from_f64(1.0), z, x)?;
             }
-            _ => self.basis.update(&mut rec, m, add(y), x, steps.state(), None)?,
+            _ => self.basis.update(&mut rec, m, add(y), x, steps.state())?,
         }
         steps.cycle_end(&mut rec)
     }
@@ -118,47 +148,30 @@ impl<T: Scalar> Method<T> for Gmres<'_, T> {
         x: &mut GpuVec<T>,
         history_at: usize,
     ) -> Result<()> {
+        if history_at == 0 {
+            self.next_history = 0;
+        }
         let j = self.column;
-        let s = self.slots;
-        let steps = &self.common.steps;
-        let (column, below) = (s.h_at(0, j), s.h_at(j + 1, j));
-        steps.gate(sink)?;
+        self.common.steps.gate(sink)?;
         {
             let mut rec = sink.rec();
-            let v = &self.basis.vectors[j];
             match &mut self.z {
                 Some(z) => {
-                    self.common.precondition(&mut rec, v, z)?;
-                    self.common.op.apply(&mut rec, z, &mut self.w)?;
+                    self.common.precondition(&mut rec, &self.u, z)?;
+                    self.common.op.apply(&mut rec, z, &mut self.p)?;
                 }
-                None => self.common.op.apply(&mut rec, v, &mut self.w)?,
+                None => self.common.op.apply(&mut rec, &self.u, &mut self.p)?,
             }
-            // Classical Gram–Schmidt against v₀ … v_j: h = Vᵀ·w, then w −= V·h.
-            let (w, state) = (&self.w, steps.state());
-            self.basis.project(&mut rec, j + 1, w, state, Dots { into: column, add_to: None }, Some(W_NORM))?;
-            self.basis.update(&mut rec, j + 1, subtract(column), w, state, Some(below))?;
-            if self.reorthogonalize {
-                steps.reorthogonalize(&mut rec, below, W_NORM)?;
-            }
+            let (state, slots) = (self.common.steps.state(), self.column_slots());
+            self.basis.column_dots(&mut rec, j, &self.u, &self.p, state, slots)?;
+            self.column_step(&mut rec, j)?;
+            let state = self.common.steps.state();
+            self.basis.column_update(&mut rec, j, &self.u, &self.p, state, slots)?;
         }
-        if self.reorthogonalize {
-            // Once more if the device says so: c = Vᵀ·w, w −= V·c, h += c.
-            steps.gate_reorthogonalize(sink)?;
-            let mut rec = sink.rec();
-            let (w, state) = (&self.w, steps.state());
-            self.basis.project(&mut rec, j + 1, w, state, Dots { into: s.c, add_to: Some(column) }, None)?;
-            self.basis.update(&mut rec, j + 1, subtract(s.c), w, state, Some(below))?;
-            drop(rec);
-            steps.gate(sink)?;
-        }
-        {
-            let mut rec = sink.rec();
-            steps.givens(&mut rec, s, j, slot::R_NORM, INV)?;
-            steps.check(&mut rec, slot::R_NORM, Some(history_at))?;
-            blas1::axpby(&mut rec, steps.arg(INV), &self.w, T::default(), &mut self.basis.vectors[j + 1])?;
-        }
+        std::mem::swap(&mut self.u, &mut self.p);
         self.column += 1;
-        if self.column == s.m {
+        if self.column == self.slots.m {
+            self.close_column(sink)?;
             self.update(sink, x)?;
             self.common.steps.gate(sink)?;
             self.cycle_start(sink, b, x)?;
@@ -168,12 +181,13 @@ impl<T: Scalar> Method<T> for Gmres<'_, T> {
 
     fn finish(&mut self, batch: &mut Batch<'_>, x: &mut GpuVec<T>) -> Result<()> {
         if self.column > 0 {
+            self.close_column(batch)?;
             self.update(batch, x)?;
         }
         Ok(())
     }
 
     fn true_residual(&mut self, batch: &mut Batch<'_>, b: &GpuVec<T>, x: &GpuVec<T>) -> Result<()> {
-        self.common.residual(&mut batch.recorder(), b, x, &mut self.basis.vectors[0], slot::TRUE_NORM)
+        self.common.residual(&mut batch.recorder(), b, x, &mut self.p, slot::TRUE_NORM)
     }
 }

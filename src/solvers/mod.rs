@@ -43,9 +43,8 @@ macro_rules! solve_entry_points {
         /// iteration). Solving goes through [`Self::solve`]; the state an iteration starts
         /// from is the last solve's. Profile after a solve: on a fresh solver's zeros the
         /// kernels skip what a zero step does not need (CG's α = 0 reads neither q nor x).
-        /// Work that a solve does only when the device asks for it is recorded as if it were
-        /// asked for (GMRES's second Gram–Schmidt projection), except BiCGSTAB's residual
-        /// replacement, which a solve runs a few times in all and an iteration leaves out.
+        /// BiCGSTAB's residual replacement, which a solve runs only when the device asks for
+        /// it (a few times in all), is left out.
         pub fn record_iteration(
             &mut self,
             rec: &mut crate::record::Recorder<'_, '_>,
@@ -234,7 +233,7 @@ pub struct SolverOptions {
     /// Iterations recorded per batch; `None` starts at 4 and doubles up to 32, so that easy
     /// systems stop soon and long solves read their status rarely.
     pub batch: Option<usize>,
-    /// GMRES: the restart length m (the Krylov basis holds m + 1 vectors).
+    /// GMRES: the restart length m (the Krylov basis holds m vectors).
     pub restart: usize,
     /// GMRES: how each new vector is made orthogonal to the basis.
     pub orthogonalization: Orthogonalization,
@@ -286,21 +285,22 @@ impl Default for Shadow {
     }
 }
 
-/// How GMRES makes each new vector w orthogonal to its basis V. Both use classical
-/// Gram–Schmidt, `h = Vᵀ·w` then `w −= V·h`: two passes over the basis, where modified
-/// Gram–Schmidt takes one dot and one axpy per basis vector.
+/// How GMRES makes each new vector orthogonal to its basis V. Both use classical
+/// Gram–Schmidt, `h = Vᵀ·w` then `w −= V·h`, with the normalization and the second
+/// projection delayed into the next column (Świrydowicz, Langou, Ananthan, Yang and Thomas,
+/// 2020): a column reads the basis twice, once for the dots of both vectors and once to
+/// update both, where modified Gram–Schmidt takes one dot and one axpy per basis vector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Orthogonalization {
-    /// Classical Gram–Schmidt, projected a second time when the first left less than 1/√2
-    /// of ‖w‖ (Daniel, Gragg, Kaufman and Stewart's test): as stable as modified
-    /// Gram–Schmidt. On stencil operators the test passes at nearly every step (‖w‖ falls
-    /// to about 0.4–0.5 of ‖A·v‖), so the projection costs twice as much.
+    /// Classical Gram–Schmidt twice (CGS2, delayed: DCGS2), as stable as modified
+    /// Gram–Schmidt, at the passes of one projection.
     #[default]
     Reorthogonalized,
-    /// One classical Gram–Schmidt pass (the default of CuPy and PETSc): half the
-    /// projection's cost, but orthogonality is lost as the Krylov vectors line up: in f32,
-    /// GMRES(256) on diag(10⁻³ … 1) takes 323 iterations instead of 144.
+    /// One classical Gram–Schmidt projection (the default of CuPy and PETSc), for
+    /// comparison: it takes the same passes here, and orthogonality is lost as the Krylov
+    /// vectors line up: in f32, GMRES(256) on diag(10⁻³ … 1) takes 323 iterations instead
+    /// of 144.
     Classical,
 }
 
@@ -502,7 +502,9 @@ impl<'a, T: Scalar> Common<'a, T> {
                 return Err(Error::dimension(what, "preconditioner rows", rows, r));
             }
         }
-        let history = options.batch.unwrap_or(AUTO_BATCH_MAX);
+        // One entry more than a batch's iterations: GMRES checks a column in the iteration
+        // after it, so a batch that ends a cycle may check one column more than it ran.
+        let history = options.batch.unwrap_or(AUTO_BATCH_MAX) + 1;
         Ok(Common {
             what,
             vectors: std::cell::Cell::new(0),
@@ -670,12 +672,12 @@ fn run_batches<T: Scalar, M: Method<T>>(
             let tickets = method.steps().read_status(&mut batch, first_status || closed)?;
             batch.submit()?;
             report.batches += 1;
-            in_flight.push_back((tickets, count, closed));
+            in_flight.push_back((tickets, closed));
             if options.batch.is_none() {
                 size = (size * 2).min(AUTO_BATCH_MAX);
             }
         }
-        let Some((tickets, count, closes)) = in_flight.pop_front() else {
+        let Some((tickets, closes)) = in_flight.pop_front() else {
             unreachable!("a run closes with a batch in flight");
         };
         let status = tickets.wait()?;
@@ -686,7 +688,7 @@ fn run_batches<T: Scalar, M: Method<T>>(
             }
         }
         let scale = b_norm.expect("the first status reads the scalars");
-        let ran = (status.iterations as usize).saturating_sub(done).min(count);
+        let ran = (status.iterations as usize).saturating_sub(done).min(status.history.len());
         report.history.extend(status.history[..ran].iter().map(|&v| v / scale));
         done += ran;
         report.iterations = done;
@@ -713,10 +715,10 @@ fn run_batches<T: Scalar, M: Method<T>>(
             let tickets = method.steps().read_status(&mut batch, true)?;
             batch.submit()?;
             report.batches += 1;
-            in_flight.push_back((tickets, 0, true));
+            in_flight.push_back((tickets, true));
         }
         // Later batches are no-ops on the device; the closing one has the true residual.
-        for (tickets, _, closes) in in_flight.drain(..) {
+        for (tickets, closes) in in_flight.drain(..) {
             let status = tickets.wait()?;
             if let (true, Some(scalars)) = (closes, &status.scalars) {
                 true_norm = Some(scalars[slot::TRUE_NORM]);

@@ -33,12 +33,11 @@ pub(super) mod slot {
 const STOP: usize = 0;
 const ITERATIONS: usize = 1;
 pub(super) const SKIP_UPDATE: usize = 3;
-const SKIP_REORTHOGONALIZE: usize = 4;
 /// Set once an idling ratio found the solve stopped ([`AfterStop::Idle`]).
-const IDLING: usize = 5;
+const IDLING: usize = 4;
 /// BiCGSTAB: 0 when the residual is to be recomputed ([`Steps::check_replacing`]).
-const SKIP_REPLACE: usize = 6;
-const STATUS_WORDS: usize = 7;
+const SKIP_REPLACE: usize = 5;
+const STATUS_WORDS: usize = 6;
 const NONE: u32 = u32::MAX;
 /// solver_step.wgsl's flag of a ratio or check that idles once stopped.
 const IDLE_AFTER_STOP: u32 = 4;
@@ -53,7 +52,8 @@ enum Op {
     BackSolve = 3,
     CycleStart = 4,
     CycleEnd = 5,
-    Reorthogonalize = 6,
+    /// GMRES: a column's coefficients by delayed classical Gram–Schmidt.
+    Column = 6,
     /// Only the step's sum.
     SumOnly = 7,
     /// The threshold from ‖b‖; stops a solve whose b is zero or not finite.
@@ -226,6 +226,11 @@ impl<T: Scalar> Steps<T> {
         self.rows
     }
 
+    /// Entries of a batch's history.
+    pub fn history_len(&self) -> usize {
+        self.history.len()
+    }
+
     /// The scalars, as a vector (dot products write into it).
     pub fn state(&self) -> &GpuVec<T> {
         &self.state
@@ -251,7 +256,6 @@ impl<T: Scalar> Steps<T> {
         self.state.write(&state)?;
         let mut status = [0u32; STATUS_WORDS];
         status[SKIP_UPDATE] = 1;
-        status[SKIP_REORTHOGONALIZE] = 1;
         status[SKIP_REPLACE] = 1;
         self.status.write(&status)
     }
@@ -282,18 +286,6 @@ impl<T: Scalar> Steps<T> {
     /// [`check_replacing`](Self::check_replacing) asked for the residual to be recomputed.
     pub fn gate_replace<'p>(&self, sink: &mut impl Sink<'p>) -> Result<()> {
         sink.gate(&self.status, SKIP_REPLACE)
-    }
-
-    /// GMRES: makes the dispatches recorded next run only if the last
-    /// [`reorthogonalize`](Self::reorthogonalize) asked for a second projection.
-    pub fn gate_reorthogonalize<'p>(&self, sink: &mut impl Sink<'p>) -> Result<()> {
-        sink.gate(&self.status, SKIP_REORTHOGONALIZE)
-    }
-
-    /// GMRES: asks for a second projection of w if `state[after] < state[before]/√2` (the
-    /// norms of w after and before the first) while the solve goes on.
-    pub fn reorthogonalize(&self, rec: &mut Recorder<'_, '_>, after: usize, before: usize) -> Result<()> {
-        self.record(rec, kernel::Params { a: after as u32, b: before as u32, ..Self::params(Op::Reorthogonalize) })
     }
 
     pub fn dot(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &GpuVec<T>, slot: usize) -> Result<()> {
@@ -493,6 +485,33 @@ impl<T: Scalar> Steps<T> {
         self.record(rec, params)
     }
 
+    /// GMRES: column `column`'s coefficients by delayed classical Gram–Schmidt from the dots
+    /// its pass left at `gmres.dots` (`solver_step.wgsl`, `column`): finishes column
+    /// `column − 1` of H (its second projection, copied to the rotated H for
+    /// [`givens`](Self::givens)), stores column `column`'s first projection, and writes the
+    /// update pass's 1/β and μ. With `reorthogonalize` false, one projection (classical).
+    pub fn column(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        gmres: GmresSlots,
+        column: usize,
+        reorthogonalize: bool,
+    ) -> Result<()> {
+        let params = kernel::Params {
+            a: gmres.hessenberg as u32,
+            b: gmres.h as u32,
+            c: gmres.dots as u32,
+            d: gmres.g as u32,
+            out: gmres.inv_beta as u32,
+            keep: gmres.mu as u32,
+            index: column as u32,
+            m: gmres.m as u32,
+            flags: reorthogonalize as u32,
+            ..Self::params(Op::Column)
+        };
+        self.record(rec, params)
+    }
+
     /// GMRES: y ← R⁻¹·g over the cycle's columns (zero past them).
     pub fn back_solve(&self, rec: &mut Recorder<'_, '_>, gmres: GmresSlots) -> Result<()> {
         let params = kernel::Params {
@@ -529,7 +548,9 @@ impl<T: Scalar> Steps<T> {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct GmresSlots {
     pub m: usize,
-    /// H, (m + 1) × m, column-major.
+    /// H as the Arnoldi relation has it, (m + 1) × m, column-major.
+    pub hessenberg: usize,
+    /// H rotated into R by the Givens rotations, laid out the same.
     pub h: usize,
     /// m cosines, then m sines.
     pub rotations: usize,
@@ -537,64 +558,158 @@ pub(super) struct GmresSlots {
     pub g: usize,
     /// y, m.
     pub y: usize,
-    /// The coefficients of a second projection, m + 1.
-    pub c: usize,
+    /// A column's dots (`Steps::column`), 2(m + 1).
+    pub dots: usize,
+    /// The column update's 1/β and μ.
+    pub inv_beta: usize,
+    pub mu: usize,
 }
 
 impl GmresSlots {
     pub fn after(first: usize, m: usize) -> Self {
-        let h = first;
+        let hessenberg = first;
+        let h = hessenberg + (m + 1) * m;
         let rotations = h + (m + 1) * m;
         let g = rotations + 2 * m;
         let y = g + m + 1;
-        let c = y + m;
-        GmresSlots { m, h, rotations, g, y, c }
+        let dots = y + m;
+        let inv_beta = dots + 2 * (m + 1);
+        GmresSlots { m, hessenberg, h, rotations, g, y, dots, inv_beta, mu: inv_beta + 1 }
     }
 
     /// The first slot past the arrays.
     pub fn end(&self) -> usize {
-        self.c + self.m + 1
-    }
-
-    pub fn h_at(&self, i: usize, j: usize) -> usize {
-        self.h + i + j * (self.m + 1)
+        self.mu + 1
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::solvers::MAX_RESTART;
     use crate::ContextOptions;
 
-    /// GMRES's second projection is asked for exactly when ‖w‖ fell below 1/√2 of what it
-    /// was, and never once the solve has stopped (nor before anything asked).
+    /// GMRES's column step against its definition, on small vectors in f64 on the host: Q
+    /// orthonormal (j columns), u with a part in Q's span, p arbitrary, the dots a column
+    /// pass leaves. Column j − 1 of H gets u's second projection (H[i, j−1] += qᵢ·u,
+    /// H[j, j−1] = ‖u − Q·s‖) and is copied to the rotated H; 1/β, μ = v_j·p and column j's
+    /// first projection follow, H[i, j] = (tᵢ − (H·s)ᵢ)/β, H[j, j] = (μ − β·s_{j−1})/β.
+    /// Classical: s taken as 0 (and zeroed for the update pass). At j = 0, g[0] = ‖u‖; at
+    /// j = m, nothing for a next column.
     #[test]
-    fn reorthogonalization_is_asked_when_needed_and_while_running() {
+    fn gmres_column_step_matches_its_definition() {
         let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
-        let steps = Steps::<f32>::new(&ctx, 4, slot::FIRST_FREE + 2, 1, 100).unwrap();
-        let (after, before) = (slot::FIRST_FREE, slot::FIRST_FREE + 1);
-        let skip = |steps: &Steps<f32>| steps.status.read_blocking().unwrap()[SKIP_REORTHOGONALIZE];
-        let decide = |ratio: f32| {
-            steps.set(after, ratio).unwrap();
-            steps.set(before, 1.0).unwrap();
-            let mut batch = ctx.batch();
-            steps.reorthogonalize(&mut batch.recorder(), after, before).unwrap();
-            batch.submit().unwrap();
-            skip(&steps)
-        };
-        steps.reset(0.0, 0.0).unwrap();
-        assert_eq!(skip(&steps), 1, "nothing asked at the start");
-        for (ratio, want) in [(0.5, 0), (0.75, 1), (0.70, 0), (1.0, 1), (0.0, 0)] {
-            assert_eq!(decide(ratio), want, "after/before {ratio}");
+        let dot = |x: &[f64], y: &[f64]| x.iter().zip(y).map(|(a, b)| a * b).sum::<f64>();
+        // The largest restart: rows past the workgroup's 256 lanes.
+        for (m, columns) in [(3, vec![0, 1, 2, 3]), (MAX_RESTART, vec![0, 1, 255, MAX_RESTART])] {
+            let n = m + 4;
+            let slots = GmresSlots::after(slot::FIRST_FREE, m);
+            let steps = Steps::<f32>::new(&ctx, n, slots.end(), 1, 100).unwrap();
+            let random =
+                |seed: u64| crate::generate::random_vector(n, seed).into_iter().map(f64::from).collect::<Vec<_>>();
+            // Q: Gram–Schmidt of random vectors (seeds below those of u and p).
+            let mut q: Vec<Vec<f64>> = Vec::new();
+            for seed in 0..m as u64 {
+                let mut v = random(seed);
+                for e in &q {
+                    let c = dot(e, &v);
+                    v.iter_mut().zip(e).for_each(|(x, y)| *x -= c * y);
+                }
+                let norm = dot(&v, &v).sqrt();
+                q.push(v.iter().map(|x| x / norm).collect());
+            }
+            let h_at = |i: usize, j: usize| i + j * (m + 1);
+            for j in columns {
+                for reorthogonalize in [true, false] {
+                    let what = format!("m {m} column {j}, reorthogonalize {reorthogonalize}");
+                    column_step_case(&ctx, &steps, slots, &q, j, reorthogonalize, &what, h_at);
+                }
+            }
         }
-        // Asked, then stopped (a non-finite norm): the ask is withdrawn, and stays so.
-        assert_eq!(decide(0.5), 0);
-        steps.set(after, f32::NAN).unwrap();
+    }
+
+    /// One case of [`gmres_column_step_matches_its_definition`].
+    #[allow(clippy::too_many_arguments)]
+    fn column_step_case(
+        ctx: &Context,
+        steps: &Steps<f32>,
+        slots: GmresSlots,
+        q: &[Vec<f64>],
+        j: usize,
+        reorthogonalize: bool,
+        what: &str,
+        h_at: impl Fn(usize, usize) -> usize,
+    ) {
+        let (m, n) = (slots.m, q[0].len());
+        let dot = |x: &[f64], y: &[f64]| x.iter().zip(y).map(|(a, b)| a * b).sum::<f64>();
+        let random = |seed: u64| crate::generate::random_vector(n, seed).into_iter().map(f64::from).collect::<Vec<_>>();
+        let mut u = random(1000);
+        u.iter_mut().zip(&q[0]).for_each(|(x, e)| *x += 0.5 * e);
+        let p = random(1001);
+        let s: Vec<f64> = q[..j].iter().map(|e| dot(e, &u)).collect();
+        let t: Vec<f64> = q[..j].iter().map(|e| dot(e, &p)).collect();
+        let mut state = vec![0.0f64; slots.end()];
+        // Upper Hessenberg: zero below the subdiagonal.
+        let mut hess: Vec<f64> = (0..(m + 1) * m)
+            .map(|k| if k % (m + 1) > k / (m + 1) + 1 { 0.0 } else { (k % 13) as f64 * 0.1 - 0.6 })
+            .collect();
+        state[slots.hessenberg..slots.h].copy_from_slice(&hess);
+        for i in 0..j {
+            state[slots.dots + i] = s[i];
+            state[slots.dots + j + 1 + i] = t[i];
+        }
+        state[slots.dots + j] = dot(&u, &u);
+        state[slots.dots + 2 * j + 1] = dot(&u, &p);
+        state[slots.inv_beta] = f64::NAN;
+        state[slots.mu] = f64::NAN;
+        let cast: Vec<f32> = state.iter().map(|&v| v as f32).collect();
+        steps.state.write(&cast).unwrap();
         let mut batch = ctx.batch();
-        steps.check(&mut batch.recorder(), after, None).unwrap();
+        steps.column(&mut batch.recorder(), slots, j, reorthogonalize).unwrap();
         batch.submit().unwrap();
-        assert_eq!(skip(&steps), 1, "stopped: no second projection");
-        assert_eq!(decide(0.5), 1, "stopped: none asked");
+        let got: Vec<f64> = steps.state.read_blocking().unwrap().into_iter().map(f64::from).collect();
+
+        let s_used: Vec<f64> = if reorthogonalize { s.clone() } else { vec![0.0; j] };
+        let mut v = u.clone();
+        for (e, c) in q.iter().zip(&s_used) {
+            v.iter_mut().zip(e).for_each(|(x, y)| *x -= c * y);
+        }
+        let beta = dot(&v, &v).sqrt();
+        v.iter_mut().for_each(|x| *x /= beta);
+        // f32 rounding of a sum, relative to the sum of its terms' magnitudes.
+        let close = |got: f64, want: f64, scale: f64, name: String| {
+            assert!((got - want).abs() <= 1e-5 * (1.0 + scale), "{what}: {name}: {got} vs {want}")
+        };
+        if j == 0 {
+            close(got[slots.g], beta, beta, "g[0]".into());
+        } else {
+            for i in 0..j {
+                hess[h_at(i, j - 1)] += s_used[i];
+            }
+            hess[h_at(j, j - 1)] = beta;
+            for i in 0..=j {
+                let want = hess[h_at(i, j - 1)];
+                close(got[slots.hessenberg + h_at(i, j - 1)], want, want.abs(), format!("H[{i}, {}]", j - 1));
+                close(got[slots.h + h_at(i, j - 1)], want, want.abs(), format!("rotated H[{i}, {}]", j - 1));
+            }
+        }
+        if j == m {
+            assert!(got[slots.inv_beta].is_nan() && got[slots.mu].is_nan(), "{what}: no next column");
+            return;
+        }
+        let mu = dot(&v, &p);
+        close(got[slots.inv_beta], 1.0 / beta, 1.0 / beta, "1/β".into());
+        close(got[slots.mu], mu, p.iter().map(|x| x.abs()).sum::<f64>() / beta, "μ".into());
+        for i in 0..j {
+            let terms = (0..j).map(|k| hess[h_at(i, k)] * s_used[k]);
+            let hs: f64 = terms.clone().sum();
+            let scale = (t[i].abs() + terms.map(f64::abs).sum::<f64>()) / beta;
+            close(got[slots.hessenberg + h_at(i, j)], (t[i] - hs) / beta, scale, format!("H[{i}, {j}]"));
+            close(got[slots.dots + i], s_used[i], s_used[i].abs(), format!("s[{i}] for the update"));
+        }
+        let below = if j > 0 { beta * s_used[j - 1] } else { 0.0 };
+        let scale = (mu.abs() + below.abs()) / beta;
+        close(got[slots.hessenberg + h_at(j, j)], (mu - below) / beta, scale, format!("H[{j}, {j}]"));
     }
 
     /// BiCGSTAB's replacement rule: the check keeps the largest norm in the peak slot (from 0)

@@ -168,18 +168,20 @@ pub fn bicgstab(a: Shape, v: u64) -> Cost {
     Cost { bytes: spmv.bytes.map(|b| 2 * b + 14 * a.rows * v), flops: Some(4 * a.nnz + 20 * a.rows) }
 }
 
-/// One GMRES(m) iteration, averaged over a cycle, at its floor: the product, then Gram–Schmidt
-/// against j + 1 basis vectors in two passes (dots, update: 2(j + 1) + 3 vector passes,
-/// m + 4 on average), normalisation (2) and the cycle's update spread over its iterations (1).
+/// One GMRES(m) iteration, averaged over a cycle, at its floor: the product, then delayed
+/// classical Gram–Schmidt against the j basis vectors before column j in two passes (the dots
+/// of u and p: j + 2 vectors read; the update: j + 2 read, v_j and the next u written), m + 5
+/// on average, and spread over the cycle's iterations its update (1) and its last column's
+/// dots (1).
 pub const GMRES: Model = Model {
-    bytes: "per iteration: SpMV's bytes + (m + 7)·rows·v, m = 30 (one projection pass, the `cgs` rows; auto's \
-            second pass, where it runs, adds (m + 4)·rows·v)",
-    flops: "per iteration: 2·nnz + 2·(m + 3)·rows",
+    bytes: "per iteration: SpMV's bytes + (m + 7)·rows·v, m = 30 (two passes over the basis a column, \
+            whether it is projected once, `cgs`, or twice, auto)",
+    flops: "per iteration: 2·nnz + (4m + 6)·rows",
     error: Some(SOLVER_ERROR),
 };
 
 /// See [`GMRES`]; restart length `m`.
 pub fn gmres(a: Shape, v: u64, m: u64) -> Cost {
     let spmv = spmv(a, v);
-    Cost { bytes: spmv.bytes.map(|b| b + (m + 7) * a.rows * v), flops: Some(2 * a.nnz + 2 * (m + 3) * a.rows) }
+    Cost { bytes: spmv.bytes.map(|b| b + (m + 7) * a.rows * v), flops: Some(2 * a.nnz + (4 * m + 6) * a.rows) }
 }
