@@ -305,3 +305,83 @@ fn plans_and_device_objects_are_send_and_sync() {
     assert_send_sync::<blas1::Reduction<f64>>();
     assert_send_sync::<Profiler>();
 }
+
+/// Dropped arrays of 64 MiB and more are kept and handed to the next allocation of their
+/// size, cleared; never while a batch (open, or finished and not submitted) that was open
+/// when one was dropped may still use it; the oldest make room at the cap; never one whose
+/// wgpu handle a caller took, nor any once ops were recorded into a caller's pass (work
+/// whose submission wgsparse cannot see); uploads (mapped at creation) are not kept.
+#[test]
+fn large_arrays_are_reused_cleared_and_never_under_a_pending_batch() {
+    let n = 16 << 20; // 64 MiB of f32
+    let bytes = (n * 4) as u64;
+    let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
+    drop(ctx.upload(&vec![1.0f32; n]).unwrap());
+    assert_eq!(ctx.pooled_buffer_bytes(), 0, "an upload is not kept");
+    let poisoned = ctx.zeros::<f32>(n).unwrap();
+    poisoned.write(&vec![7.0f32; n]).unwrap();
+    drop(poisoned);
+    assert_eq!(ctx.pooled_buffer_bytes(), bytes, "dropped, kept");
+    let reused = ctx.zeros::<f32>(n).unwrap();
+    assert_eq!(ctx.pooled_buffer_bytes(), 0, "taken again");
+    assert!(reused.read_blocking().unwrap().iter().all(|&v| v == 0.0), "cleared");
+    drop(reused);
+    // Smaller arrays are not kept.
+    drop(ctx.zeros::<f32>(n / 2).unwrap());
+    assert_eq!(ctx.pooled_buffer_bytes(), bytes);
+    assert_eq!(ctx.release_pooled_buffers(), bytes);
+    assert_eq!(ctx.pooled_buffer_bytes(), 0);
+
+    // A batch records a copy out of `source`, which is then dropped: until the batch is
+    // submitted, a new array does not get its buffer (the clear would reach the copy).
+    for finish_first in [false, true] {
+        let source = ctx.zeros::<f32>(n).unwrap();
+        source.write(&vec![1.0f32; n]).unwrap();
+        let mut target = ctx.zeros::<f32>(n).unwrap();
+        let mut batch = ctx.batch();
+        blas1::copy(&mut batch.recorder(), &source, &mut target).unwrap();
+        drop(source);
+        let pending = if finish_first { Err(batch.finish().unwrap()) } else { Ok(batch) };
+        let other = ctx.zeros::<f32>(n).unwrap();
+        assert_eq!(ctx.pooled_buffer_bytes(), bytes, "finished first {finish_first}: kept, not handed out");
+        match pending {
+            Err(recorded) => recorded.submit().unwrap(),
+            Ok(batch) => batch.submit().unwrap(),
+        }
+        assert!(target.read_blocking().unwrap().iter().all(|&v| v == 1.0), "finished first {finish_first}");
+        let after = ctx.zeros::<f32>(n).unwrap();
+        assert_eq!(ctx.pooled_buffer_bytes(), 0, "finished first {finish_first}: submitted, reused");
+        drop((other, after, target));
+        ctx.release_pooled_buffers();
+    }
+
+    // A handle taken by the caller: not kept.
+    let taken = ctx.zeros::<f32>(n).unwrap();
+    let _handle = taken.buffer().clone();
+    drop(taken);
+    assert_eq!(ctx.pooled_buffer_bytes(), 0, "the caller holds the handle");
+
+    // The cap: none kept at 0; at 100 MiB a second array evicts the first.
+    let none =
+        Context::new_blocking(ContextOptions { buffer_pool_bytes: 0, ..ContextOptions::from_env().unwrap() }).unwrap();
+    drop(none.zeros::<f32>(n).unwrap());
+    assert_eq!(none.pooled_buffer_bytes(), 0);
+    let small =
+        Context::new_blocking(ContextOptions { buffer_pool_bytes: 100 << 20, ..ContextOptions::from_env().unwrap() })
+            .unwrap();
+    drop(small.zeros::<f32>(n).unwrap());
+    drop(small.zeros::<f32>(n + n / 8).unwrap());
+    assert_eq!(small.pooled_buffer_bytes(), bytes + bytes / 8, "the newer kept, the older freed");
+
+    // Recorded into a caller's pass: nothing kept from then on.
+    let x = ctx.upload(&[1.0f32; 4]).unwrap();
+    let mut y = ctx.zeros::<f32>(4).unwrap();
+    let mut encoder = ctx.device().create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        blas1::copy(&mut Recorder::new(&ctx, &mut pass), &x, &mut y).unwrap();
+    }
+    drop(ctx.zeros::<f32>(n).unwrap());
+    assert_eq!(ctx.pooled_buffer_bytes(), 0, "a caller's pass: nothing kept");
+    ctx.queue().submit([encoder.finish()]);
+}

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::bind_cache::BindGroupCache;
+use super::pool::{BatchMark, BufferPool, PooledBuffer, POOL_MIN_BYTES};
 use super::readback::{Poller, StagingPool};
 use crate::{Error, Result};
 
@@ -55,13 +56,16 @@ struct Inner {
     lost: Arc<Mutex<Option<String>>>,
     bind_groups: BindGroupCache,
     staging: StagingPool,
+    /// Large buffers kept for reuse.
+    pool: Arc<BufferPool>,
     poller: Arc<Poller>,
 }
 
 impl Device {
     /// Wraps an open device. With `own_callbacks`, wgsparse installs its device-lost and
     /// uncaptured-error handlers (devices it opened itself); otherwise the caller's stay.
-    pub(crate) fn new(device: wgpu::Device, queue: wgpu::Queue, own_callbacks: bool) -> Self {
+    /// Dropped buffers of 64 MiB and more are kept for reuse up to `pool_bytes`.
+    pub(crate) fn new(device: wgpu::Device, queue: wgpu::Queue, own_callbacks: bool, pool_bytes: u64) -> Self {
         let lost = Arc::new(Mutex::new(None));
         if own_callbacks {
             // wgpu's default handler panics; errors are captured with scopes, and anything
@@ -84,6 +88,7 @@ impl Device {
                 lost,
                 bind_groups: BindGroupCache::default(),
                 staging: StagingPool::default(),
+                pool: BufferPool::new(pool_bytes),
             }),
         }
     }
@@ -114,6 +119,51 @@ impl Device {
     }
     pub(crate) fn poller(&self) -> &Arc<Poller> {
         &self.inner.poller
+    }
+
+    /// Marks a batch open (see `pool.rs`): buffers dropped meanwhile are not reused before
+    /// the mark is dropped.
+    pub(crate) fn open_batch(&self) -> BatchMark {
+        self.inner.pool.open_batch()
+    }
+
+    /// Frees the buffers kept for reuse; returns the bytes released.
+    pub(crate) fn trim_pool(&self) -> u64 {
+        self.inner.pool.trim()
+    }
+
+    /// Bytes of the buffers kept for reuse.
+    pub(crate) fn pooled_bytes(&self) -> u64 {
+        self.inner.pool.bytes()
+    }
+
+    /// Keeps no buffers for reuse from now on (ops recorded into a caller's pass: wgsparse
+    /// cannot see when they are submitted).
+    pub(crate) fn disable_pool(&self) {
+        self.inner.pool.disable()
+    }
+
+    /// A buffer for a device array of `size` bytes: a kept one when one fits (cleared), else
+    /// a new one (zeroed by wgpu); returned to the pool when dropped if it is large. One
+    /// `mapped` at creation (an upload) is always new and never kept. Out of memory, the pool is emptied and the allocation
+    /// tried once more.
+    pub(crate) fn array_buffer(&self, size: u64, usage: wgpu::BufferUsages, mapped: bool) -> Result<PooledBuffer> {
+        let padded = size.max(1).div_ceil(ALLOCATION_GRANULE) * ALLOCATION_GRANULE;
+        if !mapped && padded >= POOL_MIN_BYTES {
+            if let Some(buffer) = self.inner.pool.take(padded, usage) {
+                self.check_alive()?;
+                let mut encoder = self.inner.device.create_command_encoder(&Default::default());
+                encoder.clear_buffer(&buffer, 0, None);
+                self.scoped("clearing a reused buffer", || self.inner.queue.submit([encoder.finish()]))?;
+                return Ok(PooledBuffer::new(buffer, usage, Some(&self.inner.pool)));
+            }
+        }
+        let label = "wgsparse vector";
+        let buffer = match self.create_buffer(label, size, usage, mapped) {
+            Err(Error::OutOfMemory(_)) if self.trim_pool() > 0 => self.create_buffer(label, size, usage, mapped)?,
+            other => other?,
+        };
+        Ok(PooledBuffer::new(buffer, usage, (!mapped).then_some(&self.inner.pool)))
     }
 
     /// Fails with [`Error::DeviceLost`] once the device is gone. wgpu reports a loss through

@@ -3,6 +3,7 @@
 
 mod bind_cache;
 mod device;
+mod pool;
 mod readback;
 mod scalar;
 mod vector;
@@ -10,6 +11,8 @@ mod vector;
 pub(crate) use bind_cache::{BindKey, Fast as FastHash};
 pub use device::DeviceId;
 pub(crate) use device::{next_object_id, Device};
+pub use pool::DEFAULT_POOL_BYTES;
+pub(crate) use pool::{BatchMark, PooledBuffer};
 pub use readback::HostView;
 pub(crate) use readback::{stage, PendingRead, Staged};
 pub use scalar::{GpuScalar, ScalarArg};

@@ -7,8 +7,11 @@ use std::ops::Range;
 
 use bytemuck::Pod;
 
+use std::sync::Arc;
+
 use super::device::{next_object_id, Device, DeviceId};
 use super::readback;
+use super::PooledBuffer;
 use crate::element::Stored;
 use crate::{Error, Result};
 
@@ -20,9 +23,12 @@ const USAGE: wgpu::BufferUsages =
 ///
 /// Not `Clone`: like a `Vec`, one owner, so an op's input and output are distinct arrays
 /// unless the caller explicitly binds two ranges of one (which ops check). Dropping it frees
-/// the memory as soon as no submitted work uses it.
+/// the memory as soon as no submitted work uses it, except that the context keeps buffers of
+/// 64 MiB and more for its next arrays of their size
+/// ([`ContextOptions::buffer_pool_bytes`](crate::ContextOptions::buffer_pool_bytes)).
 pub struct GpuVec<T: Stored> {
-    buffer: wgpu::Buffer,
+    /// Shared by the vectors of a block; back to the device's pool when the last one goes.
+    buffer: Arc<PooledBuffer>,
     /// Where the elements start in the buffer: 0, except for the vectors of a block
     /// ([`GpuVec::block_on`]), which share one buffer.
     offset: u64,
@@ -49,14 +55,19 @@ impl<T: Stored> GpuVec<T> {
     }
 
     /// A buffer for `len` elements (at least one).
-    fn create_buffer(device: &Device, len: usize, extra: wgpu::BufferUsages, mapped: bool) -> Result<wgpu::Buffer> {
+    fn create_buffer(
+        device: &Device,
+        len: usize,
+        extra: wgpu::BufferUsages,
+        mapped: bool,
+    ) -> Result<Arc<PooledBuffer>> {
         let bytes = (len.max(1) as u64).checked_mul(T::stride()).ok_or(Error::LimitExceeded {
             what: format!("a vector of {len} elements"),
             limit: "max_buffer_size",
             requested: u64::MAX,
             max: device.limits().max_buffer_size,
         })?;
-        device.create_buffer("wgsparse vector", bytes, USAGE | extra, mapped)
+        Ok(Arc::new(device.array_buffer(bytes, USAGE | extra, mapped)?))
     }
 
     /// `count` zeroed vectors of `len` elements in one buffer, `stride` elements apart
@@ -113,7 +124,15 @@ impl<T: Stored> GpuVec<T> {
     /// elements are bytes `byte_offset()..byte_offset() + byte_len()` of it (its size may
     /// exceed that: allocations are padded, and a solver's Krylov basis keeps its vectors
     /// in one buffer).
+    ///
+    /// A buffer whose handle was taken here is freed when dropped, never kept by the context
+    /// for reuse (the caller's commands may still use it).
     pub fn buffer(&self) -> &wgpu::Buffer {
+        self.buffer.expose()
+    }
+
+    /// The buffer for wgsparse's own recording (within batches, which the pool sees).
+    pub(crate) fn raw_buffer(&self) -> &wgpu::Buffer {
         &self.buffer
     }
     /// Where the elements start in [`buffer`](Self::buffer), in bytes (a multiple of
@@ -216,7 +235,7 @@ impl<T: Stored + Pod> GpuVec<T> {
     pub async fn read(&self) -> Result<Vec<T>> {
         let mut out = vec![T::zeroed(); self.len];
         if self.len > 0 {
-            let read = readback::read_in_background(&self.device, self.buffer.clone(), self.offset, self.byte_len());
+            let read = readback::read_in_background(&self.device, (*self.buffer).clone(), self.offset, self.byte_len());
             readback::finish_background(read, bytemuck::cast_slice_mut(&mut out)).await?;
         }
         Ok(out)

@@ -10,7 +10,7 @@ use super::profiler::Profiler;
 use super::Recorder;
 use crate::context::Context;
 use crate::element::Stored;
-use crate::gpu::{stage, GpuVec, HostView, PendingRead, Staged};
+use crate::gpu::{stage, BatchMark, GpuVec, HostView, PendingRead, Staged};
 use crate::kernel::PassState;
 use crate::{Error, Result};
 
@@ -36,6 +36,8 @@ pub struct Batch<'c> {
     /// Gated sections: their argument buffers are written at submission.
     gate: Gate,
     reads: Vec<Arc<Mutex<TicketState>>>,
+    /// Until submitted or dropped, buffers dropped meanwhile are not reused (`gpu/pool.rs`).
+    mark: BatchMark,
 }
 
 impl Context {
@@ -50,6 +52,7 @@ impl Context {
             state: PassState::default(),
             gate: Gate::default(),
             reads: Vec::new(),
+            mark: self.gpu().open_batch(),
         }
     }
 }
@@ -119,7 +122,7 @@ impl<'c> Batch<'c> {
         self.ctx.check_owner("the vector to read", source.device_id())?;
         self.end_pass();
         let encoder = self.encoder.as_mut().expect("a batch keeps its encoder until submitted");
-        let staged = stage(self.ctx.gpu(), encoder, source.buffer(), source.byte_offset(), source.byte_len())?;
+        let staged = stage(self.ctx.gpu(), encoder, source.raw_buffer(), source.byte_offset(), source.byte_len())?;
         let state = Arc::new(Mutex::new(TicketState::Staged(staged)));
         self.reads.push(state.clone());
         Ok(ReadTicket { state, len: source.len(), _element: std::marker::PhantomData })
@@ -141,6 +144,7 @@ impl<'c> Batch<'c> {
             commands,
             gate: std::mem::take(&mut self.gate),
             reads: std::mem::take(&mut self.reads),
+            _mark: self.mark,
         })
     }
 
@@ -156,6 +160,8 @@ pub struct Recorded<'c> {
     commands: wgpu::CommandBuffer,
     gate: Gate,
     reads: Vec<Arc<Mutex<TicketState>>>,
+    /// The batch's claim on dropped buffers, released once the commands are submitted.
+    _mark: BatchMark,
 }
 
 impl Recorded<'_> {

@@ -50,7 +50,7 @@ impl Gate {
         index: usize,
     ) -> Result<()> {
         self.flag = Some(FlagRef {
-            buffer: flag.buffer().clone(),
+            buffer: flag.raw_buffer().clone(),
             offset: flag.byte_offset(),
             id: flag.bind().entry("flag", false).id,
             device: flag.device_id(),
@@ -82,7 +82,7 @@ impl Gate {
         }
         let chunk = self.chunks.last_mut().expect("pushed above");
         chunk.intended.push([counts[0], counts[1], counts[2], 0]);
-        Ok((chunk.args.buffer().clone(), (chunk.intended.len() as u64 - 1) * 16))
+        Ok((chunk.args.raw_buffer().clone(), (chunk.intended.len() as u64 - 1) * 16))
     }
 
     fn record_gate(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, state: &mut PassState) -> Result<()> {

@@ -52,7 +52,13 @@ impl<'r, 'p> Recorder<'r, 'p> {
     /// passes do not say which device they belong to, so the context is given with it; every
     /// operand and plan recorded must belong to that context (a typed error otherwise).
     /// The caller submits the encoder.
+    ///
+    /// The context then keeps no dropped arrays for reuse
+    /// ([`ContextOptions::buffer_pool_bytes`](crate::ContextOptions::buffer_pool_bytes)): it
+    /// cannot see when the caller submits, and a reused buffer could reach work recorded
+    /// before its vector was dropped.
     pub fn new(ctx: &'r Context, pass: &'r mut wgpu::ComputePass<'p>) -> Self {
+        ctx.gpu().disable_pool();
         Recorder { ctx, pass, state: StateRef::Owned(PassState::default()), gate: None }
     }
 
@@ -150,7 +156,7 @@ impl<'r, 'p> Recorder<'r, 'p> {
             return Err(Error::InvalidArgument(format!("indirect arguments {index} of {}", args.slots.len())));
         }
         let group = kernel.bind_group(self.ctx.gpu(), &bindings)?;
-        let dispatch = Dispatch::Indirect(args.slots.buffer(), index as u64 * 16);
+        let dispatch = Dispatch::Indirect(args.slots.raw_buffer(), index as u64 * 16);
         kernel.record(self.pass, self.state.get(), &group, &params, dispatch);
         Ok(())
     }

@@ -148,15 +148,12 @@ impl<T: Scalar> Basis<T> {
         state: &GpuVec<T>,
         slots: ColumnSlots,
     ) -> Result<()> {
-        let mut blocks = self.column_blocks(j).peekable();
-        while let Some((block, count)) = blocks.next() {
-            let params = pass::Params {
-                second: (j + 1) as u32,
-                extra: if blocks.peek().is_none() { j as u32 } else { NONE },
-                ..self.params(block, count)
-            };
-            self.record_pass(rec, &self.column_dots, params, block, count, p, u, state)?;
-        }
+        let params = |block: &Range<usize>, count, last| pass::Params {
+            second: (j + 1) as u32,
+            extra: if last { j as u32 } else { NONE },
+            ..self.params(block, count)
+        };
+        self.record_column(rec, j, &self.column_dots, params, u, p, state)?;
         let params =
             finish::Params { workgroups: self.workgroups as u32, rows: 2 * (j + 1) as u32, out: slots.dots as u32 };
         let bindings = finish::Bindings { partials: self.partials.bind(), state: state.bind() };
@@ -175,20 +172,36 @@ impl<T: Scalar> Basis<T> {
         state: &GpuVec<T>,
         slots: ColumnSlots,
     ) -> Result<()> {
+        let params = |block: &Range<usize>, count, last| pass::Params {
+            second: (j + 1) as u32,
+            extra: if last { 0 } else { NONE },
+            coef: (slots.dots + block.start) as u32,
+            scale: slots.inv_beta as u32,
+            mu: slots.mu as u32,
+            ..self.params(block, count)
+        };
+        self.record_column(rec, j, &self.column_update, params, u, p, state)?;
+        blas1::copy(rec, u, &mut self.vectors[j])
+    }
+
+    /// One pass of column j's `kernel` per block it visits, `params(block, vectors, last)`.
+    #[allow(clippy::too_many_arguments)]
+    fn record_column(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        j: usize,
+        kernel: &Kernel<pass::Shader, T>,
+        params: impl Fn(&Range<usize>, usize, bool) -> pass::Params,
+        u: &GpuVec<T>,
+        p: &GpuVec<T>,
+        state: &GpuVec<T>,
+    ) -> Result<()> {
         let mut blocks = self.column_blocks(j).peekable();
         while let Some((block, count)) = blocks.next() {
-            let params = pass::Params {
-                second: (j + 1) as u32,
-                extra: if blocks.peek().is_none() { 0 } else { NONE },
-                coef: (slots.dots + block.start) as u32,
-                scale: slots.inv_beta as u32,
-                mu: slots.mu as u32,
-                ..self.params(block, count)
-            };
-            self.record_pass(rec, &self.column_update, params, block, count, p, u, state)?;
+            let params = params(block, count, blocks.peek().is_none());
+            self.record_pass(rec, kernel, params, block, count, p, u, state)?;
         }
-        drop(blocks);
-        blas1::copy(rec, u, &mut self.vectors[j])
+        Ok(())
     }
 
     /// Records `w ← w ± Σ_{i < upto} cᵢ·vᵢ` with the coefficients `coefficients` names. `w`

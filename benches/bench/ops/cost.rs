@@ -170,12 +170,12 @@ pub fn bicgstab(a: Shape, v: u64) -> Cost {
 
 /// One GMRES(m) iteration, averaged over a cycle, at its floor: the product, then delayed
 /// classical Gram–Schmidt against the j basis vectors before column j in two passes (the dots
-/// of u and p: j + 2 vectors read; the update: j + 2 read, v_j and the next u written), m + 5
-/// on average, and spread over the cycle's iterations its update (1) and its last column's
-/// dots (1).
+/// of u and p: j + 2 vectors read; the update: j + 2 read, v_j and the next u written) and
+/// v_j's copy into the basis (2), m + 7 on average, and spread over the cycle's iterations
+/// its update (1) and its last column's dots (1).
 pub const GMRES: Model = Model {
-    bytes: "per iteration: SpMV's bytes + (m + 7)·rows·v, m = 30 (two passes over the basis a column, \
-            whether it is projected once, `cgs`, or twice, auto)",
+    bytes: "per iteration: SpMV's bytes + (m + 9)·rows·v, m = 30 (two passes over the basis a column and \
+            the new vector's copy into it, whether it is projected once, `cgs`, or twice, auto)",
     flops: "per iteration: 2·nnz + (4m + 6)·rows",
     error: Some(SOLVER_ERROR),
 };
@@ -183,5 +183,5 @@ pub const GMRES: Model = Model {
 /// See [`GMRES`]; restart length `m`.
 pub fn gmres(a: Shape, v: u64, m: u64) -> Cost {
     let spmv = spmv(a, v);
-    Cost { bytes: spmv.bytes.map(|b| b + (m + 7) * a.rows * v), flops: Some(2 * a.nnz + (4 * m + 6) * a.rows) }
+    Cost { bytes: spmv.bytes.map(|b| b + (m + 9) * a.rows * v), flops: Some(2 * a.nnz + (4 * m + 6) * a.rows) }
 }
