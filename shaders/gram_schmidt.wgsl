@@ -20,8 +20,9 @@
 #import workgroup_sum
 
 // Rows a lane keeps of each of u and w: 32 bytes' worth (the host's `rows_per_lane`), so
-// that the pair passes keep the registers, and occupancy, of a single 8-row f32 vector's
-// (at 8 f64 rows a vector, the H100 ran them at half the bandwidth).
+// that the pair passes hold the registers of a single 8-row f32 vector's pass. (8 f64 rows
+// ran at half the bandwidth on the H100, but with the basis bound read-write as well; the
+// two were not measured apart: NOTES, session 37.)
 #ifdef F64
 const ROWS: u32 = 4u;
 #else

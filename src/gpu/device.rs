@@ -234,7 +234,14 @@ impl Device {
         self.check_alive()?;
         result.map(|_| ()).map_err(|e| match e {
             wgpu::PollError::Timeout => Error::Timeout(format!("the GPU did not finish within {WAIT_TIMEOUT:?}")),
-            other => Error::Validation(format!("waiting for the GPU: {other}")),
+            // The submission did not succeed, yet its error scope caught nothing: the device
+            // was lost (destroyed) between the submission and this wait, before its lost
+            // callback ran.
+            wrong @ wgpu::PollError::WrongSubmissionIndex(..) => {
+                let why = format!("a submission failed: {wrong}");
+                self.mark_lost(&why);
+                Error::DeviceLost(why)
+            }
         })
     }
 
