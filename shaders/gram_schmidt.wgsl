@@ -1,7 +1,8 @@
 // Gram–Schmidt passes for GMRES over a block of basis vectors stored `stride` elements apart
 // in one buffer (`count` of them from the block's start).
-//   default: w ← w ± Σ cᵢ·vᵢ with cᵢ = state[coef + i] (with skip_zero, a vector whose cᵢ
-//            is zero is not read): the cycle's update of x.
+//   default: w ← w + Σ cᵢ·vᵢ with cᵢ = state[coef + i], a vector whose cᵢ is zero not read
+//            (GMRES's cycle update: y is zero past the cycle's columns, whose vectors may be
+//            stale, even not finite, from an earlier solve).
 //   PAIR:    delayed classical Gram–Schmidt (DCGS2), the dots of one column: the partials of
 //            vᵢ·u (row first + i) and vᵢ·w (row second + first + i), and unless `extra` is
 //            NONE, of u·u (row extra) and u·w (row second + extra). u is the column's vector
@@ -42,12 +43,8 @@ struct Params {
     // PAIR: rows (or coefficient slots) from u's dots to w's.
     second: u32,
     extra: u32,
-    // The slot of the first vector's coefficient; default variant: 1 to subtract, and 1 to
-    // skip the vectors whose coefficient is zero (GMRES's cycle update: y is zero past the
-    // cycle's columns, whose vectors may be stale, even not finite, from an earlier solve).
+    // The slot of the first vector's coefficient.
     coef: u32,
-    subtract: u32,
-    skip_zero: u32,
     // PAIR + UPDATE: the slots of 1/β and μ.
     scale: u32,
     mu: u32,
@@ -214,13 +211,10 @@ fn run(workgroup: u32, lane: Lane) {
 #endif
 #else
     for (var i = 0u; i < params.count; i++) {
-        var c = Acc(state[params.coef + i]);
+        let c = Acc(state[params.coef + i]);
         // `== 0.0`: a NaN coefficient is used, and poisons w as it should.
-        if params.skip_zero != 0u && c == 0.0 {
+        if c == 0.0 {
             continue;
-        }
-        if params.subtract != 0u {
-            c = -c;
         }
         let base = i * params.stride;
         for (var k = 0u; k < ROWS; k++) {

@@ -27,7 +27,6 @@ pub(crate) const POOL_MIN_BYTES: u64 = 64 << 20;
 /// The default cap on the bytes kept ([`crate::ContextOptions::buffer_pool_bytes`]).
 pub const DEFAULT_POOL_BYTES: u64 = 2 << 30;
 
-#[derive(Default)]
 pub(crate) struct BufferPool {
     state: Mutex<State>,
 }

@@ -9,7 +9,7 @@
 //! The check of a cycle's last column comes after one more pass over the basis (its dots,
 //! no update), and a run that stops mid-cycle finishes its open column in `finish`.
 
-use super::gram_schmidt::{Basis, Coefficients, ColumnSlots};
+use super::gram_schmidt::{Basis, ColumnSlots};
 use super::steps::{slot, GmresSlots};
 use super::{Common, Method, Operator, Orthogonalization, Sink, SolverOptions};
 use crate::element::Scalar;
@@ -21,11 +21,6 @@ use crate::{Batch, Context, Result};
 /// Where Givens leaves 1/H[j + 1, j] (not used here).
 const INV: usize = slot::FIRST_FREE;
 const FIRST_ARRAY: usize = INV + 1;
-
-/// The cycle's update: x += Σ yᵢ·vᵢ, y zero past the cycle's columns (those vectors skipped).
-fn add(first: usize) -> Coefficients {
-    Coefficients { first, subtract: false, skip_zero: true }
-}
 
 /// A planned GMRES(m) solve: the m basis vectors and the small dense arrays allocated once.
 pub struct Gmres<'a, T: Scalar> {
@@ -122,11 +117,11 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         match (&mut self.sum, &mut self.z) {
             (Some(sum), Some(z)) => {
                 blas1::fill(&mut rec, T::default(), sum)?;
-                self.basis.update(&mut rec, m, add(y), sum, steps.state())?;
+                self.basis.add(&mut rec, m, y, sum, steps.state())?;
                 self.common.precondition(&mut rec, sum, z)?;
                 blas1::axpy(&mut rec, T::from_f64(1.0), z, x)?;
             }
-            _ => self.basis.update(&mut rec, m, add(y), x, steps.state())?,
+            _ => self.basis.add(&mut rec, m, y, x, steps.state())?,
         }
         steps.cycle_end(&mut rec)
     }

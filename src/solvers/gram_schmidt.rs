@@ -27,15 +27,6 @@ fn rows_per_lane<T: Scalar>() -> usize {
 const LANES: usize = 256;
 const NONE: u32 = u32::MAX;
 
-/// The coefficients of an update, `state[first + i]` for vᵢ, added or subtracted; with
-/// `skip_zero`, a vector whose coefficient is zero is not read (nor a NaN in it spread).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Coefficients {
-    pub first: usize,
-    pub subtract: bool,
-    pub skip_zero: bool,
-}
-
 /// Where a column's scalars are: its dots (`dots`, 2(j + 1) slots: vᵢ·u, u·u, vᵢ·p, u·p),
 /// and the update's 1/β and μ.
 #[derive(Debug, Clone, Copy)]
@@ -58,7 +49,7 @@ pub(super) struct Basis<T: Scalar> {
     partials: GpuVec<[T; 2]>,
     /// Bound as `u` by the passes that have none.
     unused: GpuVec<T>,
-    update: Kernel<pass::Shader, T>,
+    add: Kernel<pass::Shader, T>,
     column_dots: Kernel<pass::Shader, T>,
     column_update: Kernel<pass::Shader, T>,
     finish: Kernel<finish::Shader, T>,
@@ -94,7 +85,7 @@ impl<T: Scalar> Basis<T> {
             workgroups,
             partials: ctx.zeros(workgroups * 2 * (count + 1))?,
             unused: ctx.zeros(1)?,
-            update: kernel(false, false)?,
+            add: kernel(false, false)?,
             column_dots: kernel(true, false)?,
             column_update: kernel(true, true)?,
             finish: ctx
@@ -117,8 +108,6 @@ impl<T: Scalar> Basis<T> {
             second: 0,
             extra: NONE,
             coef: 0,
-            subtract: 0,
-            skip_zero: 0,
             scale: 0,
             mu: 0,
         }
@@ -204,26 +193,21 @@ impl<T: Scalar> Basis<T> {
         Ok(())
     }
 
-    /// Records `w ← w ± Σ_{i < upto} cᵢ·vᵢ` with the coefficients `coefficients` names. `w`
-    /// (not in the basis: a dispatch may not read one range of a buffer and write another)
-    /// is written though borrowed shared.
-    pub fn update(
+    /// Records `w ← w + Σ_{i < upto} cᵢ·vᵢ`, cᵢ = `state[first + i]`; a vector whose
+    /// coefficient is zero is not read (nor a NaN in it spread: the cycle's update, whose y is
+    /// zero past the cycle's columns). `w` (not in the basis: a dispatch may not read one
+    /// range of a buffer and write another) is written though borrowed shared.
+    pub fn add(
         &self,
         rec: &mut Recorder<'_, '_>,
         upto: usize,
-        coefficients: Coefficients,
+        first: usize,
         w: &GpuVec<T>,
         state: &GpuVec<T>,
     ) -> Result<()> {
-        let Coefficients { first: coef, subtract, skip_zero } = coefficients;
         for (block, count) in self.blocks_below(upto) {
-            let params = pass::Params {
-                coef: (coef + block.start) as u32,
-                subtract: subtract as u32,
-                skip_zero: skip_zero as u32,
-                ..self.params(block, count)
-            };
-            self.record_pass(rec, &self.update, params, block, count, w, &self.unused, state)?;
+            let params = pass::Params { coef: (first + block.start) as u32, ..self.params(block, count) };
+            self.record_pass(rec, &self.add, params, block, count, w, &self.unused, state)?;
         }
         Ok(())
     }
@@ -374,7 +358,7 @@ mod tests {
                     assert!(error <= 10.0 * tolerance, "{what}: the next u off by {error:e}");
                 }
 
-                // The cycle's update: w − V·c over part of the basis and all of it, then
+                // The cycle's update: w + V·(−c) over part of the basis and all of it, then
                 // w + V·c with v₁ (coefficient 0) poisoned, skipped.
                 for (v, data) in basis.vectors.iter().zip(&host) {
                     v.write(data).unwrap();
@@ -382,11 +366,13 @@ mod tests {
                 for upto in [COUNT - 2, COUNT] {
                     let what = format!("{} {mode} len {len} update upto {upto}", T::KIND.name());
                     let c: Vec<f64> = (0..COUNT).map(|i| if i == 1 { 0.0 } else { 0.5 - i as f64 * 0.3 }).collect();
-                    let state = ctx.upload(&c.iter().map(|&v| T::from_f64(v)).collect::<Vec<_>>()).unwrap();
+                    // c at 0.., −c at COUNT...
+                    let signed: Vec<T> =
+                        c.iter().chain(&c.iter().map(|v| -v).collect::<Vec<_>>()).map(|&v| T::from_f64(v)).collect();
+                    let state = ctx.upload(&signed).unwrap();
                     let w = ctx.upload(&u_host).unwrap();
                     let mut batch = ctx.batch();
-                    let minus = Coefficients { first: 0, subtract: true, skip_zero: false };
-                    basis.update(&mut batch.recorder(), upto, minus, &w, &state).unwrap();
+                    basis.add(&mut batch.recorder(), upto, COUNT, &w, &state).unwrap();
                     batch.submit().unwrap();
                     let mut want = u64.clone();
                     for i in 0..upto {
@@ -396,8 +382,7 @@ mod tests {
                     assert!(error <= 10.0 * tolerance, "{what}: w − V·c off by {error:e}");
                     basis.vectors[1].write(&vec![T::from_f64(f64::NAN); len]).unwrap();
                     let mut batch = ctx.batch();
-                    let plus = Coefficients { first: 0, subtract: false, skip_zero: true };
-                    basis.update(&mut batch.recorder(), upto, plus, &w, &state).unwrap();
+                    basis.add(&mut batch.recorder(), upto, 0, &w, &state).unwrap();
                     batch.submit().unwrap();
                     let error = crate::reference::relative_error(&as_f64(&w.read_blocking().unwrap()), &u64);
                     assert!(error <= 10.0 * tolerance, "{what}: w + V·c off by {error:e}");
