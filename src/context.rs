@@ -48,7 +48,7 @@ pub struct ContextOptions {
     pub memory_budget_percent: Option<u8>,
     /// How wgpu should trade speed for memory when it places buffers.
     pub memory_hints: wgpu::MemoryHints,
-    /// Device arrays of 64 MiB and more are kept for reuse when dropped, up to this many
+    /// Device arrays of 8 MiB and more are kept for reuse when dropped, up to this many
     /// bytes in all (default [`DEFAULT_POOL_BYTES`](crate::gpu::DEFAULT_POOL_BYTES), 2 GiB; 0
     /// keeps none): past wgpu's memory blocks each new buffer is a driver allocation of its
     /// own, 7.6 ms for 256 MiB on an H100, where a kept one is cleared in 0.15 ms. An

@@ -306,7 +306,7 @@ fn plans_and_device_objects_are_send_and_sync() {
     assert_send_sync::<Profiler>();
 }
 
-/// Dropped arrays of 64 MiB and more are kept and handed to the next allocation of their
+/// Dropped arrays of 8 MiB and more are kept and handed to the next allocation of their
 /// size, cleared; never while a batch (open, or finished and not submitted) that was open
 /// when one was dropped may still use it; the oldest make room at the cap; never one whose
 /// wgpu handle a caller took, nor any once ops were recorded into a caller's pass (work
@@ -326,8 +326,8 @@ fn large_arrays_are_reused_cleared_and_never_under_a_pending_batch() {
     assert_eq!(ctx.pooled_buffer_bytes(), 0, "taken again");
     assert!(reused.read_blocking().unwrap().iter().all(|&v| v == 0.0), "cleared");
     drop(reused);
-    // Smaller arrays are not kept.
-    drop(ctx.zeros::<f32>(n / 2).unwrap());
+    // Arrays under 8 MiB are not kept.
+    drop(ctx.zeros::<f32>(n / 8 - 1024).unwrap());
     assert_eq!(ctx.pooled_buffer_bytes(), bytes);
     assert_eq!(ctx.release_pooled_buffers(), bytes);
     assert_eq!(ctx.pooled_buffer_bytes(), 0);

@@ -2,13 +2,17 @@
 //! 3 fine-grained sweeps, the sweeps' convergence to the exact factors, and `z = M⁻¹·r`
 //! applied exactly and by Jacobi sweeps, on Poisson, convection–diffusion and the
 //! repository's matrices that have a full diagonal; f32 and f64, both subgroup modes; bad
-//! matrices refused with the row named. (Solves with them: `tests/solvers.rs`.)
+//! matrices refused with the row named. The diagonal form (A's own triangles and the pivots)
+//! on CSR and on ELL in each index encoding: its pivots, `M⁻¹·r` and the r·z it folds in,
+//! against the same twins, and where it does not apply. (Solves with them:
+//! `tests/solvers.rs`.)
 
 mod common;
 
+use wgsparse::format::EllOptions;
 use wgsparse::generate::{self, Rng};
 use wgsparse::reference;
-use wgsparse::solvers::{Factorization, IncompleteLu, IncompleteOptions, LinOp, TriangularApply};
+use wgsparse::solvers::{FactorForm, Factorization, IncompleteLu, IncompleteOptions, LinOp, TriangularApply};
 use wgsparse::{Conversion, CsrMatrix, Error, GpuSparse, Scalar, SolveProblem};
 
 fn cast<T: Scalar>(a: &CsrMatrix<f32>) -> CsrMatrix<T> {
@@ -50,9 +54,9 @@ fn systems<T: Scalar>() -> Vec<(String, CsrMatrix<T>, bool)> {
     out
 }
 
-/// The factor's values, read back.
+/// The full factor's values, read back.
 fn factor_values<T: Scalar>(m: &IncompleteLu<T>) -> Vec<f64> {
-    let wgsparse::matrix::PanelStorage::Csr(csr) = m.factor().panels()[0].storage() else {
+    let wgsparse::matrix::PanelStorage::Csr(csr) = m.factor().expect("the full form").panels()[0].storage() else {
         panic!("the factor is CSR");
     };
     csr.values().read_blocking().unwrap().iter().map(|v| v.to_f64()).collect()
@@ -89,7 +93,8 @@ fn factor_and_apply<T: Scalar>() {
                         TriangularApply::Sweeps(3),
                     ] {
                         let what = format!("{mode} {} {name} {form:?} sweeps {sweeps} {apply:?}", T::KIND.name());
-                        let m = IncompleteLu::new(ctx, &gpu_a, form, IncompleteOptions { sweeps, apply }).unwrap();
+                        let options = IncompleteOptions { sweeps, apply, form: FactorForm::Full };
+                        let m = IncompleteLu::new(ctx, &gpu_a, form, options).unwrap();
                         let want = reference::incomplete_factor(&a, cholesky, sweeps);
                         let got = factor_values(&m);
                         let error = reference::relative_error(&got, &want);
@@ -125,6 +130,215 @@ fn factor_and_apply_match_twin_f32() {
 #[test]
 fn factor_and_apply_match_twin_f64() {
     factor_and_apply::<f64>();
+}
+
+/// The uploads the diagonal form reads: CSR, and ELL with 32-bit columns, 16-bit diagonal
+/// offsets, and offsets with the values coded into a table.
+fn storages() -> [(&'static str, Conversion); 4] {
+    let ell = |compact_indices, value_table_limit| {
+        Conversion::Ell(EllOptions { compact_indices, value_table_limit, ..Default::default() })
+    };
+    [
+        ("csr", Conversion::Csr),
+        ("ell columns", ell(false, 0)),
+        ("ell offsets", ell(true, 0)),
+        ("ell coded", ell(true, 256)),
+    ]
+}
+
+/// The diagonal form against the twins: `1/d` after 1–3 sweeps of the pivots, `M⁻¹·r` by 0–3
+/// Jacobi sweeps per triangle (z poisoned first), and with the r·z partials of `apply_dot`;
+/// where the elimination fills the pattern (cage5, 494_bus) or IC(0)'s values are not
+/// symmetric (convection–diffusion), CSR falls back to the full form and ELL is refused.
+/// Sizes around the 256-row workgroups of the sweeps (16² = 256, 17², 33²).
+fn diagonal_form<T: Scalar>() {
+    let mut rng = Rng::new(common::seed("incomplete diagonal form"));
+    let mut systems = systems::<T>();
+    for n in [16, 17] {
+        systems.push((format!("poisson 2-D {n}²"), cast(&generate::laplacian_2d(n)), true));
+    }
+    // ILU(0) patterns with no fill and no symmetry: a lower bidiagonal (no upper entries),
+    // and rows i storing i − 1 and i + 2 (no mirrors: their terms drop out).
+    for (name, offsets) in [("lower bidiagonal 37", &[-1i64, 0][..]), ("offsets −1, 0, +2 (37)", &[-1, 0, 2])] {
+        let n = 37i64;
+        let (mut row_offsets, mut cols, mut values) = (vec![0u32], Vec::new(), Vec::new());
+        for i in 0..n {
+            for &o in offsets {
+                if (0..n).contains(&(i + o)) {
+                    cols.push((i + o) as u32);
+                    values.push(if o == 0 { 4.0 + (i % 3) as f32 } else { -1.0 - (i % 2) as f32 * 0.5 });
+                }
+            }
+            row_offsets.push(cols.len() as u32);
+        }
+        let a = CsrMatrix::try_from_csr_data(n as usize, n as usize, row_offsets, cols, values).unwrap();
+        systems.push((name.to_string(), cast(&a), false));
+    }
+    let mut applied = 0;
+    for (mode, ctx) in common::contexts_for::<T>() {
+        for (name, a, spd) in &systems {
+            for form in forms(*spd) {
+                let cholesky = form == Factorization::Ic0;
+                let applies = reference::has_diagonal_form(a, cholesky);
+                for (storage, conversion) in storages() {
+                    // ELL refuses patterns that pad too much (494_bus): nothing to test there.
+                    let Ok(gpu_a) = GpuSparse::from_csr(ctx, a, conversion) else { continue };
+                    for (sweeps, apply_sweeps) in [(1, 0), (2, 1), (3, 2), (3, 3)] {
+                        let what = format!(
+                            "{mode} {} {name} {form:?} {storage} sweeps {sweeps} apply {apply_sweeps}",
+                            T::KIND.name()
+                        );
+                        let apply = TriangularApply::Sweeps(apply_sweeps);
+                        let options = IncompleteOptions { sweeps, apply, form: FactorForm::Auto };
+                        let made = IncompleteLu::new(ctx, &gpu_a, form, options);
+                        if !applies {
+                            match (storage, made) {
+                                ("csr", Ok(m)) => assert_eq!(m.form(), FactorForm::Full, "{what}"),
+                                (_, Err(Error::Unsupported(_))) if storage != "csr" => {}
+                                (_, other) => panic!("{what}: {:?}", other.map(|m| m.form())),
+                            }
+                            continue;
+                        }
+                        let m = made.unwrap();
+                        assert_eq!(m.form(), FactorForm::Auto, "{what}");
+                        assert!(m.factor().is_none(), "{what}: no full factor");
+                        // 1/d is kept in f32 on both sides: a last-bit difference in the f64
+                        // sums may round it to the neighbouring f32, and a sweep may carry
+                        // that on, so f64 allows a few f32 ulps; f32's own sums, its tolerance.
+                        let want =
+                            inverse_pivots(a, &reference::diagonal_incomplete_factor(a, cholesky, sweeps), cholesky);
+                        let got = m.inverse_pivots().unwrap().read_blocking().unwrap();
+                        let got = &got[..a.rows()];
+                        let ulps = 4.0 * f32::EPSILON as f64;
+                        let bound = |w: f32| (w.abs() as f64) * tolerance::<T>().max(ulps);
+                        let far = (0..a.rows()).find(|&i| (got[i] as f64 - want[i] as f64).abs() > bound(want[i]));
+                        assert!(far.is_none(), "{what}: 1/d of row {far:?}: {:?}", far.map(|i| (got[i], want[i])));
+                        // The application against the twin's on the device's own pivots.
+                        let factor = reference::diagonal_factor(a, cholesky, got);
+
+                        let r: Vec<T> = generate::random_vector(a.rows(), rng.next_u64())
+                            .iter()
+                            .map(|&v| T::from_f64(v as f64))
+                            .collect();
+                        let r64: Vec<f64> = r.iter().map(|v| v.to_f64()).collect();
+                        let want = reference::apply_incomplete(a, &factor, cholesky, apply, &r64);
+                        let rz: f64 = r64.iter().zip(&want).map(|(r, z)| r * z).sum();
+                        let r = ctx.upload(&r).unwrap();
+                        let nan = T::from_f64(f64::NAN);
+                        for fold in [false, true] {
+                            let mut z = ctx.upload(&vec![nan; a.rows()]).unwrap();
+                            let partials = ctx.upload(&vec![[nan; 2]; a.rows().div_ceil(64).max(1)]).unwrap();
+                            let mut batch = ctx.batch();
+                            let count = if fold {
+                                m.apply_dot(&mut batch.recorder(), &r, &mut z, &partials).unwrap()
+                            } else {
+                                m.apply(&mut batch.recorder(), &r, &mut z).unwrap();
+                                None
+                            };
+                            batch.submit().unwrap();
+                            let z = z.read_blocking().unwrap();
+                            let error = reference::relative_error(&z, &want);
+                            assert!(error <= 10.0 * tolerance::<T>(), "{what} fold {fold}: M⁻¹·r differs by {error:e}");
+                            if fold {
+                                let count = count.unwrap_or_else(|| panic!("{what}: r·z folded in"));
+                                let partials = partials.read_blocking().unwrap();
+                                let sum: f64 = partials[..count].iter().map(|p| p[0].to_f64()).sum();
+                                let scale: f64 = r64.iter().zip(&want).map(|(r, z)| (r * z).abs()).sum();
+                                let error = (sum - rz).abs() / scale.max(f64::MIN_POSITIVE);
+                                assert!(error <= 10.0 * tolerance::<T>(), "{what}: r·z {sum} against {rz}");
+                            }
+                        }
+                        applied += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(applied > 0, "the diagonal form was tested");
+}
+
+#[test]
+fn diagonal_form_matches_twin_f32() {
+    diagonal_form::<f32>();
+}
+
+#[test]
+fn diagonal_form_matches_twin_f64() {
+    diagonal_form::<f64>();
+}
+
+/// An f64 pivot whose reciprocal is beyond f32's normal range: CSR keeps the full factor,
+/// ELL is refused (the full factor takes CSR).
+#[test]
+fn diagonal_form_refuses_pivots_f32_cannot_hold() {
+    let mut a = generate::laplacian_2d(6).map_values(|v| v as f64);
+    let p = (a.row_offsets()[7] as usize..).find(|&p| a.col_indices()[p] == 7).unwrap();
+    a.values_mut()[p] = 1e40;
+    let options = IncompleteOptions { apply: TriangularApply::Sweeps(1), ..Default::default() };
+    for (mode, ctx) in common::contexts_for::<f64>() {
+        for (storage, conversion) in storages() {
+            let gpu_a = GpuSparse::from_csr(ctx, &a, conversion).unwrap();
+            let made = IncompleteLu::new(ctx, &gpu_a, Factorization::Ilu0, options);
+            match (storage, made) {
+                ("csr", Ok(m)) => assert_eq!(m.form(), FactorForm::Full, "{mode}"),
+                (_, Err(Error::Unsupported(message))) if storage != "csr" => {
+                    assert!(message.contains("row 7"), "{mode} {storage}: {message}")
+                }
+                (_, other) => panic!("{mode} {storage}: {:?}", other.map(|m| m.form())),
+            }
+        }
+    }
+}
+
+/// The reciprocal pivots of a factor in the layout of `reference::incomplete_factor`.
+fn inverse_pivots<T: Scalar>(a: &CsrMatrix<T>, factor: &[f64], cholesky: bool) -> Vec<f32> {
+    (0..a.rows())
+        .map(|i| {
+            let p = (a.row_offsets()[i] as usize..).find(|&p| a.col_indices()[p] as usize == i).unwrap();
+            let d = if cholesky { factor[p] * factor[p] } else { factor[p] };
+            (1.0 / d) as f32
+        })
+        .collect()
+}
+
+/// The diagonal form's pivots reach the exact factor's (the row-by-row elimination's) after
+/// enough sweeps, on every storage: so the form is IC(0)/ILU(0) itself, not another
+/// preconditioner.
+#[test]
+fn diagonal_form_converges_to_the_exact_factor() {
+    let a = generate::laplacian_2d(6).map_values(|v| v as f64);
+    for (mode, ctx) in common::contexts_for::<f64>() {
+        for (storage, conversion) in storages() {
+            let gpu_a = GpuSparse::from_csr(ctx, &a, conversion).unwrap();
+            for form in [Factorization::Ilu0, Factorization::Ic0] {
+                let cholesky = form == Factorization::Ic0;
+                let exact = reference::exact_incomplete_factor(&a, cholesky);
+                let want = inverse_pivots(&a, &exact, cholesky);
+                let want64: Vec<f64> = want.iter().map(|&v| v as f64).collect();
+                let options =
+                    IncompleteOptions { sweeps: 24, apply: TriangularApply::Sweeps(1), form: FactorForm::Auto };
+                let m = IncompleteLu::new(ctx, &gpu_a, form, options).unwrap();
+                let got = m.inverse_pivots().unwrap().read_blocking().unwrap();
+                // Kept in f32: the exact pivots rounded, to a last bit.
+                let error = reference::relative_error(&got, &want64);
+                assert!(
+                    error <= 2.0 * f32::EPSILON as f64,
+                    "{mode} {storage} {form:?}: {error:e} from the exact pivots"
+                );
+                // The off-diagonal entries are A's own: with the device's pivots the form's
+                // factor is the exact factor, to f32's rounding of the pivots.
+                let full = reference::diagonal_factor(&a, cholesky, &got);
+                let error = reference::relative_error(&full, &exact);
+                assert!(
+                    error <= 2.0 * f32::EPSILON as f64,
+                    "{form:?}: the form's factor is {error:e} from the exact one"
+                );
+                // And two sweeps are not there yet (the test can tell).
+                let two = inverse_pivots(&a, &reference::diagonal_incomplete_factor(&a, cholesky, 2), cholesky);
+                assert!(reference::relative_error(&two, &want64) > 1e-4, "{form:?}: two sweeps already exact?");
+            }
+        }
+    }
 }
 
 /// IC(0) reads A's lower triangle only: what is stored above the diagonal changes nothing.
@@ -173,13 +387,22 @@ fn sweeps_converge_to_the_exact_factors() {
 #[test]
 fn bad_matrices_are_refused() {
     let ctx = common::context();
+    // Each in the full form and in the diagonal form (its own checks), on CSR and ELL.
+    let diagonal = IncompleteOptions { apply: TriangularApply::Sweeps(2), ..Default::default() };
     let refuse = |a: &CsrMatrix<f32>, form, row, problem| {
-        let gpu = GpuSparse::from_csr(ctx, a, Conversion::Csr).unwrap();
-        let got = IncompleteLu::new(ctx, &gpu, form, IncompleteOptions::default()).map(|_| ());
-        assert!(
-            matches!(got, Err(Error::NotSolvable { row: r, problem: p, .. }) if r == row && p == problem),
-            "{form:?}: {got:?}, expected row {row} {problem:?}"
-        );
+        for (storage, conversion) in storages() {
+            for options in [IncompleteOptions::default(), diagonal] {
+                if storage != "csr" && options.apply == TriangularApply::Exact {
+                    continue;
+                }
+                let gpu = GpuSparse::from_csr(ctx, a, conversion).unwrap();
+                let got = IncompleteLu::new(ctx, &gpu, form, options).map(|_| ());
+                assert!(
+                    matches!(got, Err(Error::NotSolvable { row: r, problem: p, .. }) if r == row && p == problem),
+                    "{form:?} {storage} {options:?}: {got:?}, expected row {row} {problem:?}"
+                );
+            }
+        }
     };
     // Row 2 of [[2, 1, 0], [1, 2, 0], [1, 0, 0]] stores no diagonal entry.
     let missing =
@@ -196,13 +419,28 @@ fn bad_matrices_are_refused() {
 
     // IC(0) of a pattern that is not symmetric: (0, 1) stored, (1, 0) not.
     let lopsided = CsrMatrix::try_from_csr_data(2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![2.0, 1.0, 2.0]).unwrap();
-    let lopsided = GpuSparse::from_csr(ctx, &lopsided, Conversion::Csr).unwrap();
-    assert!(matches!(IncompleteLu::ic0(ctx, &lopsided), Err(Error::InvalidArgument(_))));
+    for (_, conversion) in storages() {
+        let lopsided = GpuSparse::from_csr(ctx, &lopsided, conversion).unwrap();
+        let got = IncompleteLu::new(ctx, &lopsided, Factorization::Ic0, diagonal).map(|_| ());
+        assert!(matches!(got, Err(Error::InvalidArgument(_))), "{got:?}");
+        // The full form: the same refusal on CSR; ELL it does not take at all.
+        assert!(matches!(IncompleteLu::ic0(ctx, &lopsided), Err(Error::InvalidArgument(_))));
+        if conversion != Conversion::Csr {
+            let full = IncompleteOptions { form: FactorForm::Full, ..diagonal };
+            let got = IncompleteLu::new(ctx, &lopsided, Factorization::Ilu0, full).map(|_| ());
+            assert!(matches!(got, Err(Error::InvalidArgument(_))), "{got:?}");
+        }
+    }
     // A 0 × 0 matrix factors to nothing and applies to empty vectors.
     let empty = GpuSparse::from_csr(ctx, &CsrMatrix::<f32>::zeros(0, 0).unwrap(), Conversion::Csr).unwrap();
-    for apply in [TriangularApply::Exact, TriangularApply::Sweeps(2)] {
+    for (apply, factor_form) in [
+        (TriangularApply::Exact, FactorForm::Auto),
+        (TriangularApply::Sweeps(2), FactorForm::Full),
+        (TriangularApply::Sweeps(2), FactorForm::Auto),
+    ] {
         for form in [Factorization::Ilu0, Factorization::Ic0] {
-            let m = IncompleteLu::new(ctx, &empty, form, IncompleteOptions { sweeps: 3, apply }).unwrap();
+            let options = IncompleteOptions { sweeps: 3, apply, form: factor_form };
+            let m = IncompleteLu::new(ctx, &empty, form, options).unwrap();
             let (r, mut z) = (ctx.zeros::<f32>(0).unwrap(), ctx.zeros::<f32>(0).unwrap());
             m.apply(&mut ctx.batch().recorder(), &r, &mut z).unwrap();
         }

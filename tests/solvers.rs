@@ -9,8 +9,8 @@ use wgsparse::generate::{self, Rng};
 use wgsparse::ops::{Spmv, SpmvAlgorithm};
 use wgsparse::reference::{self, TwinPreconditioner, TwinSolve};
 use wgsparse::solvers::{
-    BiCgStab, Cg, Factorization, Gmres, IncompleteLu, IncompleteOptions, Jacobi, LinOp, Operator, Orthogonalization,
-    Shadow, SolverOptions, SolverReport, StopReason, TriangularApply,
+    BiCgStab, Cg, FactorForm, Factorization, Gmres, IncompleteLu, IncompleteOptions, Jacobi, LinOp, Operator,
+    Orthogonalization, Shadow, SolverOptions, SolverReport, StopReason, TriangularApply,
 };
 use wgsparse::{Context, Conversion, CsrMatrix, Error, GpuSparse, GpuVec, Scalar};
 
@@ -22,12 +22,13 @@ enum Method {
 }
 
 /// The preconditioner of a solve: incomplete means IC(0) for CG, ILU(0) for the others, from
-/// the default three factorization sweeps.
+/// the default three factorization sweeps; in the diagonal form (`FactorForm::Auto` with
+/// sweeps, where the pattern allows) factored from A uploaded as ELL with coded values.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Precond {
     None,
     Jacobi,
-    Incomplete(TriangularApply),
+    Incomplete(TriangularApply, FactorForm),
 }
 
 const FACTOR_SWEEPS: u32 = 3;
@@ -45,14 +46,27 @@ impl Precond {
         self,
         ctx: &Context,
         method: Method,
-        a: &GpuSparse<T>,
+        a: &CsrMatrix<T>,
+        gpu_a: &GpuSparse<T>,
     ) -> wgsparse::Result<Option<Box<dyn LinOp<T>>>> {
         Ok(match self {
             Precond::None => None,
-            Precond::Jacobi => Some(Box::new(Jacobi::new(ctx, a)?)),
-            Precond::Incomplete(apply) => {
-                let options = IncompleteOptions { sweeps: FACTOR_SWEEPS, apply };
-                Some(Box::new(IncompleteLu::new(ctx, a, Self::factorization(method), options)?))
+            Precond::Jacobi => Some(Box::new(Jacobi::new(ctx, gpu_a)?)),
+            Precond::Incomplete(apply, form) => {
+                let factorization = Self::factorization(method);
+                let options = IncompleteOptions { sweeps: FACTOR_SWEEPS, apply, form };
+                let diagonal = form == FactorForm::Auto
+                    && matches!(apply, TriangularApply::Sweeps(_))
+                    && reference::has_diagonal_form(a, factorization == Factorization::Ic0);
+                let m = if diagonal {
+                    let ell = GpuSparse::from_csr(ctx, a, Conversion::Ell(Default::default()))?;
+                    let m = IncompleteLu::new(ctx, &ell, factorization, options)?;
+                    assert_eq!(m.form(), FactorForm::Auto, "the diagonal form");
+                    m
+                } else {
+                    IncompleteLu::new(ctx, gpu_a, factorization, options)?
+                };
+                Some(Box::new(m))
             }
         })
     }
@@ -61,10 +75,11 @@ impl Precond {
         match self {
             Precond::None => TwinPreconditioner::Identity,
             Precond::Jacobi => TwinPreconditioner::Jacobi,
-            Precond::Incomplete(apply) => TwinPreconditioner::Incomplete {
+            Precond::Incomplete(apply, form) => TwinPreconditioner::Incomplete {
                 cholesky: Self::factorization(method) == Factorization::Ic0,
                 sweeps: FACTOR_SWEEPS,
                 apply,
+                form,
             },
         }
     }
@@ -91,7 +106,7 @@ fn solve<T: Scalar>(
 ) -> wgsparse::Result<(SolverReport, Vec<T>)> {
     let gpu_a = GpuSparse::from_csr(ctx, a, Conversion::Csr)?;
     let spmv = Spmv::new(ctx, &gpu_a, SpmvAlgorithm::Auto)?;
-    let precond = precond.build(ctx, method, &gpu_a)?;
+    let precond = precond.build(ctx, method, a, &gpu_a)?;
     let m = precond.as_deref().map(Operator::from);
     let b = ctx.upload(b)?;
     let mut x = ctx.upload(x0)?;
@@ -173,12 +188,14 @@ fn systems<T: Scalar>() -> Vec<(String, CsrMatrix<T>, bool)> {
 }
 
 /// Every preconditioner the solvers are checked with: none, Jacobi, and the incomplete
-/// factorizations applied exactly and by two Jacobi sweeps per triangle.
-const PRECONDITIONERS: [Precond; 4] = [
+/// factorizations applied exactly and by two Jacobi sweeps per triangle, the latter in both
+/// forms (the diagonal one where the pattern allows: the stencils).
+const PRECONDITIONERS: [Precond; 5] = [
     Precond::None,
     Precond::Jacobi,
-    Precond::Incomplete(TriangularApply::Exact),
-    Precond::Incomplete(TriangularApply::Sweeps(2)),
+    Precond::Incomplete(TriangularApply::Exact, FactorForm::Auto),
+    Precond::Incomplete(TriangularApply::Sweeps(2), FactorForm::Full),
+    Precond::Incomplete(TriangularApply::Sweeps(2), FactorForm::Auto),
 ];
 
 fn matches_twin<T: Scalar>(rtol: f64) {
@@ -194,7 +211,7 @@ fn matches_twin<T: Scalar>(rtol: f64) {
                 for precond in PRECONDITIONERS {
                     // x0 = 0, then a random x0 (without a preconditioner and with Jacobi).
                     let x0s = [vec![T::default(); n], vector::<T>(n, rng.next_u64())];
-                    let x0s = if matches!(precond, Precond::Incomplete(_)) { &x0s[..1] } else { &x0s[..] };
+                    let x0s = if matches!(precond, Precond::Incomplete(..)) { &x0s[..1] } else { &x0s[..] };
                     // GMRES both ways, the second (one pass) without a preconditioner.
                     let orthogonalizations: &[_] = match (method, precond) {
                         (Method::Gmres, Precond::None) => {

@@ -64,7 +64,7 @@ struct Inner {
 impl Device {
     /// Wraps an open device. With `own_callbacks`, wgsparse installs its device-lost and
     /// uncaptured-error handlers (devices it opened itself); otherwise the caller's stay.
-    /// Dropped buffers of 64 MiB and more are kept for reuse up to `pool_bytes`.
+    /// Dropped buffers of 8 MiB and more are kept for reuse up to `pool_bytes`.
     pub(crate) fn new(device: wgpu::Device, queue: wgpu::Queue, own_callbacks: bool, pool_bytes: u64) -> Self {
         let lost = Arc::new(Mutex::new(None));
         if own_callbacks {

@@ -4,7 +4,9 @@
 //! inside blocks it already holds, in a few µs; a larger buffer is a driver allocation of its
 //! own, made and freed with it: 7.6 ms for 256 MiB on the H100 (NVIDIA 580), against 154 µs to
 //! clear a kept one (`benches/NOTES.md`, session 37). One-shot ops with large outputs (a
-//! bitmap sum's C, an incomplete factor, GMRES's basis) paid that at every call.
+//! bitmap sum's C, an incomplete factor, GMRES's basis) paid that at every call, and so did
+//! smaller arrays whenever wgpu's blocks were full: 5.5–7 ms for a CG solve's vectors of
+//! 33 MB (session 38).
 //!
 //! A dropped buffer of at least [`POOL_MIN_BYTES`] is kept while the pool holds less than its
 //! cap; an allocation of the same usage takes a kept one of its size (up to an eighth larger)
@@ -21,8 +23,11 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-/// Buffers this large or larger are kept for reuse.
-pub(crate) const POOL_MIN_BYTES: u64 = 64 << 20;
+/// Buffers this large or larger are kept for reuse: vectors of 2 M f32 or 1 M f64 rows and
+/// up. A one-shot CG solve's four or five vectors of 33 MB (f64, 4 M rows) had taken 5.5–7 ms
+/// to allocate on the H100 where wgpu's blocks had no room left, ~0.15 ms once kept here, and
+/// vectors of 16.4 MB (f32, 4.1 M rows) as much (`benches/NOTES.md`, session 38).
+pub(crate) const POOL_MIN_BYTES: u64 = 8 << 20;
 
 /// The default cap on the bytes kept ([`crate::ContextOptions::buffer_pool_bytes`]).
 pub const DEFAULT_POOL_BYTES: u64 = 2 << 30;

@@ -24,7 +24,7 @@ const USAGE: wgpu::BufferUsages =
 /// Not `Clone`: like a `Vec`, one owner, so an op's input and output are distinct arrays
 /// unless the caller explicitly binds two ranges of one (which ops check). Dropping it frees
 /// the memory as soon as no submitted work uses it, except that the context keeps buffers of
-/// 64 MiB and more for its next arrays of their size
+/// 8 MiB and more for its next arrays of their size
 /// ([`ContextOptions::buffer_pool_bytes`](crate::ContextOptions::buffer_pool_bytes)).
 pub struct GpuVec<T: Stored> {
     /// Shared by the vectors of a block; back to the device's pool when the last one goes.

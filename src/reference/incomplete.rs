@@ -68,6 +68,78 @@ pub fn incomplete_factor<T: Scalar>(a: &CsrMatrix<T>, cholesky: bool, sweeps: u3
     old
 }
 
+/// Whether ILU(0) (IC(0) with `cholesky`) of `a` has the diagonal form of
+/// `solvers::FactorForm`: the elimination fills no entry of the pattern (for no stored
+/// (i, k), k < i, is there a stored (k, j), j > k, j ≠ i, with (i, j) stored) and, for IC(0),
+/// every strict lower entry has a mirror of the same value. Panics on an IC(0) pattern that is
+/// not symmetric (test input).
+pub fn has_diagonal_form<T: Scalar>(a: &CsrMatrix<T>, cholesky: bool) -> bool {
+    (0..a.rows()).all(|i| {
+        row(a, i).all(|q| {
+            let k = a.col_indices()[q] as usize;
+            if k >= i {
+                return true;
+            }
+            let symmetric = !cholesky || a.values()[find(a, k, i).expect("a symmetric pattern")] == a.values()[q];
+            let fills = row(a, k).any(|p| {
+                let j = a.col_indices()[p] as usize;
+                j > k && j != i && find(a, i, j).is_some()
+            });
+            symmetric && !fills
+        })
+    })
+}
+
+/// The factor of the diagonal form (layout of [`incomplete_factor`]) after `sweeps` sweeps of
+/// its pivots, as `shaders/diagonal_pivots.wgsl` runs them: `d = a_ii`, then each sweep
+/// `d_i = a_ii − Σ_{k<i} a_ik·a_ki/d_k` from the previous one's d, each sweep's 1/d rounded
+/// to f32 as the device stores it. ILU(0): L = I + L_A·D⁻¹, U = D + U_A; IC(0):
+/// L = (D + L_A)·D^-½. Only for a matrix with [`has_diagonal_form`].
+pub fn diagonal_incomplete_factor<T: Scalar>(a: &CsrMatrix<T>, cholesky: bool, sweeps: u32) -> Vec<f64> {
+    let value = |p: usize| a.values()[p].to_f64();
+    let diagonal: Vec<f64> = (0..a.rows())
+        .map(|i| value(find(a, i, i).unwrap_or_else(|| panic!("row {i} has no diagonal entry"))))
+        .collect();
+    let stored = |d: f64| (1.0 / d) as f32;
+    let mut inverse: Vec<f32> = diagonal.iter().map(|&d| stored(d)).collect();
+    for _ in 1..sweeps {
+        inverse = (0..a.rows())
+            .map(|i| {
+                let lower = row(a, i).filter(|&q| (a.col_indices()[q] as usize) < i);
+                let sum: f64 = lower
+                    .map(|q| {
+                        let k = a.col_indices()[q] as usize;
+                        find(a, k, i).map_or(0.0, |m| value(q) * value(m) * inverse[k] as f64)
+                    })
+                    .sum();
+                stored(diagonal[i] - sum)
+            })
+            .collect();
+    }
+    diagonal_factor(a, cholesky, &inverse)
+}
+
+/// The factor of the diagonal form (layout of [`incomplete_factor`]) with the pivots whose
+/// reciprocals are `inverse_pivots` (`IncompleteLu::inverse_pivots`).
+pub fn diagonal_factor<T: Scalar>(a: &CsrMatrix<T>, cholesky: bool, inverse_pivots: &[f32]) -> Vec<f64> {
+    let d: Vec<f64> = inverse_pivots.iter().map(|&v| 1.0 / v as f64).collect();
+    let mut factor = vec![0.0; a.nnz()];
+    for i in 0..a.rows() {
+        for p in row(a, i) {
+            let (j, v) = (a.col_indices()[p] as usize, a.values()[p].to_f64());
+            factor[p] = match j.cmp(&i) {
+                std::cmp::Ordering::Equal if cholesky => d[i].sqrt(),
+                std::cmp::Ordering::Equal => d[i],
+                std::cmp::Ordering::Less if cholesky => v / d[j].sqrt(),
+                std::cmp::Ordering::Greater if cholesky => v / d[i].sqrt(),
+                std::cmp::Ordering::Less => v / d[j],
+                std::cmp::Ordering::Greater => v,
+            };
+        }
+    }
+    factor
+}
+
 /// The values the factorization reads: A's, with IC(0)'s upper entries taken from their
 /// mirrors below the diagonal (IC(0) reads the lower triangle only). Panics on a pattern
 /// that is not symmetric (IC(0); test input).

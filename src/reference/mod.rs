@@ -19,7 +19,10 @@ mod sptrsv;
 
 pub use bitmap::{bitmap_add, bitmap_lu, bitmap_multiply};
 pub use compare::{max_relative_error, relative_error};
-pub use incomplete::{apply_incomplete, exact_incomplete_factor, incomplete_factor};
+pub use incomplete::{
+    apply_incomplete, diagonal_factor, diagonal_incomplete_factor, exact_incomplete_factor, has_diagonal_form,
+    incomplete_factor,
+};
 pub use lu::{lu_backward_error, lu_factor, lu_residual_along};
 pub use solvers::{bicgstab, cg, gmres, TwinPreconditioner, TwinSolve};
 pub use spmm::{sddmm_csr, spmm_csr};

@@ -5,8 +5,8 @@
 use crate::element::Scalar;
 use crate::format::CsrMatrix;
 
-use super::incomplete::{apply_incomplete, incomplete_factor};
-use crate::solvers::{Orthogonalization, Shadow, TriangularApply};
+use super::incomplete::{apply_incomplete, diagonal_incomplete_factor, has_diagonal_form, incomplete_factor};
+use crate::solvers::{FactorForm, Orthogonalization, Shadow, TriangularApply};
 
 /// What a twin solve did.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +38,9 @@ pub enum TwinPreconditioner {
         sweeps: u32,
         /// Exact or Jacobi-sweep application.
         apply: TriangularApply,
+        /// The form asked for: the diagonal form's factor where `IncompleteLu` would keep it
+        /// ([`diagonal_incomplete_factor`]), else the full sweeps'.
+        form: FactorForm,
     },
 }
 
@@ -80,7 +83,16 @@ fn problem<T: Scalar>(a: &CsrMatrix<T>, m: TwinPreconditioner) -> Problem<'_, T>
                 1.0 / d
             })
             .collect(),
-        TwinPreconditioner::Incomplete { cholesky, sweeps, .. } => incomplete_factor(a, cholesky, sweeps),
+        TwinPreconditioner::Incomplete { cholesky, sweeps, apply, form } => {
+            let diagonal = form == FactorForm::Auto
+                && matches!(apply, TriangularApply::Sweeps(_))
+                && has_diagonal_form(a, cholesky);
+            if diagonal {
+                diagonal_incomplete_factor(a, cholesky, sweeps)
+            } else {
+                incomplete_factor(a, cholesky, sweeps)
+            }
+        }
     };
     Problem { a, m, data }
 }

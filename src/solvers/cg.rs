@@ -41,7 +41,8 @@ const DOT_ROWS: usize = 64;
 /// its own), a step that adds them up and makes α, `r −= α·q` with the partials of r·r
 /// (`cg_residual.wgsl`), a step that adds those up and tests ‖r‖, and `x += α·p;
 /// p ← z + β·p` (`cg_direction.wgsl`): A and 8 vector passes (a preconditioner adds its
-/// own, and r·z). The iterations between gates that run after the solve stopped leave x
+/// own, and r·z unless one of its passes leaves r·z's partials, as `IncompleteLu`'s diagonal
+/// form does through [`LinOp::apply_dot`](super::LinOp::apply_dot)). The iterations between gates that run after the solve stopped leave x
 /// and r as they are (their step is zero) and are not counted; only p moves, which a
 /// restart's start rebuilds.
 pub struct Cg<'a, T: Scalar> {
@@ -181,10 +182,14 @@ impl<T: Scalar> Method<T> for Cg<'_, T> {
             self.common.steps.check_after(&mut rec, Some(rr), slot::R_NORM, Some(history_at), after_stop)?;
         }
         let mut rec = sink.rec();
-        if let Some(z) = &mut self.z {
+        if let (Some(z), Some(m)) = (&mut self.z, &self.common.precond) {
+            // r·z from the preconditioner's own pass where it can fold it in (the r·r
+            // partials are spent: the check above has summed them).
             let steps = &self.common.steps;
-            self.common.precondition(&mut rec, &self.r, z)?;
-            let rz = steps.dot_partials(&mut rec, &self.r, z)?;
+            let rz = match m.apply_dot(&mut rec, &self.r, z, &self.partials)? {
+                Some(count) => Partials { buffer: &self.partials, count },
+                None => steps.dot_partials(&mut rec, &self.r, z)?,
+            };
             steps.sum(&mut rec, Sum { partials: rz, into: RHO_NEW, root: None })?;
         }
         self.update_direction(&mut rec, x)

@@ -17,13 +17,25 @@
 //! construction, and reused by every application) or approximately by a few Jacobi sweeps
 //! per triangle (`shaders/triangle_sweep.wgsl`: no dependencies between rows, a pass over
 //! one triangle each, kept in CSR arrays of its own), see [`TriangularApply`].
+//!
+//! **The diagonal form.** Where the elimination fills no entry of A's pattern (no k below
+//! both i and j with (i, k) and (k, j) stored, for any stored (i, j): the 5- and 7-point
+//! stencils, any pattern whose graph has no triangles), the factors' strict triangles are A's
+//! own and only the pivots are new: `L·U = (D + L_A)·D⁻¹·(D + U_A)` with
+//! `d_i = a_ii − Σ_{k<i} a_ik·a_ki/d_k` (IC(0): `L·Lᵀ` the same, for symmetric A). Then,
+//! when the factors are applied by sweeps, the preconditioner keeps one vector (`1/d`,
+//! swept like the factor, `shaders/diagonal_pivots.wgsl`) and sweeps with A's own storage,
+//! CSR or ELL in any of its encodings (`shaders/diagonal_sweep.wgsl`): on a stencil coded as
+//! ELL, 4 bytes an entry instead of the split triangles' 12 (f64), no arrays to build, and
+//! the same operator (see [`FactorForm`]). The pattern is checked on the GPU in the
+//! factorization's first sweep.
 
 use super::LinOp;
 use crate::analysis::scan::Scan;
 use crate::element::Scalar;
 use crate::error::SolveProblem;
-use crate::gpu::GpuVec;
-use crate::kernel::shaders::{ilu_sweep, incomplete_split, triangle_sweep};
+use crate::gpu::{Bind, DeviceId, GpuVec};
+use crate::kernel::shaders::{diagonal_pivots, diagonal_sweep, ilu_sweep, incomplete_split, triangle_sweep};
 use crate::kernel::Kernel;
 use crate::matrix::{Format, PanelStorage};
 use crate::ops::common::{check_len, Operands};
@@ -57,6 +69,21 @@ pub enum TriangularApply {
     Sweeps(u32),
 }
 
+/// How the factor is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FactorForm {
+    /// The diagonal form (A's own triangles and a vector of pivots, see the module's
+    /// documentation) where A's pattern allows it and the factors are applied by sweeps;
+    /// otherwise the full factor, which needs A in CSR. Its pivots are swept as
+    /// `d_i = a_ii − Σ_{k<i} a_ik·a_ki/d_k` from `d = a_ii`, where the full form's sweeps
+    /// update the factor's off-diagonal entries too: the two meet at the exact factor, but
+    /// after a few sweeps they differ slightly.
+    #[default]
+    Auto,
+    /// Always the factor with A's pattern (CSR A).
+    Full,
+}
+
 /// Options of an incomplete factorization.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IncompleteOptions {
@@ -64,13 +91,15 @@ pub struct IncompleteOptions {
     pub sweeps: u32,
     /// How the factors are applied.
     pub apply: TriangularApply,
+    /// How the factor is kept.
+    pub form: FactorForm,
 }
 
 impl Default for IncompleteOptions {
     /// Three factorization sweeps (Chow & Patel find that three give nearly the exact
-    /// factors' iteration counts on Laplacians), applied exactly.
+    /// factors' iteration counts on Laplacians), applied exactly (so in the full form).
     fn default() -> Self {
-        IncompleteOptions { sweeps: 3, apply: TriangularApply::Exact }
+        IncompleteOptions { sweeps: 3, apply: TriangularApply::Exact, form: FactorForm::Auto }
     }
 }
 
@@ -79,15 +108,37 @@ impl Default for IncompleteOptions {
 pub struct IncompleteLu<T: Scalar> {
     factorization: Factorization,
     options: IncompleteOptions,
-    factor: GpuSparse<T>,
+    rows: usize,
+    device_id: DeviceId,
     apply: Apply<T>,
     /// Between the two triangular solves.
     middle: GpuVec<T>,
 }
 
 enum Apply<T: Scalar> {
-    Exact { lower: Box<TriangularSolve<T>>, upper: Box<TriangularSolve<T>> },
-    Sweeps(Box<Sweeps<T>>),
+    Exact { factor: GpuSparse<T>, lower: Box<TriangularSolve<T>>, upper: Box<TriangularSolve<T>> },
+    Sweeps { factor: GpuSparse<T>, sweeps: Box<Sweeps<T>> },
+    Diagonal(Box<DiagonalForm<T>>),
+}
+
+/// The diagonal form (module documentation): A itself (shared, not copied), the reciprocal
+/// pivots, and the sweep kernel.
+struct DiagonalForm<T: Scalar> {
+    a: GpuSparse<T>,
+    /// 1/d in f32 whatever T (`diagonal_pivots.wgsl`).
+    inverse_pivots: GpuVec<f32>,
+    sweeps: u32,
+    kernel: Kernel<diagonal_sweep::Shader, T>,
+    /// IC(0) (symmetric: r·z from the lower triangle's pass).
+    cholesky: bool,
+    /// The most strict lower and upper entries of a row (where an ELL row's are).
+    lower_width: u32,
+    upper_width: u32,
+    /// The sweeps alternate between this and their target (one element for one sweep,
+    /// which needs none).
+    spare: GpuVec<T>,
+    /// Bound as the partials of sweeps that leave none.
+    no_partials: GpuVec<[T; 2]>,
 }
 
 /// Jacobi-sweep application on the unit-diagonal form of the factor, split by triangle
@@ -138,11 +189,16 @@ impl<T: Scalar> IncompleteLu<T> {
         Self::new(ctx, a, Factorization::Ic0, IncompleteOptions::default())
     }
 
-    /// Factors `a` (CSR, square, one row panel, sorted columns, a diagonal entry in every
-    /// row) and plans the application. A row without a diagonal entry, or whose pivot comes
-    /// out zero or not finite (for IC(0): not positive, so A is not positive definite), is
-    /// refused as [`Error::NotSolvable`] with the first such row. Exact application solves
-    /// once with each factor here, to capture its level sets.
+    /// Factors `a` (square, one row panel, sorted columns, a diagonal entry in every row) and
+    /// plans the application. `a` is CSR, or for the diagonal form ([`FactorForm::Auto`] with
+    /// [`TriangularApply::Sweeps`]) CSR or ELL: the diagonal form keeps `a` (shared, not
+    /// copied) and applies with its entries, so values written into `a` later
+    /// (`update_values`) reach the triangles but not the pivots: factor again after that. An
+    /// ELL `a` whose pattern the elimination fills is refused as [`Error::Unsupported`] (its
+    /// full factor needs CSR). A row without a diagonal entry, or whose pivot comes out zero
+    /// or not finite (for IC(0): not positive, so A is not positive definite), is refused as
+    /// [`Error::NotSolvable`] with the first such row. Exact application solves once with
+    /// each factor here, to capture its level sets.
     pub fn new(
         ctx: &Context,
         a: &GpuSparse<T>,
@@ -156,8 +212,14 @@ impl<T: Scalar> IncompleteLu<T> {
         Operands::new(ctx, op)?.owned("the matrix", a.device_id())?;
         ctx.check_element::<T>()?;
         check_len(op, "matrix columns (a square matrix)", a.rows(), a.cols())?;
-        if a.format() != Format::Csr {
-            return Err(Error::InvalidArgument(format!("{op}: the matrix must be CSR, not {}", a.format().name())));
+        let diagonal_form = options.form == FactorForm::Auto && matches!(options.apply, TriangularApply::Sweeps(_));
+        let formats: &[Format] = if diagonal_form { &[Format::Csr, Format::Ell] } else { &[Format::Csr] };
+        if !formats.contains(&a.format()) {
+            let allowed = if diagonal_form { "CSR or ELL" } else { "CSR" };
+            return Err(Error::InvalidArgument(format!(
+                "{op}: the matrix must be {allowed} (for this form and application), not {}",
+                a.format().name()
+            )));
         }
         if !a.columns_sorted() {
             return Err(Error::InvalidArgument(format!("{op}: the matrix's columns must be sorted within rows")));
@@ -173,9 +235,31 @@ impl<T: Scalar> IncompleteLu<T> {
         if options.sweeps == 0 {
             return Err(Error::InvalidArgument(format!("{op}: at least one factorization sweep")));
         }
+        let n = a.rows();
+        let (rows, device_id, middle) = (n, a.device_id(), ctx.zeros(n)?);
+        let made = |apply| IncompleteLu { factorization, options, rows, device_id, apply, middle };
+        if let TriangularApply::Sweeps(apply_sweeps) = options.apply {
+            if diagonal_form {
+                match DiagonalForm::new(ctx, a, factorization, options.sweeps, apply_sweeps, op)? {
+                    Ok(form) => return Ok(made(Apply::Diagonal(Box::new(form)))),
+                    Err(_) if a.format() == Format::Csr => {}
+                    Err(NotKept::Pattern) => {
+                        return Err(Error::Unsupported(format!(
+                            "{op}: the elimination fills entries of this matrix's pattern (or, for IC(0), its values \
+                             are not symmetric), so its factor needs the full form, which takes the matrix in CSR"
+                        )))
+                    }
+                    Err(NotKept::PivotRange(row)) => {
+                        return Err(Error::Unsupported(format!(
+                            "{op}: the reciprocal of row {row}'s pivot is beyond f32's normal range, which the \
+                             diagonal form keeps it in; the full form takes the matrix in CSR"
+                        )))
+                    }
+                }
+            }
+        }
         let factor = a.zeros_like(ctx)?;
         factor_sweeps(ctx, a, &factor, factorization == Factorization::Ic0, options.sweeps, op)?;
-        let n = a.rows();
         let apply = match options.apply {
             TriangularApply::Exact => {
                 let plan = |triangle, diagonal| {
@@ -193,13 +277,14 @@ impl<T: Scalar> IncompleteLu<T> {
                 let (ones, mut out) = (ctx.upload(&vec![T::from_f64(1.0); n])?, ctx.zeros::<T>(n)?);
                 lower.solve(&ones, &mut out)?;
                 upper.solve(&ones, &mut out)?;
-                Apply::Exact { lower: Box::new(lower), upper: Box::new(upper) }
+                Apply::Exact { factor, lower: Box::new(lower), upper: Box::new(upper) }
             }
             TriangularApply::Sweeps(sweeps) => {
-                Apply::Sweeps(Box::new(Sweeps::new(ctx, &factor, factorization, sweeps)?))
+                let sweeps = Box::new(Sweeps::new(ctx, &factor, factorization, sweeps)?);
+                Apply::Sweeps { factor, sweeps }
             }
         };
-        Ok(IncompleteLu { factorization, options, factor, apply, middle: ctx.zeros(n)? })
+        Ok(made(apply))
     }
 
     /// Which factorization this is.
@@ -212,22 +297,51 @@ impl<T: Scalar> IncompleteLu<T> {
         self.options
     }
 
-    /// The factor, with A's pattern: for ILU(0), L's strict part below the diagonal (its unit
-    /// diagonal not stored) and U on and above it; for IC(0), L on and below the diagonal and
-    /// Lᵀ above it.
-    pub fn factor(&self) -> &GpuSparse<T> {
-        &self.factor
+    /// The form the factor is kept in: [`FactorForm::Auto`] for the diagonal form,
+    /// [`FactorForm::Full`] for the factor with A's pattern.
+    pub fn form(&self) -> FactorForm {
+        match self.apply {
+            Apply::Diagonal(_) => FactorForm::Auto,
+            _ => FactorForm::Full,
+        }
     }
 
-    /// Device bytes beyond A: the factor and the application's vectors and plans.
+    /// The full factor, with A's pattern: for ILU(0), L's strict part below the diagonal (its
+    /// unit diagonal not stored) and U on and above it; for IC(0), L on and below the
+    /// diagonal and Lᵀ above it. `None` in the diagonal form.
+    pub fn factor(&self) -> Option<&GpuSparse<T>> {
+        match &self.apply {
+            Apply::Exact { factor, .. } | Apply::Sweeps { factor, .. } => Some(factor),
+            Apply::Diagonal(_) => None,
+        }
+    }
+
+    /// In the diagonal form, `1/d_i`, the reciprocals of the pivots (ILU(0): U's diagonal;
+    /// IC(0): the squares of L's), in f32 whatever the element type; `None` in the full form.
+    pub fn inverse_pivots(&self) -> Option<&GpuVec<f32>> {
+        match &self.apply {
+            Apply::Diagonal(form) => Some(&form.inverse_pivots),
+            _ => None,
+        }
+    }
+
+    /// Device bytes beyond A: the factor (or the pivots) and the application's vectors and
+    /// plans.
     pub fn extra_bytes(&self) -> u64 {
-        let plans = match &self.apply {
-            Apply::Exact { lower, upper } => {
-                lower.extra_bytes() + upper.extra_bytes() + lower.level_sets_bytes() + upper.level_sets_bytes()
+        let kept = match &self.apply {
+            Apply::Exact { factor, lower, upper } => {
+                factor.device_bytes()
+                    + lower.extra_bytes()
+                    + upper.extra_bytes()
+                    + lower.level_sets_bytes()
+                    + upper.level_sets_bytes()
             }
-            Apply::Sweeps(w) => w.lower.bytes() + w.upper.bytes() + w.scale.byte_len() + w.spare.byte_len(),
+            Apply::Sweeps { factor, sweeps: w } => {
+                factor.device_bytes() + w.lower.bytes() + w.upper.bytes() + w.scale.byte_len() + w.spare.byte_len()
+            }
+            Apply::Diagonal(form) => form.inverse_pivots.byte_len() + form.spare.byte_len(),
         };
-        self.factor.device_bytes() + self.middle.byte_len() + plans
+        self.middle.byte_len() + kept
     }
 }
 
@@ -311,6 +425,227 @@ impl<T: Scalar> Sweeps<T> {
     }
 }
 
+/// Rows a workgroup of `diagonal_sweep.wgsl` takes, so a partial of r·z each.
+const DIAGONAL_WORKGROUP: usize = 256;
+
+/// A's arrays as `diagonal_pivots.wgsl` and `diagonal_sweep.wgsl` bind them (one panel, CSR
+/// or ELL), and the flags of its encoding.
+struct RowArrays<'a, T: Scalar> {
+    /// CSR's row offsets; ELL binds its index words in their place (not read).
+    row_offsets: Bind<'a, u32>,
+    col_indices: Bind<'a, u32>,
+    values: Bind<'a, T>,
+    width: u32,
+    first_row: u32,
+    index_stride: u32,
+    csr: bool,
+    diagonal_offsets: bool,
+    value_table: bool,
+}
+
+impl<'a, T: Scalar> RowArrays<'a, T> {
+    fn of(a: &'a GpuSparse<T>) -> Result<Self> {
+        match a.panels()[0].storage() {
+            PanelStorage::Csr(csr) => Ok(RowArrays {
+                row_offsets: csr.row_offsets().bind(),
+                col_indices: csr.col_indices().bind(),
+                values: csr.values().bind(),
+                width: 0,
+                first_row: 0,
+                index_stride: 0,
+                csr: true,
+                diagonal_offsets: false,
+                value_table: false,
+            }),
+            PanelStorage::Ell(ell) => {
+                let (col_indices, first_row, index_stride) = crate::ops::spmv::ell::indices(ell);
+                Ok(RowArrays {
+                    row_offsets: col_indices,
+                    col_indices,
+                    values: ell.values().bind(),
+                    width: ell.width() as u32,
+                    first_row,
+                    index_stride,
+                    csr: false,
+                    diagonal_offsets: ell.compact(),
+                    value_table: ell.value_table(),
+                })
+            }
+            _ => Err(Error::Validation("incomplete factorization: a panel that is neither CSR nor ELL".into())),
+        }
+    }
+}
+
+/// Why a matrix's factor cannot be kept in the diagonal form.
+enum NotKept {
+    /// The elimination fills entries of the pattern, or (IC(0)) A's values are not symmetric.
+    Pattern,
+    /// A pivot's reciprocal is beyond f32's normal range (this row).
+    PivotRange(u32),
+}
+
+/// `diagonal_pivots.wgsl`'s `problems` words (atomicMin of a row, then atomicMax of counts);
+/// the first three are `ilu_sweep.wgsl`'s too.
+mod problem {
+    pub const MISSING_DIAGONAL: usize = 0;
+    pub const PIVOT: usize = 1;
+    pub const MISSING_MIRROR: usize = 2;
+    pub const NOT_DIAGONAL_FORM: usize = 3;
+    pub const LOWER_WIDTH: usize = 4;
+    pub const UPPER_WIDTH: usize = 5;
+    pub const PIVOT_RANGE: usize = 6;
+}
+
+impl<T: Scalar> DiagonalForm<T> {
+    /// Sweeps the pivots of `a`'s diagonal form and checks its pattern in one batch and one
+    /// read back; `Ok(Err(why))` where the form does not apply.
+    fn new(
+        ctx: &Context,
+        a: &GpuSparse<T>,
+        factorization: Factorization,
+        sweeps: u32,
+        apply_sweeps: u32,
+        op: &'static str,
+    ) -> Result<std::result::Result<Self, NotKept>> {
+        let n = a.rows();
+        let cholesky = factorization == Factorization::Ic0;
+        // Spares only where sweeps alternate: every vector of a row's size costs an
+        // allocation that a one-shot solve waits for.
+        let inverse_pivots = ctx.zeros::<f32>(n.max(1))?;
+        let spare = ctx.zeros::<T>(if apply_sweeps >= 2 { n.max(1) } else { 1 })?;
+        let pivot_spare = ctx.zeros::<f32>(if sweeps >= 2 { n.max(1) } else { 1 })?;
+        if n == 0 {
+            return Ok(Ok(DiagonalForm {
+                a: a.clone(),
+                inverse_pivots,
+                sweeps: apply_sweeps,
+                cholesky,
+                kernel: ctx.kernel(Default::default(), Default::default())?,
+                lower_width: 0,
+                upper_width: 0,
+                spare,
+                no_partials: ctx.zeros(1)?,
+            }));
+        }
+        let arrays = RowArrays::of(a)?;
+        let flags = diagonal_pivots::Flags {
+            csr: arrays.csr,
+            diagonal_offsets: arrays.diagonal_offsets,
+            value_table: arrays.value_table,
+        };
+        let kernel = ctx.kernel::<diagonal_pivots::Shader, T>(flags, Default::default())?;
+        let problems = ctx.upload(&[u32::MAX, u32::MAX, u32::MAX, u32::MAX, 0, 0, u32::MAX])?;
+        // Sweep t writes the pivots when sweeps − 1 − t is even, else the spare: the last
+        // writes the pivots.
+        let target = |t: u32| if (sweeps - 1 - t).is_multiple_of(2) { &inverse_pivots } else { &pivot_spare };
+        let other = |t: u32| if (sweeps - 1 - t).is_multiple_of(2) { &pivot_spare } else { &inverse_pivots };
+        let mut batch = ctx.batch();
+        {
+            let mut rec = batch.recorder();
+            for t in 0..sweeps {
+                let params = diagonal_pivots::Params {
+                    rows: n as u32,
+                    width: arrays.width,
+                    first_row: arrays.first_row,
+                    index_stride: arrays.index_stride,
+                    cholesky: cholesky as u32,
+                    initial: (t == 0) as u32,
+                    check: (t + 1 == sweeps) as u32,
+                };
+                let bindings = diagonal_pivots::Bindings {
+                    row_offsets: arrays.row_offsets,
+                    col_indices: arrays.col_indices,
+                    values: arrays.values,
+                    previous: other(t).bind(),
+                    next: target(t).bind(),
+                    problems: problems.bind(),
+                };
+                rec.dispatch_items(&kernel, params, bindings, n as u64)?;
+            }
+        }
+        let ticket = batch.read_back(&problems)?;
+        batch.submit()?;
+        let found = ticket.wait()?;
+        // In the full form's order, with the form's own checks before the pivots'.
+        check_pattern(op, &found)?;
+        if found[problem::NOT_DIAGONAL_FORM] != u32::MAX {
+            return Ok(Err(NotKept::Pattern));
+        }
+        check_pivots(op, cholesky, &found)?;
+        if found[problem::PIVOT_RANGE] != u32::MAX {
+            return Ok(Err(NotKept::PivotRange(found[problem::PIVOT_RANGE])));
+        }
+        let (lower_width, upper_width) = (found[problem::LOWER_WIDTH], found[problem::UPPER_WIDTH]);
+        let flags = diagonal_sweep::Flags {
+            csr: arrays.csr,
+            diagonal_offsets: arrays.diagonal_offsets,
+            value_table: arrays.value_table,
+        };
+        let batch = crate::ops::spmv::ell::batch(lower_width.max(upper_width) as usize);
+        let overrides = diagonal_sweep::Overrides { wg_size: DIAGONAL_WORKGROUP as u32, batch, ..Default::default() };
+        Ok(Ok(DiagonalForm {
+            a: a.clone(),
+            inverse_pivots,
+            sweeps: apply_sweeps,
+            cholesky,
+            kernel: ctx.kernel(flags, overrides)?,
+            lower_width,
+            upper_width,
+            spare,
+            no_partials: ctx.zeros(1)?,
+        }))
+    }
+
+    /// `z ← M⁻¹·r`: the lower triangle's sweeps into `u`, the upper's into `z` (each
+    /// alternating with the spare so that its last lands there), the last leaving r·z's
+    /// partials when asked.
+    fn record(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        r: &GpuVec<T>,
+        u: &GpuVec<T>,
+        z: &GpuVec<T>,
+        partials: Option<&GpuVec<[T; 2]>>,
+    ) -> Result<()> {
+        let arrays = RowArrays::of(&self.a)?;
+        let n = self.a.rows();
+        let sweeps = self.sweeps.max(1);
+        for (upper, b, y) in [(false, r, u), (true, u, z)] {
+            let target = |t: u32| if (sweeps - t).is_multiple_of(2) { y } else { &self.spare };
+            for t in 1..=sweeps {
+                // Zero sweeps is u = D⁻¹·r and z = u: one pass each that reads no neighbour.
+                let params = diagonal_sweep::Params {
+                    rows: n as u32,
+                    width: arrays.width,
+                    first_row: arrays.first_row,
+                    index_stride: arrays.index_stride,
+                    lower_width: if self.sweeps == 0 { 0 } else { self.lower_width },
+                    upper_width: if self.sweeps == 0 { 0 } else { self.upper_width },
+                    upper: upper as u32,
+                    first: (t == 1) as u32,
+                    // IC(0)'s r·z comes from the lower triangle's u (diagonal_sweep.wgsl).
+                    dot: (upper != self.cholesky && t == sweeps && partials.is_some()) as u32,
+                };
+                // The first pass reads b, not y_old: b stands in (read-only bindings may alias).
+                let previous = if t == 1 { b } else { target(t - 1) };
+                let bindings = diagonal_sweep::Bindings {
+                    row_offsets: arrays.row_offsets,
+                    col_indices: arrays.col_indices,
+                    values: arrays.values,
+                    inverse_pivots: self.inverse_pivots.bind(),
+                    b: b.bind(),
+                    y_old: previous.bind(),
+                    y_new: target(t).bind(),
+                    dot_operand: r.bind(),
+                    partials: partials.unwrap_or(&self.no_partials).bind(),
+                };
+                rec.dispatch(&self.kernel, params, bindings, n.div_ceil(DIAGONAL_WORKGROUP) as u64)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// `incomplete_split.wgsl`'s bindings: the factor, the triangles it fills, the scale.
 fn split_bindings<'a, T: Scalar>(
     csr: &'a crate::matrix::GpuCsr<T>,
@@ -380,48 +715,101 @@ fn factor_sweeps<T: Scalar>(
     let ticket = batch.read_back(&problems)?;
     batch.submit()?;
     let found = ticket.wait()?;
-    let refuse = |row: u32, problem| Err(Error::NotSolvable { op, row: row as usize, problem });
-    if found[2] != u32::MAX {
+    check_pattern(op, &found)?;
+    check_pivots(op, cholesky, &found)
+}
+
+/// The first three `problems` words of `ilu_sweep.wgsl` and `diagonal_pivots.wgsl` (the
+/// same layout): (IC(0)) a mirror missing, then a diagonal entry missing.
+fn check_pattern(op: &'static str, found: &[u32]) -> Result<()> {
+    if found[problem::MISSING_MIRROR] != u32::MAX {
         return Err(Error::InvalidArgument(format!(
             "{op}: the pattern is not symmetric (row {} stores an entry whose mirror is missing)",
-            found[2]
+            found[problem::MISSING_MIRROR]
         )));
     }
-    match (found[0], found[1]) {
-        (u32::MAX, u32::MAX) => Ok(()),
-        (missing, _) if missing != u32::MAX => refuse(missing, SolveProblem::MissingDiagonal),
-        (_, pivot) if cholesky => refuse(pivot, SolveProblem::NotPositiveDefinite),
-        (_, pivot) => refuse(pivot, SolveProblem::ZeroPivot),
+    match found[problem::MISSING_DIAGONAL] {
+        u32::MAX => Ok(()),
+        row => Err(Error::NotSolvable { op, row: row as usize, problem: SolveProblem::MissingDiagonal }),
+    }
+}
+
+/// The pivots' word: zero or not finite (IC(0): not positive).
+fn check_pivots(op: &'static str, cholesky: bool, found: &[u32]) -> Result<()> {
+    let kind = if cholesky { SolveProblem::NotPositiveDefinite } else { SolveProblem::ZeroPivot };
+    match found[problem::PIVOT] {
+        u32::MAX => Ok(()),
+        row => Err(Error::NotSolvable { op, row: row as usize, problem: kind }),
+    }
+}
+
+impl<T: Scalar> IncompleteLu<T> {
+    /// Checks `z ← M⁻¹·r`'s operands (and the partials of r·z); `false` when there are no
+    /// rows (nothing to record).
+    fn check_apply(
+        &self,
+        rec: &Recorder<'_, '_>,
+        x: &GpuVec<T>,
+        y: &GpuVec<T>,
+        partials: Option<&GpuVec<[T; 2]>>,
+    ) -> Result<bool> {
+        let op = match self.factorization {
+            Factorization::Ilu0 => "ilu0",
+            Factorization::Ic0 => "ic0",
+        };
+        let operands = Operands::new(rec.context(), op)?
+            .owned("the preconditioner", self.device_id)?
+            .input("r", x)?
+            .output("z", y)?;
+        if let Some(partials) = partials {
+            operands.output("partials", partials)?;
+        }
+        check_len(op, "r length", self.rows, x.len())?;
+        check_len(op, "z length", self.rows, y.len())?;
+        Ok(self.rows > 0)
     }
 }
 
 impl<T: Scalar> LinOp<T> for IncompleteLu<T> {
     fn shape(&self) -> (usize, usize) {
-        (self.factor.rows(), self.factor.cols())
+        (self.rows, self.rows)
     }
 
     fn apply(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &mut GpuVec<T>) -> Result<()> {
-        let op = match self.factorization {
-            Factorization::Ilu0 => "ilu0",
-            Factorization::Ic0 => "ic0",
-        };
-        Operands::new(rec.context(), op)?
-            .owned("the preconditioner", self.factor.device_id())?
-            .input("r", x)?
-            .output("z", y)?;
-        check_len(op, "r length", self.factor.rows(), x.len())?;
-        check_len(op, "z length", self.factor.rows(), y.len())?;
-        if self.factor.rows() == 0 {
+        if !self.check_apply(rec, x, y, None)? {
             return Ok(());
         }
         match &self.apply {
-            Apply::Exact { lower, upper } => {
+            Apply::Exact { lower, upper, .. } => {
                 lower.record_into_scratch(rec, x, &self.middle)?;
                 upper.record(rec, &self.middle, y)
             }
-            Apply::Sweeps(sweeps) => {
+            Apply::Sweeps { sweeps, .. } => {
                 sweeps.record(rec, Triangle::Lower, x, &self.middle)?;
                 sweeps.record(rec, Triangle::Upper, &self.middle, y)
+            }
+            Apply::Diagonal(form) => form.record(rec, x, &self.middle, y, None),
+        }
+    }
+
+    /// The diagonal form leaves `r·z`'s partials from its last sweep (CG's ρ without a pass
+    /// of its own); the full form reduces nothing.
+    fn apply_dot(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        x: &GpuVec<T>,
+        y: &mut GpuVec<T>,
+        partials: &GpuVec<[T; 2]>,
+    ) -> Result<Option<usize>> {
+        match &self.apply {
+            Apply::Diagonal(form) if self.rows > 0 && self.rows.div_ceil(DIAGONAL_WORKGROUP) <= partials.len() => {
+                self.check_apply(rec, x, y, Some(partials))?;
+                form.record(rec, x, &self.middle, y, Some(partials))?;
+                Ok(Some(self.rows.div_ceil(DIAGONAL_WORKGROUP)))
+            }
+            _ => {
+                self.apply(rec, x, y)?;
+                Ok(None)
             }
         }
     }

@@ -70,7 +70,7 @@ mod test_support;
 pub use bicgstab::BiCgStab;
 pub use cg::Cg;
 pub use gmres::Gmres;
-pub use incomplete::{Factorization, IncompleteLu, IncompleteOptions, TriangularApply};
+pub use incomplete::{FactorForm, Factorization, IncompleteLu, IncompleteOptions, TriangularApply};
 pub use jacobi::Jacobi;
 
 use crate::element::Scalar;

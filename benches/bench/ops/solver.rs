@@ -30,8 +30,8 @@ use wgsparse::ops::{blas1, preferred_conversion, Spmv, SpmvAlgorithm};
 use wgsparse::record::Recorder;
 use wgsparse::reference::{self, TwinPreconditioner};
 use wgsparse::solvers::{
-    BiCgStab, Cg, Factorization, Gmres, IncompleteLu, IncompleteOptions, Operator, Orthogonalization, SolverOptions,
-    SolverReport, StopReason, TriangularApply,
+    BiCgStab, Cg, FactorForm, Factorization, Gmres, IncompleteLu, IncompleteOptions, Operator, Orthogonalization,
+    SolverOptions, SolverReport, StopReason, TriangularApply,
 };
 use wgsparse::{Context, Conversion, CsrMatrix, ElementKind, Format, GpuSparse, GpuVec, Scalar};
 
@@ -66,20 +66,25 @@ const APPLY_SWEEPS: u32 = 2;
 /// The preconditioner of an algorithm: `auto`, `cgs` and `uncoded` (`auto` with A's values
 /// in place where `auto` codes them into a table) have none (as the peer's solvers);
 /// `ilu0` (IC(0) for CG, `ic0`) applies its factors exactly, `ilu0-sweeps` (`ic0-sweeps`) by
-/// [`APPLY_SWEEPS`] Jacobi sweeps per triangle (`ic0-sweeps1`: one, when named). Factored by
-/// the default three sweeps, inside the timed one-shot.
-fn preconditioner(algorithm: &str) -> Option<Option<TriangularApply>> {
-    match algorithm {
-        "auto" => Some(None),
-        "ilu0" | "ic0" => Some(Some(TriangularApply::Exact)),
-        "ilu0-sweeps" | "ic0-sweeps" => Some(Some(TriangularApply::Sweeps(APPLY_SWEEPS))),
-        "cgs" | "uncoded" => Some(None),
+/// [`APPLY_SWEEPS`] Jacobi sweeps per triangle (`ic0-sweeps1`: one, when named), in the
+/// diagonal form where the pattern allows (`-full` at the end: the full factor always).
+/// Factored by the default three sweeps, inside the timed one-shot.
+fn preconditioner(algorithm: &str) -> Option<Option<IncompleteOptions>> {
+    let (algorithm, form) = match algorithm.strip_suffix("-full") {
+        Some(rest) => (rest, FactorForm::Full),
+        None => (algorithm, FactorForm::Auto),
+    };
+    let apply = match algorithm {
+        "auto" | "cgs" | "uncoded" if form == FactorForm::Auto => return Some(None),
+        "ilu0" | "ic0" => TriangularApply::Exact,
+        "ilu0-sweeps" | "ic0-sweeps" => TriangularApply::Sweeps(APPLY_SWEEPS),
         // `ic0-sweeps1`, `ilu0-sweeps3`: another sweep count, when named.
         _ => {
             let count = algorithm.strip_prefix("ilu0-sweeps").or_else(|| algorithm.strip_prefix("ic0-sweeps"))?;
-            Some(Some(TriangularApply::Sweeps(count.parse().ok().filter(|&s: &u32| s <= 8)?)))
+            TriangularApply::Sweeps(count.parse().ok().filter(|&s: &u32| s <= 8)?)
         }
-    }
+    };
+    Some(Some(IncompleteOptions { apply, form, ..Default::default() }))
 }
 
 /// Which method.
@@ -154,7 +159,8 @@ impl<T: Scalar> Op for SolverOp<T> {
     /// row on the suite's 2048² grids. So does `uncoded`, a comparison of A's encodings.
     fn algorithms(&self) -> Vec<&'static str> {
         match self.method {
-            Method::Cg => vec!["ic0-sweeps", "auto"],
+            // One sweep: IC(0)-CG's fastest on the Laplacians (NOTES, session 38).
+            Method::Cg => vec!["ic0-sweeps1", "auto"],
             Method::BiCgStab => vec!["ilu0-sweeps", "auto"],
             Method::Gmres => vec!["ilu0-sweeps", "cgs", "auto"],
         }
@@ -260,16 +266,17 @@ impl<T: Scalar> SolverInputs<T> {
     /// grows ~10× a step (NOTES, session 34): an f32 run's 120th iterate need not be near the
     /// f64 twin's 120th, only within the band the twin's residual occupies late in the run,
     /// so its residual here is the largest over the twin's last half.
-    fn twin_residual(&self, options: &SolverOptions, apply: Option<TriangularApply>) -> Option<(f64, f64)> {
+    fn twin_residual(&self, options: &SolverOptions, apply: Option<IncompleteOptions>) -> Option<(f64, f64)> {
         (T::KIND == ElementKind::F32).then(|| {
             let (a, b) = (&self.a, &self.b);
             let x0 = vec![T::default(); a.rows()];
             let m = match apply {
                 None => TwinPreconditioner::Identity,
-                Some(apply) => TwinPreconditioner::Incomplete {
+                Some(options) => TwinPreconditioner::Incomplete {
                     cholesky: self.method.factorization() == Factorization::Ic0,
-                    sweeps: IncompleteOptions::default().sweeps,
-                    apply,
+                    sweeps: options.sweeps,
+                    apply: options.apply,
+                    form: options.form,
                 },
             };
             let twin = match self.method {
@@ -288,12 +295,13 @@ impl<T: Scalar> SolverInputs<T> {
 
     /// A on the device for the operator, in the format an `Auto` SpMV reads fastest (ELL
     /// with 16-bit diagonal offsets and, unless `algorithm` is `uncoded`, its values as codes
-    /// into a table for the stencils), and in CSR for the factorization when `apply` asks
-    /// for a preconditioner.
+    /// into a table for the stencils), and for the factorization when `apply` asks for a
+    /// preconditioner: the same matrix where the factor has the diagonal form (the form reads
+    /// A's own storage, on the stencils coded ELL), else a CSR copy.
     fn upload(
         &self,
         ctx: &Context,
-        apply: Option<TriangularApply>,
+        apply: Option<IncompleteOptions>,
         algorithm: &str,
     ) -> Result<(GpuSparse<T>, Option<GpuSparse<T>>), OpError> {
         let conversion = match preferred_conversion(&self.a) {
@@ -303,8 +311,14 @@ impl<T: Scalar> SolverInputs<T> {
             conversion => conversion,
         };
         let operator = GpuSparse::from_csr(ctx, &self.a, conversion)?;
+        let diagonal = |options: IncompleteOptions| {
+            options.form == FactorForm::Auto
+                && matches!(options.apply, TriangularApply::Sweeps(_))
+                && reference::has_diagonal_form(&self.a, self.method.factorization() == Factorization::Ic0)
+        };
         let factored = match apply {
             Some(_) if operator.format() == Format::Csr => Some(operator.clone()),
+            Some(options) if diagonal(options) => Some(operator.clone()),
             Some(_) => Some(GpuSparse::from_csr(ctx, &self.a, Conversion::Csr)?),
             None => None,
         };
@@ -317,10 +331,9 @@ impl<T: Scalar> SolverInputs<T> {
         &self,
         ctx: &Context,
         matrix: Option<&GpuSparse<T>>,
-        apply: Option<TriangularApply>,
+        apply: Option<IncompleteOptions>,
     ) -> Result<Option<Arc<IncompleteLu<T>>>, OpError> {
-        let (Some(apply), Some(matrix)) = (apply, matrix) else { return Ok(None) };
-        let options = IncompleteOptions { apply, ..Default::default() };
+        let (Some(options), Some(matrix)) = (apply, matrix) else { return Ok(None) };
         match IncompleteLu::new(ctx, matrix, self.method.factorization(), options) {
             Ok(m) => Ok(Some(Arc::new(m))),
             Err(e @ wgsparse::Error::NotSolvable { .. }) => Err(OpError { refused: true, message: e.to_string() }),
@@ -454,7 +467,7 @@ struct SolverRuns<'a, T: Scalar> {
     inputs: &'a SolverInputs<T>,
     algorithm: String,
     /// The preconditioner's application (`None`: no preconditioner).
-    apply: Option<TriangularApply>,
+    apply: Option<IncompleteOptions>,
     precond: Option<Arc<IncompleteLu<T>>>,
     /// For f32 rows: the twin's (residual, scale) after as many iterations, same preconditioner.
     twin_residual: Option<(f64, f64)>,
@@ -504,12 +517,17 @@ impl<T: Scalar> SolverRuns<'_, T> {
 
 impl<T: Scalar> Prepared for SolverRuns<'_, T> {
     fn label(&self) -> String {
-        let apply = match self.apply {
+        let apply = match self.apply.map(|o| o.apply) {
             None => String::new(),
             Some(TriangularApply::Exact) => "exact triangular solves, ".into(),
             Some(TriangularApply::Sweeps(1)) => "1 jacobi sweep per triangle, ".into(),
             Some(TriangularApply::Sweeps(s)) => format!("{s} jacobi sweeps per triangle, "),
         };
+        let form = match self.precond.as_ref().map(|m| m.form()) {
+            Some(FactorForm::Auto) => "diagonal form, ",
+            _ => "",
+        };
+        let apply = format!("{apply}{form}");
         let indices = super::spmv::encoding_label(self.matrix.index_bits(), self.matrix.value_bits());
         format!("{} ({apply}spmv {}{indices})", self.algorithm, self.spmv.algorithm().name())
     }

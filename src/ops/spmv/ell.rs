@@ -49,7 +49,7 @@ impl<T: Scalar> EllKernel<T> {
 }
 
 /// The column encoding's buffer, the first row and the halfword stride (see spmv_ell.wgsl).
-pub(super) fn indices<T: Scalar>(a: &GpuEll<T>) -> (Bind<'_, u32>, u32, u32) {
+pub(crate) fn indices<T: Scalar>(a: &GpuEll<T>) -> (Bind<'_, u32>, u32, u32) {
     match a.indices() {
         EllIndices::Columns(columns) => (columns.bind(), 0, 0),
         EllIndices::DiagonalOffsets { packed, first_row, stride } => (packed.bind(), *first_row, *stride),
@@ -59,7 +59,7 @@ pub(super) fn indices<T: Scalar>(a: &GpuEll<T>) -> (Bind<'_, u32>, u32, u32) {
 
 /// Slots per load batch of spmv_ell (at most its MAX_BATCH of 8): `width` split into the
 /// fewest batches of at most 8, as equal as can be, so that few loads re-read a clamped slot.
-pub(super) fn batch(width: usize) -> u32 {
+pub(crate) fn batch(width: usize) -> u32 {
     const MAX_BATCH: usize = 8;
     let batches = width.div_ceil(MAX_BATCH).max(1);
     width.div_ceil(batches).max(1) as u32

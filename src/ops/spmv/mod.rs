@@ -22,7 +22,7 @@ mod csr_merge;
 mod csr_split;
 mod csr_thread;
 mod csr_vector;
-mod ell;
+pub(crate) mod ell;
 mod hyb;
 #[cfg(test)]
 mod tests;
