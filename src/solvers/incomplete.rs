@@ -535,37 +535,26 @@ impl<T: Scalar> DiagonalForm<T> {
         };
         let kernel = ctx.kernel::<diagonal_pivots::Shader, T>(flags, Default::default())?;
         let problems = ctx.upload(&[u32::MAX, u32::MAX, u32::MAX, u32::MAX, 0, 0, u32::MAX])?;
-        // Sweep t writes the pivots when sweeps − 1 − t is even, else the spare: the last
-        // writes the pivots.
-        let target = |t: u32| if (sweeps - 1 - t).is_multiple_of(2) { &inverse_pivots } else { &pivot_spare };
-        let other = |t: u32| if (sweeps - 1 - t).is_multiple_of(2) { &pivot_spare } else { &inverse_pivots };
-        let mut batch = ctx.batch();
-        {
-            let mut rec = batch.recorder();
-            for t in 0..sweeps {
-                let params = diagonal_pivots::Params {
-                    rows: n as u32,
-                    width: arrays.width,
-                    first_row: arrays.first_row,
-                    index_stride: arrays.index_stride,
-                    cholesky: cholesky as u32,
-                    initial: (t == 0) as u32,
-                    check: (t + 1 == sweeps) as u32,
-                };
-                let bindings = diagonal_pivots::Bindings {
-                    row_offsets: arrays.row_offsets,
-                    col_indices: arrays.col_indices,
-                    values: arrays.values,
-                    previous: other(t).bind(),
-                    next: target(t).bind(),
-                    problems: problems.bind(),
-                };
-                rec.dispatch_items(&kernel, params, bindings, n as u64)?;
-            }
-        }
-        let ticket = batch.read_back(&problems)?;
-        batch.submit()?;
-        let found = ticket.wait()?;
+        let found = sweep_and_read(ctx, sweeps, &inverse_pivots, &pivot_spare, &problems, |rec, t, previous, next| {
+            let params = diagonal_pivots::Params {
+                rows: n as u32,
+                width: arrays.width,
+                first_row: arrays.first_row,
+                index_stride: arrays.index_stride,
+                cholesky: cholesky as u32,
+                initial: (t == 0) as u32,
+                check: (t + 1 == sweeps) as u32,
+            };
+            let bindings = diagonal_pivots::Bindings {
+                row_offsets: arrays.row_offsets,
+                col_indices: arrays.col_indices,
+                values: arrays.values,
+                previous: previous.bind(),
+                next: next.bind(),
+                problems: problems.bind(),
+            };
+            rec.dispatch_items(&kernel, params, bindings, n as u64)
+        })?;
         // In the full form's order, with the form's own checks before the pivots'.
         check_pattern(op, &found)?;
         if found[problem::NOT_DIAGONAL_FORM] != u32::MAX {
@@ -687,36 +676,50 @@ fn factor_sweeps<T: Scalar>(
     let kernel = ctx.kernel::<ilu_sweep::Shader, T>(Default::default(), Default::default())?;
     let spare = ctx.zeros::<T>(a.nnz().max(1))?;
     let problems = ctx.upload(&[u32::MAX; 3])?;
-    // Sweep t writes the factor's values when sweeps − 1 − t is even, else the spare: the last
-    // writes the factor.
-    let target = |t: u32| if (sweeps - 1 - t).is_multiple_of(2) { f_csr.values() } else { &spare };
-    let other = |t: u32| if (sweeps - 1 - t).is_multiple_of(2) { &spare } else { f_csr.values() };
+    let found = sweep_and_read(ctx, sweeps, f_csr.values(), &spare, &problems, |rec, t, previous, next| {
+        let params = ilu_sweep::Params {
+            rows: n as u32,
+            cholesky: cholesky as u32,
+            initial: (t == 0) as u32,
+            check: (t + 1 == sweeps) as u32,
+        };
+        let bindings = ilu_sweep::Bindings {
+            row_offsets: a_csr.row_offsets().bind(),
+            col_indices: a_csr.col_indices().bind(),
+            a: a_csr.values().bind(),
+            previous: previous.bind(),
+            next: next.bind(),
+            problems: problems.bind(),
+        };
+        rec.dispatch_items(&kernel, params, bindings, n as u64)
+    })?;
+    check_pattern(op, &found)?;
+    check_pivots(op, cholesky, &found)
+}
+
+/// Records `sweeps` factorization sweeps into one batch, sweep t from `previous` into `next`:
+/// they alternate between `last` and `spare` so that the last sweep writes `last`. Submits it
+/// and reads back the `problems` words the sweeps left.
+fn sweep_and_read<E: crate::element::Stored>(
+    ctx: &Context,
+    sweeps: u32,
+    last: &GpuVec<E>,
+    spare: &GpuVec<E>,
+    problems: &GpuVec<u32>,
+    mut sweep: impl FnMut(&mut Recorder<'_, '_>, u32, &GpuVec<E>, &GpuVec<E>) -> Result<()>,
+) -> Result<Vec<u32>> {
+    let target = |t: u32| if (sweeps - 1 - t).is_multiple_of(2) { last } else { spare };
+    let other = |t: u32| if (sweeps - 1 - t).is_multiple_of(2) { spare } else { last };
     let mut batch = ctx.batch();
     {
         let mut rec = batch.recorder();
         for t in 0..sweeps {
-            let params = ilu_sweep::Params {
-                rows: n as u32,
-                cholesky: cholesky as u32,
-                initial: (t == 0) as u32,
-                check: (t + 1 == sweeps) as u32,
-            };
-            let bindings = ilu_sweep::Bindings {
-                row_offsets: a_csr.row_offsets().bind(),
-                col_indices: a_csr.col_indices().bind(),
-                a: a_csr.values().bind(),
-                previous: other(t).bind(),
-                next: target(t).bind(),
-                problems: problems.bind(),
-            };
-            rec.dispatch_items(&kernel, params, bindings, n as u64)?;
+            sweep(&mut rec, t, other(t), target(t))?;
         }
     }
-    let ticket = batch.read_back(&problems)?;
+    let ticket = batch.read_back(problems)?;
     batch.submit()?;
-    let found = ticket.wait()?;
-    check_pattern(op, &found)?;
-    check_pivots(op, cholesky, &found)
+    ticket.wait()
 }
 
 /// The first three `problems` words of `ilu_sweep.wgsl` and `diagonal_pivots.wgsl` (the
