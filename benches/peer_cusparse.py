@@ -40,9 +40,10 @@ SpMM), of which the faster is reported: its name in "library", every library's t
 repeated phase alone, timed like `run` into "repeated_time_us"; or, where that form could not
 be set up (an older CuPy without the bindings), the reason, reported as "repeated_error".
 The solvers (cg, bicgstab, gmres) solve A x = 1 from x0 = 0 by the manifest's "solver" rule
-({"rtol", "max_iterations", "restart"}); their run is a whole call, timed by the wall clock
-(median of a few), and they add "iterations" and "history" ([iteration, relative residual]
-pairs) to their result. An op whose output size the host learns between phases (the bitmap ops' sparse sum and
+({"rtol", "max_iterations", "restart"}), or with "k" that many systems one after another
+(solver_system's right-hand sides); their run is a whole call (k calls), timed by the wall
+clock (median of a few), and they add "iterations" (of all systems) and "history" (the first
+system's [iteration, relative residual] pairs) to their result. An op whose output size the host learns between phases (the bitmap ops' sparse sum and
 product) marks run with `wall_clock`: it is then timed by the wall clock with a synchronize,
 as the bench times ours. Exit status 3: CuPy or a CUDA device is missing.
 """
@@ -526,10 +527,15 @@ def bitmap_lu(a, x, case, copies):
     return [(f"PyTorch {torch.__version__} torch.linalg.lu_factor", (run, check, torch_stream(), None))]
 
 
-def solver_system(a, manifest_solver):
-    """b = 1 and the stopping rule of the manifest: (b, rtol, maxiter, restart)."""
-    b = cp.ones(a.shape[0], dtype=a.dtype)
-    return b, manifest_solver["rtol"], manifest_solver["max_iterations"], manifest_solver["restart"]
+def solver_system(a, case):
+    """The right-hand sides (case k of them, one without k) and the stopping rule of the
+    manifest: (bs, rtol, maxiter, restart). System i's b[j] = 1 + ((j*i) mod 7)/7, in float64
+    rounded once, as the bench's solver::right_hand_side (b = 1 for the first)."""
+    n = a.shape[0]
+    j = cp.arange(n, dtype=cp.int64)
+    bs = [(1.0 + ((j * i) % 7) / 7.0).astype(a.dtype) for i in range(case.get("k") or 1)]
+    rule = case["solver"]
+    return bs, rule["rtol"], rule["max_iterations"], rule["restart"]
 
 
 def tolerance_kwargs(function, rtol):
@@ -547,29 +553,31 @@ def true_residual(a, b, x):
     return float(cp.linalg.norm(b64 - a64 @ x.astype(cp.float64)) / cp.linalg.norm(b64))
 
 
-def solver_case(a, b, solve, rtol, history_run):
-    """The (run, check, stream, e2e) of a solver on A x = b: run(copy) solves from x0 = 0
-    with the result on the device (timed by the wall clock, a few calls: see main);
-    run.figures() gives the iteration count and residual history from history_run() (an
-    untimed call)."""
+def solver_case(a, bs, solve, rtol, history_run):
+    """The (run, check, stream, e2e) of a solver on A x = b for each b of bs, one after
+    another: run(copy) solves them from x0 = 0 with the results on the device (timed by the
+    wall clock, a few calls: see main); run.figures() gives the iterations of all of them and
+    the first's residual history from history_run(b) (untimed calls)."""
     solution = {}
 
     def run(i):
-        solution["x"] = solve()
+        solution["x"] = [solve(b) for b in bs]
         cp.cuda.get_current_stream().synchronize()
 
     def check():
-        x = solution["x"]
-        if not bool(cp.isfinite(x).all()):
-            return sys.float_info.max
-        if rtol == 0.0:
-            return 0.0
-        return max(0.0, true_residual(a, b, x) - rtol)
+        worst = 0.0
+        for b, x in zip(bs, solution["x"]):
+            if not bool(cp.isfinite(x).all()):
+                return sys.float_info.max
+            if rtol != 0.0:
+                worst = max(worst, true_residual(a, b, x) - rtol)
+        return worst
 
     def figures():
-        iterations, history = history_run()
+        runs = [history_run(b) for b in bs]
+        iterations = sum(count for count, _ in runs)
         # JSON has no NaN: a history entry that is not a number is left out.
-        return {"iterations": iterations, "history": [(i, v) for i, v in history if math.isfinite(v)]}
+        return {"iterations": iterations, "history": [(i, v) for i, v in runs[0][1] if math.isfinite(v)]}
 
     run.solve = True
     run.figures = figures
@@ -577,36 +585,36 @@ def solver_case(a, b, solve, rtol, history_run):
 
 
 def cg(a, x, case, copies):
-    """CuPy's CG on A x = 1 (A symmetric positive definite), the manifest's stopping rule."""
+    """CuPy's CG on A x = b (A symmetric positive definite), the manifest's stopping rule."""
     from cupyx.scipy.sparse.linalg import cg as cupy_cg
 
-    b, rtol, maxiter, _ = solver_system(a, case["solver"])
+    bs, rtol, maxiter, _ = solver_system(a, case)
     kwargs = tolerance_kwargs(cupy_cg, rtol)
 
-    def history_run():
+    def history_run(b):
         history = []
         b_norm = float(cp.linalg.norm(b))
         cupy_cg(a, b, maxiter=maxiter, callback=lambda xk: history.append(
             (len(history) + 1, float(cp.linalg.norm(b - a @ xk)) / b_norm)), **kwargs)
         return len(history), history
 
-    return solver_case(a, b, lambda: cupy_cg(a, b, maxiter=maxiter, **kwargs)[0], rtol, history_run)
+    return solver_case(a, bs, lambda b: cupy_cg(a, b, maxiter=maxiter, **kwargs)[0], rtol, history_run)
 
 
 def gmres(a, x, case, copies):
-    """CuPy's GMRES(m) on A x = 1 (convergence tested once a cycle)."""
+    """CuPy's GMRES(m) on A x = b (convergence tested once a cycle)."""
     from cupyx.scipy.sparse.linalg import gmres as cupy_gmres
 
-    b, rtol, maxiter, restart = solver_system(a, case["solver"])
+    bs, rtol, maxiter, restart = solver_system(a, case)
     kwargs = tolerance_kwargs(cupy_gmres, rtol)
 
-    def history_run():
+    def history_run(b):
         history = []
         cupy_gmres(a, b, restart=restart, maxiter=maxiter, callback_type="pr_norm",
                    callback=lambda norm: history.append((restart * (len(history) + 1), float(norm))), **kwargs)
         return restart * len(history), history
 
-    return solver_case(a, b, lambda: cupy_gmres(a, b, restart=restart, maxiter=maxiter, **kwargs)[0], rtol,
+    return solver_case(a, bs, lambda b: cupy_gmres(a, b, restart=restart, maxiter=maxiter, **kwargs)[0], rtol,
                        history_run)
 
 
@@ -694,15 +702,15 @@ def cupy_bicgstab(a, b, rtol, maxiter, history=None):
 
 
 def bicgstab(a, x, case, copies):
-    """BiCGSTAB with CuPy ops (CuPy has no bicgstab) on A x = 1."""
-    b, rtol, maxiter, _ = solver_system(a, case["solver"])
+    """BiCGSTAB with CuPy ops (CuPy has no bicgstab) on A x = b."""
+    bs, rtol, maxiter, _ = solver_system(a, case)
 
-    def history_run():
+    def history_run(b):
         history = []
         _, iterations = cupy_bicgstab(a, b, rtol, maxiter, history)
         return iterations, history
 
-    return solver_case(a, b, lambda: cupy_bicgstab(a, b, rtol, maxiter)[0], rtol, history_run)
+    return solver_case(a, bs, lambda b: cupy_bicgstab(a, b, rtol, maxiter)[0], rtol, history_run)
 
 
 OPS = {

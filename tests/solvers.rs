@@ -685,3 +685,132 @@ fn cg_with_and_without_a_fused_product() {
         }
     }
 }
+
+/// Several systems solved together (`solve_many`) give each system what its own solve gives,
+/// bit for bit (reports, histories, x): converging from x0 = 0 and from a random x0, b = 0,
+/// NaN in b, x0 already the solution, and a budget that stops the rest; every method, with
+/// no preconditioner, Jacobi and ILU(0)/IC(0) in diagonal form shared by the systems, f32 and
+/// f64, both subgroup modes. The solver's further systems are kept for the next call (in
+/// another order); mismatched lists and a bad system are refused with every x unchanged.
+fn several_systems_solve_as_each_alone<T: Scalar>(rtol: f64) {
+    let a = cast::<T>(&generate::laplacian_2d(12));
+    let n = a.rows();
+    let x_true = vector::<T>(n, 11);
+    let b_exact: Vec<T> =
+        reference::spmv_csr(1.0, &a, &x_true, 0.0, &vec![T::default(); n]).iter().map(|&v| T::from_f64(v)).collect();
+    let mut nan = vector::<T>(n, 12);
+    nan[5] = T::from_f64(f64::NAN);
+    let systems: Vec<(&str, Vec<T>, Vec<T>)> = vec![
+        ("x0 = 0", vector::<T>(n, 13), vec![T::default(); n]),
+        ("b = 0", vec![T::default(); n], vec![T::from_f64(1.0); n]),
+        ("random x0", vector::<T>(n, 14), vector::<T>(n, 15)),
+        ("NaN in b", nan, vec![T::default(); n]),
+        ("x0 solves it", b_exact, x_true),
+    ];
+    for (mode, ctx) in common::contexts_for::<T>() {
+        let gpu_a = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+        let spmv = Spmv::new(ctx, &gpu_a, SpmvAlgorithm::Auto).unwrap();
+        for method in [Method::Cg, Method::BiCgStab, Method::Gmres] {
+            let preconds =
+                [Precond::None, Precond::Jacobi, Precond::Incomplete(TriangularApply::Sweeps(2), FactorForm::Auto)];
+            for precond in preconds {
+                let m = precond.build(ctx, method, &a, &gpu_a).unwrap();
+                let m = m.as_deref().map(Operator::from);
+                let budgets: &[usize] = if precond == Precond::None { &[2000, 7] } else { &[2000] };
+                for &max_iterations in budgets {
+                    let options = SolverOptions { rtol, max_iterations, restart: 20, ..Default::default() };
+                    let what = format!("{mode} {} {method:?} {precond:?} budget {max_iterations}", T::KIND.name());
+                    let alone: Vec<_> = systems
+                        .iter()
+                        .map(|(_, b, x0)| solve(ctx, method, &a, precond, b, x0, options).unwrap())
+                        .collect();
+                    let reasons: Vec<_> = alone.iter().map(|(r, _)| r.reason).collect();
+                    let running = if max_iterations == 7 { StopReason::MaxIterations } else { StopReason::Converged };
+                    let want = [running, StopReason::Converged, running, StopReason::NonFinite, StopReason::Converged];
+                    assert_eq!(reasons, want, "{what}: the solves alone");
+
+                    let b: Vec<GpuVec<T>> = systems.iter().map(|(_, b, _)| ctx.upload(b).unwrap()).collect();
+                    let b: Vec<&GpuVec<T>> = b.iter().collect();
+                    let mut solver = Solver::new(ctx, method, &spmv, m.clone(), options);
+                    // Twice, the second in reverse order on the systems kept from the first.
+                    for order in [[0, 1, 2, 3, 4], [4, 3, 2, 1, 0]] {
+                        let mut x: Vec<GpuVec<T>> = order.iter().map(|&i| ctx.upload(&systems[i].2).unwrap()).collect();
+                        let mut x_refs: Vec<&mut GpuVec<T>> = x.iter_mut().collect();
+                        let b_ordered: Vec<&GpuVec<T>> = order.iter().map(|&i| b[i]).collect();
+                        let mut last = [0usize; 5];
+                        let progress = |p: wgsparse::solvers::Progress| {
+                            assert!(p.iterations >= last[p.system], "{what}: progress goes forward");
+                            last[p.system] = p.iterations;
+                        };
+                        let reports = solver.solve_many_with(&b_ordered, &mut x_refs, progress).unwrap();
+                        assert_eq!(reports.len(), 5, "{what}");
+                        for (k, &i) in order.iter().enumerate() {
+                            let (want, want_x) = &alone[i];
+                            let name = systems[i].0;
+                            assert_eq!(format!("{:?}", reports[k]), format!("{want:?}"), "{what} {name}: the report");
+                            assert_eq!(x[k].read_blocking().unwrap(), *want_x, "{what} {name}: x bit for bit");
+                            assert_eq!(last[k], want.iterations, "{what} {name}: progress up to the end");
+                        }
+                    }
+                    // Refused, every x unchanged: one x short, and a b of the wrong length.
+                    let mut x: Vec<GpuVec<T>> = systems.iter().map(|(_, _, x0)| ctx.upload(x0).unwrap()).collect();
+                    let mut x_refs: Vec<&mut GpuVec<T>> = x.iter_mut().collect();
+                    let refused = solver.solve_many(&b, &mut x_refs[..4]);
+                    assert!(matches!(refused, Err(Error::DimensionMismatch { .. })), "{what}: {refused:?}");
+                    let short: GpuVec<T> = ctx.zeros(n - 1).unwrap();
+                    let mut b_bad = b.clone();
+                    b_bad[3] = &short;
+                    let refused = solver.solve_many(&b_bad, &mut x_refs);
+                    assert!(matches!(refused, Err(Error::DimensionMismatch { .. })), "{what}: {refused:?}");
+                    for (v, (name, _, x0)) in x.iter().zip(&systems) {
+                        assert_eq!(v.read_blocking().unwrap(), *x0, "{what} {name}: a refused call changed x");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One of the three solvers, for `several_systems_solve_as_each_alone`.
+enum Solver<'a, T: Scalar> {
+    Cg(Cg<'a, T>),
+    BiCgStab(BiCgStab<'a, T>),
+    Gmres(Gmres<'a, T>),
+}
+
+impl<'a, T: Scalar> Solver<'a, T> {
+    fn new(ctx: &Context, method: Method, op: &'a Spmv<T>, m: Option<Operator<'a, T>>, options: SolverOptions) -> Self {
+        match method {
+            Method::Cg => Solver::Cg(Cg::new(ctx, op, m, options).unwrap()),
+            Method::BiCgStab => Solver::BiCgStab(BiCgStab::new(ctx, op, m, options).unwrap()),
+            Method::Gmres => Solver::Gmres(Gmres::new(ctx, op, m, options).unwrap()),
+        }
+    }
+
+    fn solve_many_with(
+        &mut self,
+        b: &[&GpuVec<T>],
+        x: &mut [&mut GpuVec<T>],
+        progress: impl FnMut(wgsparse::solvers::Progress),
+    ) -> wgsparse::Result<Vec<SolverReport>> {
+        match self {
+            Solver::Cg(s) => s.solve_many_with(b, x, progress),
+            Solver::BiCgStab(s) => s.solve_many_with(b, x, progress),
+            Solver::Gmres(s) => s.solve_many_with(b, x, progress),
+        }
+    }
+
+    fn solve_many(&mut self, b: &[&GpuVec<T>], x: &mut [&mut GpuVec<T>]) -> wgsparse::Result<Vec<SolverReport>> {
+        self.solve_many_with(b, x, |_| {})
+    }
+}
+
+#[test]
+fn several_systems_solve_as_each_alone_f32() {
+    several_systems_solve_as_each_alone::<f32>(1e-5);
+}
+
+#[test]
+fn several_systems_solve_as_each_alone_f64() {
+    several_systems_solve_as_each_alone::<f64>(1e-9);
+}

@@ -15,6 +15,8 @@ usage: bench [OPTIONS]
                        --suite is given too), space- or comma-separated
   --suite              run the generated suite as well as the --mtx files
   --quick              tiny suite and few repetitions (a smoke test)
+  --small              the small suite (lap2d_256, lap3d_32, …: what a CPU adapter runs) on
+                       any adapter, with the full repetitions
   --matrices LIST      comma-separated matrix names to keep (suite names such as
                        lap2d_2048, or file names without .mtx; default: all)
   --ops LIST           comma-separated ops to run (default: all)
@@ -58,6 +60,8 @@ pub struct Options {
     pub suite: bool,
     /// Tiny sizes and few repetitions.
     pub quick: bool,
+    /// The small sizes on any adapter.
+    pub small: bool,
     /// Matrices to keep, by name; `None` means all.
     pub matrices: Option<Vec<String>>,
     /// Ops to run; `None` means all.
@@ -108,6 +112,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
         mtx: Vec::new(),
         suite: false,
         quick: false,
+        small: false,
         matrices: None,
         widths: None,
         ops: None,
@@ -137,6 +142,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             "-h" | "--help" => return Ok(Command::Help),
             "--bench" => {}
             "--quick" => options.quick = true,
+            "--small" => options.small = true,
             "--suite" => options.suite = true,
             "-v" | "--verbose" => options.verbose = true,
             "--shared-device" => options.isolate = false,

@@ -56,7 +56,7 @@ fn run() -> Result<ExitCode, String> {
     if options.dtype == wgsparse::ElementKind::F64 && !ctx.supports::<f64>() {
         return Err(format!("--dtype f64: adapter {:?} has no SHADER_F64", ctx.adapter_info().name));
     }
-    let scale = match (options.quick, ctx.is_cpu()) {
+    let scale = match (options.quick, options.small || ctx.is_cpu()) {
         (true, _) => Scale::Quick,
         (false, true) => Scale::Small,
         (false, false) => Scale::Large,
@@ -377,6 +377,7 @@ fn describe_inputs(options: &Options, scale: Scale, cpu_adapter: bool) -> String
     if options.suite {
         let why = match scale {
             Scale::Quick => "--quick",
+            Scale::Small if options.small => "--small",
             Scale::Small if cpu_adapter => "CPU adapter",
             _ => "GPU adapter",
         };

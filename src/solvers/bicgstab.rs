@@ -34,6 +34,8 @@ const SLOTS: usize = RHO + 12;
 /// A planned BiCGSTAB solve: r, r̂, p, v, t and (with a preconditioner) p̂, ŝ allocated once.
 pub struct BiCgStab<'a, T: Scalar> {
     common: Common<'a, T>,
+    /// The solvers of [`Self::solve_many`]'s second and later systems.
+    more_systems: Vec<Self>,
     r: GpuVec<T>,
     r_hat: GpuVec<T>,
     p: GpuVec<T>,
@@ -64,6 +66,7 @@ impl<'a, T: Scalar> BiCgStab<'a, T> {
             preconditioned,
             direction: ctx.kernel(Default::default(), Default::default())?,
             common,
+            more_systems: Vec::new(),
         })
     }
 

@@ -47,6 +47,8 @@ const DOT_ROWS: usize = 64;
 /// restart's start rebuilds.
 pub struct Cg<'a, T: Scalar> {
     common: Common<'a, T>,
+    /// The solvers of [`Self::solve_many`]'s second and later systems.
+    more_systems: Vec<Self>,
     r: GpuVec<T>,
     p: GpuVec<T>,
     q: GpuVec<T>,
@@ -82,6 +84,7 @@ impl<'a, T: Scalar> Cg<'a, T> {
                 .kernel(Default::default(), residual::Overrides { wg_size: LANES as u32, ..Default::default() })?,
             direction: ctx.kernel(Default::default(), Default::default())?,
             common,
+            more_systems: Vec::new(),
         })
     }
 

@@ -25,6 +25,8 @@ const FIRST_ARRAY: usize = INV + 1;
 /// A planned GMRES(m) solve: the m basis vectors and the small dense arrays allocated once.
 pub struct Gmres<'a, T: Scalar> {
     common: Common<'a, T>,
+    /// The solvers of [`Self::solve_many`]'s second and later systems.
+    more_systems: Vec<Self>,
     slots: GmresSlots,
     basis: Basis<T>,
     /// The open column's vector u, projected once (its second projection makes it v_j)...
@@ -63,7 +65,19 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         let z = common.precond.as_ref().map(|_| common.vector()).transpose()?;
         let sum = common.precond.as_ref().map(|_| common.vector()).transpose()?;
         let reorthogonalize = options.orthogonalization == Orthogonalization::Reorthogonalized;
-        Ok(Gmres { slots, basis, u, p, z, sum, column: 0, reorthogonalize, next_history: 0, common })
+        Ok(Gmres {
+            slots,
+            basis,
+            u,
+            p,
+            z,
+            sum,
+            column: 0,
+            reorthogonalize,
+            next_history: 0,
+            common,
+            more_systems: Vec::new(),
+        })
     }
 
     solve_entry_points!();

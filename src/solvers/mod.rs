@@ -12,13 +12,16 @@
 //! residual `‖b − A·x‖` is recomputed; if the recurrence claimed convergence that the true
 //! residual does not confirm, the solve restarts from `x` (at most [`MAX_RESTARTS`] times).
 
-/// `solve`, `solve_with`, `record_iteration` and `extra_bytes` of a solver type whose
-/// `common` field holds its options and vectors and which implements `Method`.
+/// `solve`, `solve_with`, `solve_many`, `solve_many_with`, `record_iteration` and
+/// `extra_bytes` of a solver type whose `common` field holds its options and vectors, whose
+/// `more_systems` field holds the solvers of `solve_many`'s second and later systems, and
+/// which implements `Method`.
 macro_rules! solve_entry_points {
     () => {
-        /// Device bytes of the work vectors, scalars and reduction partials.
+        /// Device bytes of the work vectors, scalars and reduction partials (those of
+        /// [`solve_many`](Self::solve_many)'s further systems included).
         pub fn extra_bytes(&self) -> u64 {
-            self.common.extra_bytes()
+            self.common.extra_bytes() + self.more_systems.iter().map(|s| s.extra_bytes()).sum::<u64>()
         }
 
         /// Solves `A·x = b` from the x given; see [`SolverReport`](super::SolverReport) for what
@@ -35,7 +38,46 @@ macro_rules! solve_entry_points {
             progress: impl FnMut(super::Progress),
         ) -> Result<super::SolverReport> {
             let options = self.common.options;
-            super::drive(self, &options, b, x, progress)
+            let mut reports = super::drive(vec![(self, b, x)], &options, progress)?;
+            Ok(reports.pop().expect("one report a system"))
+        }
+
+        /// Solves the systems `A·x[i] = b[i]` together, each from its x given, with one
+        /// report each: their iterations share the batches (one submission and one status
+        /// read a batch for all of them), each gated by its own convergence flag, so a
+        /// system that has stopped costs only zero-sized dispatches until the last one stops.
+        /// The GPU work of an iteration is each system's own (A is read once a system),
+        /// which pays off where a solve is short of work for the GPU: small systems, many of
+        /// them. The second and later systems get solvers of their own (work vectors and
+        /// scalars, as [`extra_bytes`](Self::extra_bytes) counts them), made by the first
+        /// call that needs them and kept for the next.
+        pub fn solve_many(&mut self, b: &[&GpuVec<T>], x: &mut [&mut GpuVec<T>]) -> Result<Vec<super::SolverReport>> {
+            self.solve_many_with(b, x, |_| {})
+        }
+
+        /// `solve_many`, calling `progress` after each batch of iterations of each system
+        /// ([`Progress::system`](super::Progress::system) says which).
+        pub fn solve_many_with(
+            &mut self,
+            b: &[&GpuVec<T>],
+            x: &mut [&mut GpuVec<T>],
+            progress: impl FnMut(super::Progress),
+        ) -> Result<Vec<super::SolverReport>> {
+            let what = self.common.what;
+            crate::ops::common::check_len(what, "solutions (one for each right-hand side)", b.len(), x.len())?;
+            while self.more_systems.len() + 1 < b.len() {
+                let common = &self.common;
+                let ctx = common.steps.context();
+                let solver = Self::new(ctx, common.op.clone(), common.precond.clone(), common.options)?;
+                self.more_systems.push(solver);
+            }
+            let options = self.common.options;
+            let mut more = std::mem::take(&mut self.more_systems);
+            let methods = std::iter::once(&mut *self).chain(more.iter_mut());
+            let systems = methods.zip(b).zip(x.iter_mut()).map(|((m, b), x)| (m, *b, &mut **x)).collect();
+            let reports = super::drive(systems, &options, progress);
+            self.more_systems = more;
+            reports
         }
 
         /// Records one iteration on the solver's current state into `rec`, with no convergence
@@ -83,7 +125,7 @@ use crate::record::Recorder;
 use std::sync::Arc;
 
 use crate::{Batch, Context, Error, Result};
-use steps::{slot, Steps, Stop};
+use steps::{slot, Status, StatusTickets, Steps, Stop};
 
 /// A linear operator `y ← A·x` that records into a batch: what the solvers are written
 /// against, so that one solver serves every SpMV format and algorithm, dense GEMV, a
@@ -379,6 +421,8 @@ impl SolverReport {
 /// Progress after each batch of iterations, for [`Cg::solve_with`] and the others.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
+    /// Which system: its index in `solve_many`'s lists (0 for `solve`).
+    pub system: usize,
     /// Iterations done so far.
     pub iterations: usize,
     /// The latest relative residual norm of the recurrence.
@@ -559,185 +603,221 @@ impl<'a, T: Scalar> Common<'a, T> {
 const AUTO_BATCH_MAX: usize = 32;
 const AUTO_BATCH_FIRST: usize = 4;
 
-/// Runs `method` on `b` from the `x` given: batches of iterations, two in flight, until the
-/// device flag says stop; then the true residual, and restarts while it disagrees. ‖b‖ and
-/// the threshold are computed on the device with the first batch: the host learns them from
-/// that batch's status, and no round trip precedes the iterations.
+/// Runs each system's method on its `b` from the `x` given: batches of iterations, two in
+/// flight, until each system's device flag says stop; then its true residual, and restarts
+/// while it disagrees. ‖b‖ and the threshold are computed on the device with a system's
+/// first batch: the host learns them from that batch's status, and no round trip precedes
+/// the iterations.
+///
+/// Several systems share the batches: each records its iterations after the others',
+/// gated by its own flag, so one that has stopped costs zero-sized dispatches until its
+/// close, and the batches go on until the last has stopped.
 fn drive<T: Scalar, M: Method<T>>(
-    method: &mut M,
+    systems: Vec<(&mut M, &GpuVec<T>, &mut GpuVec<T>)>,
     options: &SolverOptions,
-    b: &GpuVec<T>,
-    x: &mut GpuVec<T>,
     mut progress: impl FnMut(Progress),
-) -> Result<SolverReport> {
-    let ctx = method.steps().context().clone();
-    check_operands(method, &ctx, b, x)?;
-    method.steps().reset(options.rtol, options.atol)?;
-    let mut report = SolverReport {
-        reason: StopReason::Converged,
-        iterations: 0,
-        residual: 0.0,
-        history: Vec::new(),
-        batches: 0,
-        restarts: 0,
-    };
-    let mut first = ctx.batch();
-    method.steps().threshold(&mut first.recorder(), b)?;
-    let mut b_norm = None;
+) -> Result<Vec<SolverReport>> {
+    let Some((first, ..)) = systems.first() else { return Ok(Vec::new()) };
+    let ctx = first.steps().context().clone();
+    let mut operands = crate::ops::common::Operands::new(&ctx, first.name())?;
+    for (method, b, x) in &systems {
+        check_operands(*method, &ctx, b, x)?;
+        // No x in another system's b or x.
+        operands = operands.input("b", b)?.output("x", x)?;
+    }
+    for (method, ..) in &systems {
+        method.steps().reset(options.rtol, options.atol)?;
+    }
+    let mut systems: Vec<System<'_, T, M>> = systems.into_iter().map(|(m, b, x)| System::new(m, b, x)).collect();
+    // Each batch's reads: (system, its status, whether the batch closed its run).
+    let mut in_flight = std::collections::VecDeque::new();
     loop {
-        let end = run_batches(method, options, first, b, x, &mut b_norm, &mut report, &mut progress)?;
-        let b_norm = b_norm.expect("the first status reads the scalars");
-        if end.stop == Stop::ZeroRhs {
-            // SciPy's convention: the solution of A·x = 0 is x = 0, whatever x0.
+        while in_flight.len() < 2 && systems.iter().any(System::has_work) {
             let mut batch = ctx.batch();
-            blas1::fill(&mut batch.recorder(), T::default(), x)?;
+            let mut reads = Vec::new();
+            for (index, system) in systems.iter_mut().enumerate() {
+                if let Some((tickets, closes)) = system.record(&mut batch, options)? {
+                    reads.push((index, tickets, closes));
+                }
+            }
             batch.submit()?;
-            report.batches += 1;
-            return Ok(report);
+            in_flight.push_back(reads);
         }
+        let Some(reads) = in_flight.pop_front() else { break };
+        for (index, tickets, closes) in reads {
+            systems[index].receive(index, tickets.wait()?, closes, options, &mut progress)?;
+        }
+    }
+    Ok(systems.into_iter().map(|system| system.report).collect())
+}
+
+/// One system of a solve: its method (work vectors, scalars, status), b and x, and what the
+/// host knows of it.
+struct System<'s, T: Scalar, M> {
+    method: &'s mut M,
+    b: &'s GpuVec<T>,
+    x: &'s mut GpuVec<T>,
+    report: SolverReport,
+    /// From the first status.
+    b_norm: Option<f64>,
+    /// The start (or a restart's) is to be recorded, with the threshold before the first.
+    start_pending: bool,
+    /// Iterations recorded (all runs together), and the size of the next batch of them.
+    recorded: usize,
+    size: usize,
+    /// Why the device stopped the run, once a status has said it.
+    stop: Option<Stop>,
+    /// The run's close (finish and true residual) is recorded: no more iterations.
+    closed: bool,
+    /// The report is final.
+    finished: bool,
+}
+
+impl<'s, T: Scalar, M: Method<T>> System<'s, T, M> {
+    fn new(method: &'s mut M, b: &'s GpuVec<T>, x: &'s mut GpuVec<T>) -> Self {
+        System {
+            method,
+            b,
+            x,
+            report: SolverReport {
+                reason: StopReason::Converged,
+                iterations: 0,
+                residual: 0.0,
+                history: Vec::new(),
+                batches: 0,
+                restarts: 0,
+            },
+            b_norm: None,
+            start_pending: true,
+            recorded: 0,
+            size: 0,
+            stop: None,
+            closed: false,
+            finished: false,
+        }
+    }
+
+    /// Whether the next batch has something of this system to record.
+    fn has_work(&self) -> bool {
+        !self.finished && (self.start_pending || !self.closed || self.stop == Some(Stop::ZeroRhs))
+    }
+
+    /// Records this system's part of `batch`: its (re)start, the next iterations, and the
+    /// close where the budget is spent by them or the device has stopped the run; then the
+    /// reads of its status (with the scalars in the first batch and the closing one), and
+    /// whether this batch closes the run. The batch that spends the iteration budget closes
+    /// the run itself (ungated after the iterations), so that a solve stopped by
+    /// `max_iterations` ends with no further round trip.
+    fn record(&mut self, batch: &mut Batch<'_>, options: &SolverOptions) -> Result<Option<(StatusTickets<T>, bool)>> {
+        if self.finished {
+            return Ok(None);
+        }
+        if self.stop == Some(Stop::ZeroRhs) {
+            // SciPy's convention: the solution of A·x = 0 is x = 0, whatever x0.
+            batch.ungate();
+            blas1::fill(&mut batch.recorder(), T::default(), self.x)?;
+            self.report.batches += 1;
+            self.report.residual = 0.0;
+            self.finished = true;
+            return Ok(None);
+        }
+        if self.start_pending {
+            batch.ungate();
+            if self.b_norm.is_none() {
+                self.method.steps().threshold(&mut batch.recorder(), self.b)?;
+            }
+            self.method.start(batch, self.b, self.x)?;
+            self.start_pending = false;
+            self.recorded = self.report.iterations;
+            self.size = options.batch.unwrap_or(AUTO_BATCH_FIRST);
+        } else if self.closed {
+            return Ok(None);
+        }
+        let budget = options.max_iterations;
+        if self.stop.is_none() {
+            let count = self.size.min(budget - self.recorded);
+            for j in 0..count {
+                self.method.iteration(batch, self.b, self.x, j)?;
+            }
+            self.recorded += count;
+            if options.batch.is_none() {
+                self.size = (self.size * 2).min(AUTO_BATCH_MAX);
+            }
+        }
+        self.closed = self.stop.is_some() || self.recorded >= budget;
+        if self.closed {
+            batch.ungate();
+            self.method.finish(batch, self.x)?;
+            batch.ungate();
+            self.method.true_residual(batch, self.b, self.x)?;
+        }
+        let scalars = self.closed || self.report.batches == 0;
+        self.report.batches += 1;
+        Ok(Some((self.method.steps().read_status(batch, scalars)?, self.closed)))
+    }
+
+    /// Takes in a status of this system (`closes`: from the batch that closed its run):
+    /// history, progress, the stop; at the close, the report, or a restart from x when the
+    /// recurrence claimed a convergence that the true residual does not confirm.
+    fn receive(
+        &mut self,
+        index: usize,
+        status: Status,
+        closes: bool,
+        options: &SolverOptions,
+        progress: &mut impl FnMut(Progress),
+    ) -> Result<()> {
+        if self.finished {
+            return Ok(());
+        }
+        if let Some(scalars) = &status.scalars {
+            self.b_norm.get_or_insert(scalars[slot::B_NORM]);
+        }
+        let b_norm = self.b_norm.expect("the first status reads the scalars");
+        let report = &mut self.report;
+        let ran = (status.iterations as usize).saturating_sub(report.iterations).min(status.history.len());
+        report.history.extend(status.history[..ran].iter().map(|&v| v / b_norm));
+        report.iterations += ran;
+        if ran > 0 {
+            let residual = *report.history.last().expect("ran > 0");
+            progress(Progress { system: index, iterations: report.iterations, residual });
+        }
+        // The budget's batch closed the run with no stop word (defensive: the device's check
+        // stops at the budget).
+        let stop = match status.stop {
+            Some(stop) => *self.stop.get_or_insert(stop),
+            None if closes => *self.stop.get_or_insert(Stop::MaxIterations),
+            None => return Ok(()),
+        };
+        if stop == Stop::ZeroRhs || !closes {
+            // x = 0, or the close, is recorded next.
+            return Ok(());
+        }
+        let true_norm = status.scalars.as_ref().expect("the closing batch reads the scalars")[slot::TRUE_NORM];
         let tolerance = (options.rtol * b_norm).max(options.atol) / b_norm;
-        report.residual = end.true_norm / b_norm;
-        report.reason = match end.stop {
+        report.residual = true_norm / b_norm;
+        report.reason = match stop {
             Stop::Converged if report.residual <= tolerance => StopReason::Converged,
             Stop::Converged if report.restarts < MAX_RESTARTS && report.iterations < options.max_iterations => {
                 report.restarts += 1;
-                method.steps().restart()?;
-                first = ctx.batch();
-                continue;
+                self.method.steps().restart()?;
+                self.start_pending = true;
+                self.closed = false;
+                self.stop = None;
+                return Ok(());
             }
             Stop::Converged => StopReason::Stagnated,
             Stop::MaxIterations if report.residual <= tolerance => StopReason::Converged,
             Stop::MaxIterations => StopReason::MaxIterations,
             Stop::Breakdown => StopReason::Breakdown,
             Stop::NonFinite => StopReason::NonFinite,
-            // Returned above, with x = 0.
-            Stop::ZeroRhs => StopReason::Converged,
+            Stop::ZeroRhs => unreachable!("returned above"),
             Stop::Indefinite => StopReason::Indefinite,
         };
         if !report.residual.is_finite() {
             report.reason = StopReason::NonFinite;
         }
-        return Ok(report);
+        self.finished = true;
+        Ok(())
     }
-}
-
-/// How a run of batches ended: why, and ‖b − A·x‖ of the x it left.
-struct End {
-    stop: Stop,
-    true_norm: f64,
-}
-
-/// One start (recorded into `first`, after what it holds) and the batches after it, until
-/// the device says stop; then the method's finish and the true residual. The batch that
-/// spends the iteration budget closes the run itself (finish and true residual after its
-/// iterations, ungated), so that a solve stopped by `max_iterations` ends with no further
-/// round trip; a solve stopped before closes with one more batch, submitted before the
-/// batches still in flight (no-ops by then) are waited for. `b_norm` is set from the first
-/// status.
-#[allow(clippy::too_many_arguments)]
-fn run_batches<T: Scalar, M: Method<T>>(
-    method: &mut M,
-    options: &SolverOptions,
-    mut first: Batch<'_>,
-    b: &GpuVec<T>,
-    x: &mut GpuVec<T>,
-    b_norm: &mut Option<f64>,
-    report: &mut SolverReport,
-    progress: &mut impl FnMut(Progress),
-) -> Result<End> {
-    let ctx = method.steps().context().clone();
-    let budget = options.max_iterations;
-    method.start(&mut first, b, x)?;
-    let mut recorded = report.iterations;
-    let mut size = options.batch.unwrap_or(AUTO_BATCH_FIRST);
-    let mut in_flight = std::collections::VecDeque::new();
-    let mut done = report.iterations;
-    let mut closed = false;
-    let mut true_norm = None;
-    // The start's own status comes with the first batch of iterations, with the scalars.
-    let mut pending = Some(first);
-    loop {
-        while in_flight.len() < 2 && !closed {
-            let mut batch = pending.take().unwrap_or_else(|| ctx.batch());
-            let count = size.min(budget - recorded);
-            for j in 0..count {
-                method.iteration(&mut batch, b, x, j)?;
-            }
-            recorded += count;
-            let first_status = b_norm.is_none() && in_flight.is_empty();
-            if recorded >= budget {
-                close(method, &mut batch, b, x)?;
-                closed = true;
-            }
-            let tickets = method.steps().read_status(&mut batch, first_status || closed)?;
-            batch.submit()?;
-            report.batches += 1;
-            in_flight.push_back((tickets, closed));
-            if options.batch.is_none() {
-                size = (size * 2).min(AUTO_BATCH_MAX);
-            }
-        }
-        let Some((tickets, closes)) = in_flight.pop_front() else {
-            unreachable!("a run closes with a batch in flight");
-        };
-        let status = tickets.wait()?;
-        if let Some(scalars) = &status.scalars {
-            b_norm.get_or_insert(scalars[slot::B_NORM]);
-            if closes {
-                true_norm = Some(scalars[slot::TRUE_NORM]);
-            }
-        }
-        let scale = b_norm.expect("the first status reads the scalars");
-        let ran = (status.iterations as usize).saturating_sub(done).min(status.history.len());
-        report.history.extend(status.history[..ran].iter().map(|&v| v / scale));
-        done += ran;
-        report.iterations = done;
-        if ran > 0 {
-            progress(Progress { iterations: done, residual: *report.history.last().expect("ran > 0") });
-        }
-        // The budget's batch closed the run with no stop word (defensive: the device's check
-        // stops at the budget).
-        let stop = match status.stop {
-            Some(stop) => stop,
-            None if closes => Stop::MaxIterations,
-            None => continue,
-        };
-        if stop == Stop::ZeroRhs {
-            // Nothing ran; x is about to be overwritten.
-            for (tickets, ..) in in_flight.drain(..) {
-                tickets.wait()?;
-            }
-            return Ok(End { stop, true_norm: 0.0 });
-        }
-        if !closed {
-            let mut batch = ctx.batch();
-            close(method, &mut batch, b, x)?;
-            let tickets = method.steps().read_status(&mut batch, true)?;
-            batch.submit()?;
-            report.batches += 1;
-            in_flight.push_back((tickets, true));
-        }
-        // Later batches are no-ops on the device; the closing one has the true residual.
-        for (tickets, closes) in in_flight.drain(..) {
-            let status = tickets.wait()?;
-            if let (true, Some(scalars)) = (closes, &status.scalars) {
-                true_norm = Some(scalars[slot::TRUE_NORM]);
-            }
-        }
-        let true_norm = true_norm.expect("the closing batch reads the scalars");
-        return Ok(End { stop, true_norm });
-    }
-}
-
-/// Records the end of a run after its last iterations: the method's finish, then (ungated:
-/// it must run after a stop) `state[TRUE_NORM] ← ‖b − A·x‖`.
-fn close<T: Scalar, M: Method<T>>(
-    method: &mut M,
-    batch: &mut Batch<'_>,
-    b: &GpuVec<T>,
-    x: &mut GpuVec<T>,
-) -> Result<()> {
-    method.finish(batch, x)?;
-    batch.ungate();
-    method.true_residual(batch, b, x)
 }

@@ -36,6 +36,11 @@ pub fn solver_settings() -> (usize, f64, usize, usize) {
 /// The dense width of a case (K of SpMM and SDDMM); `None` for ops without one.
 pub type K = Option<usize>;
 
+/// Right-hand sides of the solvers' several-systems case (its k).
+pub fn solver_systems() -> usize {
+    solver::SYSTEMS
+}
+
 /// Every op the bench knows, for values of `dtype`, in report order.
 pub fn all(dtype: ElementKind) -> Vec<Box<dyn Op>> {
     match dtype {

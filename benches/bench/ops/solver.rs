@@ -19,6 +19,12 @@
 //! solve that reports a breakdown or the budget spent is skipped, with its reason); f32 rows must
 //! be within 10% of the f64 twin's after the same iterations (plus f32 rounding of `A·x`), or
 //! below [`F32_FLOOR`].
+//!
+//! Systems of at most [`SEVERAL_ROWS`] rows also run a case `k` = [`SYSTEMS`]: that many
+//! right-hand sides (system i's b from [`right_hand_side`], b = 1 for the first) solved
+//! together by `solve_many`, against the peer's solves of them one after another. Its one-shot
+//! time is for all of them; its iterations and µs per iteration count every system's
+//! iterations; its history is the first system's.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -51,6 +57,16 @@ const F32_FLOOR: f64 = 1e-3;
 pub const RTOL: f64 = 1e-6;
 /// The iteration budget of f64 rows.
 pub const MAX_ITERATIONS: usize = 20_000;
+/// Right-hand sides of the several-systems case (`k`), and the largest system that has one.
+pub const SYSTEMS: usize = 8;
+pub const SEVERAL_ROWS: usize = 1 << 18;
+
+/// System `i`'s right-hand side: `b[j] = 1 + ((j·i) mod 7)/7` (b = 1 for the first), computed
+/// in f64 and rounded once, as the peer computes it.
+pub fn right_hand_side<T: Scalar>(rows: usize, i: usize) -> Vec<T> {
+    (0..rows).map(|j| T::from_f64(1.0 + ((j * i) % 7) as f64 / 7.0)).collect()
+}
+
 /// GMRES's restart length, CuPy's too.
 pub const RESTART: usize = 30;
 /// The convection–diffusion matrix's wind (grid units): clearly non-symmetric, and still one
@@ -193,7 +209,9 @@ impl<T: Scalar> Op for SolverOp<T> {
                 // The suite's own non-symmetric case, and files with a full diagonal.
                 Method::BiCgStab | Method::Gmres => m.dense.is_some() || diagonal(a).is_some(),
             };
-        if takes {
+        if takes && a.rows() <= SEVERAL_ROWS {
+            vec![None, Some(SYSTEMS)]
+        } else if takes {
             vec![None]
         } else {
             Vec::new()
@@ -235,9 +253,9 @@ impl<T: Scalar> Op for SolverOp<T> {
         Some(self.name())
     }
 
-    fn inputs<'a>(&self, m: &'a BenchMatrix, _k: K, _seed: u64) -> Box<dyn Inputs + 'a> {
+    fn inputs<'a>(&self, m: &'a BenchMatrix, k: K, _seed: u64) -> Box<dyn Inputs + 'a> {
         let a: CsrMatrix<T> = tiles::values_as(&m.csr);
-        let b = vec![T::from_f64(1.0); a.rows()];
+        let b = (0..k.unwrap_or(1)).map(|i| right_hand_side(a.rows(), i)).collect();
         let options = match T::KIND {
             ElementKind::F64 => {
                 SolverOptions { rtol: RTOL, max_iterations: MAX_ITERATIONS, restart: RESTART, ..Default::default() }
@@ -266,9 +284,9 @@ impl<T: Scalar> SolverInputs<T> {
     /// grows ~10× a step (NOTES, session 34): an f32 run's 120th iterate need not be near the
     /// f64 twin's 120th, only within the band the twin's residual occupies late in the run,
     /// so its residual here is the largest over the twin's last half.
-    fn twin_residual(&self, options: &SolverOptions, apply: Option<IncompleteOptions>) -> Option<(f64, f64)> {
+    fn twin_residual(&self, options: &SolverOptions, apply: Option<IncompleteOptions>, b: &[T]) -> Option<(f64, f64)> {
         (T::KIND == ElementKind::F32).then(|| {
-            let (a, b) = (&self.a, &self.b);
+            let a = &self.a;
             let x0 = vec![T::default(); a.rows()];
             let m = match apply {
                 None => TwinPreconditioner::Identity,
@@ -361,11 +379,11 @@ fn true_residual<T: Scalar, X: Scalar>(a: &CsrMatrix<T>, b: &[T], x: &[X]) -> (f
     (residual.sqrt() / b_norm, scale.sqrt() / b_norm)
 }
 
-/// A, b and the options.
+/// A, the right-hand sides (one a system) and the options.
 struct SolverInputs<T: Scalar> {
     method: Method,
     a: CsrMatrix<T>,
-    b: Vec<T>,
+    b: Vec<Vec<T>>,
     options: SolverOptions,
 }
 
@@ -382,20 +400,21 @@ impl<T: Scalar> Inputs for SolverInputs<T> {
             if algorithm == "cgs" { Orthogonalization::Classical } else { Orthogonalization::Reorthogonalized };
         let options = SolverOptions { orthogonalization, ..self.options };
         let mut solver = AnySolver::new(ctx, self.method, spmv.clone(), precond.clone(), options)?;
-        let b = ctx.upload(&self.b)?;
-        let mut x = ctx.zeros(self.b.len())?;
+        let b = self.b.iter().map(|b| ctx.upload(b)).collect::<wgsparse::Result<Vec<_>>>()?;
+        let mut x = self.b.iter().map(|b| ctx.zeros(b.len())).collect::<wgsparse::Result<Vec<_>>>()?;
         // The GPU time per iteration is taken first, on the solver's state: a solve's, not a
         // fresh solver's zeros, where CG's α = 0 skips the reads of q and x (~1/4 of the
         // vector bytes). One solve more per row (seconds for f64 GMRES, minutes for exact
         // triangular solves, which run only when named).
         solver.solve(&b, &mut x)?;
+        let twin_residual = self.b.iter().map(|b| self.twin_residual(&options, apply, b)).collect();
         Ok(Box::new(SolverRuns {
             ctx: ctx.clone(),
             inputs: self,
             algorithm: algorithm.to_string(),
             apply,
             precond,
-            twin_residual: self.twin_residual(&options, apply),
+            twin_residual,
             options,
             b,
             x,
@@ -432,11 +451,14 @@ impl<T: Scalar> AnySolver<T> {
         })
     }
 
-    fn solve(&mut self, b: &GpuVec<T>, x: &mut GpuVec<T>) -> wgsparse::Result<SolverReport> {
+    /// `solve_many` on every system (with one, what `solve` does).
+    fn solve(&mut self, b: &[GpuVec<T>], x: &mut [GpuVec<T>]) -> wgsparse::Result<Vec<SolverReport>> {
+        let b: Vec<&GpuVec<T>> = b.iter().collect();
+        let mut x: Vec<&mut GpuVec<T>> = x.iter_mut().collect();
         match self {
-            AnySolver::Cg(s) => s.solve(b, x),
-            AnySolver::BiCgStab(s) => s.solve(b, x),
-            AnySolver::Gmres(s) => s.solve(b, x),
+            AnySolver::Cg(s) => s.solve_many(&b, &mut x),
+            AnySolver::BiCgStab(s) => s.solve_many(&b, &mut x),
+            AnySolver::Gmres(s) => s.solve_many(&b, &mut x),
         }
     }
 
@@ -469,19 +491,21 @@ struct SolverRuns<'a, T: Scalar> {
     /// The preconditioner's application (`None`: no preconditioner).
     apply: Option<IncompleteOptions>,
     precond: Option<Arc<IncompleteLu<T>>>,
-    /// For f32 rows: the twin's (residual, scale) after as many iterations, same preconditioner.
-    twin_residual: Option<(f64, f64)>,
+    /// For f32 rows: the twin's (residual, scale) after as many iterations, same
+    /// preconditioner, a system each.
+    twin_residual: Option<Vec<(f64, f64)>>,
     /// The solver's options for this algorithm.
     options: SolverOptions,
     matrix: GpuSparse<T>,
     spmv: Arc<Spmv<T>>,
     solver: AnySolver<T>,
-    b: GpuVec<T>,
-    x: GpuVec<T>,
+    /// A system each; the GPU time per iteration is the first's.
+    b: Vec<GpuVec<T>>,
+    x: Vec<GpuVec<T>>,
     /// The last x read back, for the check.
-    output: Vec<T>,
-    /// The last solve's report.
-    last: Option<SolverReport>,
+    output: Vec<Vec<T>>,
+    /// The last solve's reports.
+    last: Option<Vec<SolverReport>>,
     /// The solve's own wall clock in every one-shot run (the same iterations each time):
     /// µs per iteration is their median's, as the one-shot time is a median.
     solve_times: Vec<std::time::Duration>,
@@ -498,7 +522,7 @@ impl<T: Scalar> SolverRuns<'_, T> {
         while start.elapsed() < time {
             let mut batch = self.ctx.batch();
             for _ in 0..8 {
-                self.solver.record_iteration(&mut batch.recorder(), &self.b, &mut self.x)?;
+                self.solver.record_iteration(&mut batch.recorder(), &self.b[0], &mut self.x[0])?;
             }
             batch.submit()?;
             self.ctx.synchronize()?;
@@ -509,7 +533,9 @@ impl<T: Scalar> SolverRuns<'_, T> {
     /// x ← 0, done on the device before a timed solve starts.
     fn zero_x(&mut self) -> Result<(), OpError> {
         let mut batch = self.ctx.batch();
-        blas1::fill(&mut batch.recorder(), T::default(), &mut self.x)?;
+        for x in &mut self.x {
+            blas1::fill(&mut batch.recorder(), T::default(), x)?;
+        }
         batch.submit()?;
         Ok(self.ctx.synchronize()?)
     }
@@ -529,7 +555,11 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
         };
         let apply = format!("{apply}{form}");
         let indices = super::spmv::encoding_label(self.matrix.index_bits(), self.matrix.value_bits());
-        format!("{} ({apply}spmv {}{indices})", self.algorithm, self.spmv.algorithm().name())
+        let systems = match self.b.len() {
+            1 => String::new(),
+            k => format!(", {k} systems together"),
+        };
+        format!("{} ({apply}spmv {}{indices}{systems})", self.algorithm, self.spmv.algorithm().name())
     }
 
     fn extra_bytes(&self) -> u64 {
@@ -537,7 +567,8 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
     }
 
     fn working_set_bytes(&self) -> u64 {
-        self.matrix.device_bytes() + self.b.byte_len() + self.x.byte_len()
+        let vectors = self.b.iter().chain(&self.x).map(|v| v.byte_len()).sum::<u64>();
+        self.matrix.device_bytes() + vectors
     }
 
     fn copies(&self) -> usize {
@@ -550,11 +581,13 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
     }
 
     fn record(&mut self, rec: &mut Recorder<'_, '_>, _copy: usize) -> Result<(), OpError> {
-        Ok(self.solver.record_iteration(rec, &self.b, &mut self.x)?)
+        Ok(self.solver.record_iteration(rec, &self.b[0], &mut self.x[0])?)
     }
 
     fn poison(&mut self, _copy: usize) -> Result<(), OpError> {
-        self.x.write(&vec![T::from_f64(f64::NAN); self.x.len()])?;
+        for x in &self.x {
+            x.write(&vec![T::from_f64(f64::NAN); x.len()])?;
+        }
         Ok(self.ctx.synchronize()?)
     }
 
@@ -562,22 +595,27 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
     fn run_and_read(&mut self, _copy: usize) -> Result<std::time::Duration, OpError> {
         self.zero_x()?;
         let start = Instant::now();
-        let report = self.solver.solve(&self.b, &mut self.x)?;
+        let reports = self.solver.solve(&self.b, &mut self.x)?;
         // A solve to tolerance that reports it did not get there (a breakdown, max iterations)
         // has done its job: the row says so and is skipped. One that claims convergence is
         // checked against the true residual.
-        if self.twin_residual.is_none() && !report.converged() {
-            let why = format!("did not converge: {:?} after {} iterations", report.reason, report.iterations);
+        if let (None, Some((system, report))) =
+            (&self.twin_residual, reports.iter().enumerate().find(|(_, r)| !r.converged()))
+        {
+            let why =
+                format!("system {system} did not converge: {:?} after {} iterations", report.reason, report.iterations);
             return Err(OpError { refused: true, message: why });
         }
         let mut batch = self.ctx.batch();
-        let ticket = batch.read_back(&self.x)?;
+        let tickets = self.x.iter().map(|x| batch.read_back(x)).collect::<wgsparse::Result<Vec<_>>>()?;
         batch.submit()?;
-        let view = ticket.wait_view()?;
+        let mut output = Vec::with_capacity(tickets.len());
+        for ticket in tickets {
+            output.push(ticket.wait_view()?.to_vec());
+        }
         let took = start.elapsed();
-        self.output.clear();
-        self.output.extend_from_slice(&view);
-        self.last = Some(report);
+        self.output = output;
+        self.last = Some(reports);
         Ok(took)
     }
 
@@ -585,20 +623,27 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
     /// meets it); a non-finite x or a solve that should have converged and did not is ∞.
     fn check(&self) -> f64 {
         let inputs = self.inputs;
-        let (residual, _) = true_residual(&inputs.a, &inputs.b, &self.output);
-        if !residual.is_finite() {
+        let Some(reports) = &self.last else { return f64::INFINITY };
+        if self.output.len() != inputs.b.len() || reports.len() != inputs.b.len() {
             return f64::INFINITY;
         }
-        match self.twin_residual {
-            Some((twin, scale)) => {
-                let bound = (1.1 * twin + 16.0 * f32::EPSILON as f64 * scale).max(F32_FLOOR);
-                (residual - bound).max(0.0)
+        let excess = |system: usize| {
+            let (report, x) = (&reports[system], &self.output[system]);
+            let (residual, _) = true_residual(&inputs.a, &inputs.b[system], x);
+            if !residual.is_finite() {
+                return f64::INFINITY;
             }
-            None => match &self.last {
-                Some(report) if report.reason == StopReason::Converged => (residual - inputs.options.rtol).max(0.0),
-                _ => f64::INFINITY,
-            },
-        }
+            match &self.twin_residual {
+                Some(twins) => {
+                    let (twin, scale) = twins[system];
+                    let bound = (1.1 * twin + 16.0 * f32::EPSILON as f64 * scale).max(F32_FLOOR);
+                    (residual - bound).max(0.0)
+                }
+                None if report.reason == StopReason::Converged => (residual - inputs.options.rtol).max(0.0),
+                None => f64::INFINITY,
+            }
+        };
+        (0..reports.len()).map(excess).fold(0.0, f64::max)
     }
 
     /// From planning (the SpMV plan, the preconditioner's factorization and the solver, as
@@ -618,24 +663,29 @@ impl<T: Scalar> Prepared for SolverRuns<'_, T> {
         let precond = inputs.preconditioner(&self.ctx, factored.as_ref(), self.apply)?;
         let mut solver = AnySolver::new(&self.ctx, inputs.method, spmv, precond, self.options)?;
         let solving = Instant::now();
-        let report = solver.solve(&self.b, &mut self.x)?;
+        let reports = solver.solve(&self.b, &mut self.x)?;
         let time = start.elapsed();
         let solve = solving.elapsed();
         self.solve_times.push(solve);
-        self.last = Some(report);
+        self.last = Some(reports);
         Ok(Some(OneShot { time, levels: None, relaunches: 0 }))
     }
 
+    /// Several systems: iterations (and the time per iteration) of all of them, the reason
+    /// of the first that did not converge (else the first's), the first's history.
     fn solve_figures(&self) -> Option<SolveFigures> {
-        let report = self.last.as_ref()?;
+        let reports = self.last.as_ref()?;
+        let first = reports.first()?;
         let mut times: Vec<f64> = self.solve_times.iter().map(|t| t.as_secs_f64() * 1e6).collect();
         times.sort_by(f64::total_cmp);
         let solve = *times.get(times.len() / 2)?;
+        let iterations = reports.iter().map(|r| r.iterations).sum::<usize>();
+        let reason = reports.iter().find(|r| !r.converged()).unwrap_or(first).reason;
         Some(SolveFigures {
-            iterations: report.iterations,
-            reason: format!("{:?}", report.reason),
-            per_iteration_us: solve / report.iterations.max(1) as f64,
-            history: report.history.clone(),
+            iterations,
+            reason: format!("{reason:?}"),
+            per_iteration_us: solve / iterations.max(1) as f64,
+            history: first.history.clone(),
         })
     }
 }
