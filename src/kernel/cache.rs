@@ -94,12 +94,20 @@ pub(crate) struct PassState {
     pipeline: Option<u64>,
     /// The bound group and the layouts it was made for.
     group: Option<(u64, wgpu::BindGroup)>,
+    /// Dispatches recorded (kept by `forget`).
+    dispatches: usize,
 }
 
 impl PassState {
     /// Forgets what is bound (after something else recorded into the pass).
     pub(crate) fn forget(&mut self) {
-        *self = PassState::default();
+        self.pipeline = None;
+        self.group = None;
+    }
+
+    /// Dispatches recorded through this state.
+    pub(crate) fn dispatches(&self) -> usize {
+        self.dispatches
     }
 }
 
@@ -247,6 +255,7 @@ impl<S: ShaderSpec, T: Scalar> Kernel<S, T> {
             params.write(&mut data);
             pass.set_immediates(0, data.as_bytes());
         }
+        state.dispatches += 1;
         match dispatch {
             Dispatch::Direct(x, y) => pass.dispatch_workgroups(x, y, 1),
             Dispatch::Indirect(buffer, offset) => pass.dispatch_workgroups_indirect(buffer, offset),

@@ -148,6 +148,11 @@ impl<'c> Batch<'c> {
         })
     }
 
+    /// wgsparse dispatches recorded so far (a caller's raw ones not counted).
+    pub(crate) fn dispatches(&self) -> usize {
+        self.state.dispatches()
+    }
+
     fn end_pass(&mut self) {
         self.pass = None;
         self.state.forget();

@@ -9,9 +9,11 @@
 
 mod batch;
 mod gate;
+mod pipeline;
 mod profiler;
 
 pub use batch::{Batch, ReadTicket, Recorded};
+pub(crate) use pipeline::Pipeline;
 pub use profiler::Profiler;
 
 use crate::context::Context;
@@ -92,7 +94,7 @@ impl<'r, 'p> Recorder<'r, 'p> {
     /// forgets what the pass had bound. Inside a batch's gated section these dispatches are
     /// not gated.
     pub fn raw_pass(&mut self) -> &mut wgpu::ComputePass<'p> {
-        *self.state.get() = PassState::default();
+        self.state.get().forget();
         self.pass
     }
 

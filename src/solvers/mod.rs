@@ -8,7 +8,10 @@
 //! the convergence test writes a device flag that turns the rest of the batch into
 //! zero-sized dispatches ([`crate::Batch::gate`]). Two batches are in flight at once, so
 //! the GPU does not wait for the host to read a batch's status (a few words and the
-//! residual history of its iterations) before the next one starts. At the end, the true
+//! residual history of its iterations) before the next one starts; on systems below 2²⁰
+//! rows a batch is cut into parts that encoder threads finish in parallel, since there the
+//! host's encoding, not the GPU, sets the pace. Several systems (`solve_many`) share the
+//! batches, each gated by its own flag. At the end, the true
 //! residual `‖b − A·x‖` is recomputed; if the recurrence claimed convergence that the true
 //! residual does not confirm, the solve restarts from `x` (at most [`MAX_RESTARTS`] times).
 
@@ -121,7 +124,7 @@ use crate::matrix::GpuDense;
 use crate::ops::bitmap::BitmapSpmv;
 use crate::ops::blas1;
 use crate::ops::{Gemv, Spmv};
-use crate::record::Recorder;
+use crate::record::{Pipeline, Recorder};
 use std::sync::Arc;
 
 use crate::{Batch, Context, Error, Result};
@@ -629,27 +632,46 @@ fn drive<T: Scalar, M: Method<T>>(
         method.steps().reset(options.rtol, options.atol)?;
     }
     let mut systems: Vec<System<'_, T, M>> = systems.into_iter().map(|(m, b, x)| System::new(m, b, x)).collect();
-    // Each batch's reads: (system, its status, whether the batch closed its run).
-    let mut in_flight = std::collections::VecDeque::new();
-    loop {
-        while in_flight.len() < 2 && systems.iter().any(System::has_work) {
-            let mut batch = ctx.batch();
-            let mut reads = Vec::new();
-            for (index, system) in systems.iter_mut().enumerate() {
-                if let Some((tickets, closes)) = system.record(&mut batch, options)? {
-                    reads.push((index, tickets, closes));
+    // A round of batches records each system's next iterations (`System::record`), on small
+    // systems cut into batches that worker threads encode (`Pipeline`); two rounds are in
+    // flight. Each round's reads: (system, its status, whether the round closed its run).
+    let encoders = systems.iter().any(|s| s.method.steps().rows() < CUT_BELOW_ROWS);
+    Pipeline::run(&ctx, encoders, |pipeline| {
+        let mut in_flight = std::collections::VecDeque::new();
+        loop {
+            while in_flight.len() < 2 && systems.iter().any(System::has_work) {
+                let mut reads = Vec::new();
+                for (index, system) in systems.iter_mut().enumerate() {
+                    if let Some((tickets, closes)) = system.record(pipeline, options)? {
+                        reads.push((index, tickets, closes));
+                    }
                 }
+                pipeline.cut()?;
+                in_flight.push_back(reads);
             }
-            batch.submit()?;
-            in_flight.push_back(reads);
+            // The GPU must have every round recorded while the host waits on the oldest.
+            pipeline.submit_all()?;
+            let Some(reads) = in_flight.pop_front() else { break };
+            for (index, tickets, closes) in reads {
+                systems[index].receive(index, tickets.wait()?, closes, options, &mut progress)?;
+            }
         }
-        let Some(reads) = in_flight.pop_front() else { break };
-        for (index, tickets, closes) in reads {
-            systems[index].receive(index, tickets.wait()?, closes, options, &mut progress)?;
-        }
-    }
+        Ok(())
+    })?;
     Ok(systems.into_iter().map(|system| system.report).collect())
 }
+
+/// A round of a system with fewer rows than this is cut into batches that encoder threads
+/// finish in parallel: below it, encoding a dispatch on the host (~4 µs on the H100's) takes
+/// longer than the GPU's pass over a vector. Above it the GPU sets the pace, and every cut
+/// costs a submission (CG on lap2d 2048², f64, cut every 4 iterations: 184 µs an iteration
+/// against 178; on lap2d 256² 28–32 either way; BiCGSTAB on convdiff 128² 126 against 150).
+const CUT_BELOW_ROWS: usize = 1 << 20;
+/// Cuts fall between iterations whose index is a multiple of this (CG's `GATE_EVERY`, so
+/// that each batch opens with a gate)...
+const ITERATIONS_PER_CUT: usize = 4;
+/// ...once the batch holds this many dispatches (BiCGSTAB records ~30 an iteration, CG 6).
+const CUT_DISPATCHES: usize = 64;
 
 /// One system of a solve: its method (work vectors, scalars, status), b and x, and what the
 /// host knows of it.
@@ -702,18 +724,23 @@ impl<'s, T: Scalar, M: Method<T>> System<'s, T, M> {
         !self.finished && (self.start_pending || !self.closed || self.stop == Some(Stop::ZeroRhs))
     }
 
-    /// Records this system's part of `batch`: its (re)start, the next iterations, and the
-    /// close where the budget is spent by them or the device has stopped the run; then the
-    /// reads of its status (with the scalars in the first batch and the closing one), and
-    /// whether this batch closes the run. The batch that spends the iteration budget closes
-    /// the run itself (ungated after the iterations), so that a solve stopped by
-    /// `max_iterations` ends with no further round trip.
-    fn record(&mut self, batch: &mut Batch<'_>, options: &SolverOptions) -> Result<Option<(StatusTickets<T>, bool)>> {
+    /// Records this system's part of a round into `pipeline`'s batches: its (re)start, the
+    /// next iterations, and the close where the budget is spent by them or the device has
+    /// stopped the run; then the reads of its status (with the scalars in the first round
+    /// and the closing one), and whether this round closes the run. The round that spends the
+    /// iteration budget closes the run itself (ungated after the iterations), so that a solve
+    /// stopped by `max_iterations` ends with no further round trip.
+    fn record(
+        &mut self,
+        pipeline: &mut Pipeline<'_>,
+        options: &SolverOptions,
+    ) -> Result<Option<(StatusTickets<T>, bool)>> {
         if self.finished {
             return Ok(None);
         }
         if self.stop == Some(Stop::ZeroRhs) {
             // SciPy's convention: the solution of A·x = 0 is x = 0, whatever x0.
+            let batch = pipeline.batch();
             batch.ungate();
             blas1::fill(&mut batch.recorder(), T::default(), self.x)?;
             self.report.batches += 1;
@@ -722,6 +749,7 @@ impl<'s, T: Scalar, M: Method<T>> System<'s, T, M> {
             return Ok(None);
         }
         if self.start_pending {
+            let batch = pipeline.batch();
             batch.ungate();
             if self.b_norm.is_none() {
                 self.method.steps().threshold(&mut batch.recorder(), self.b)?;
@@ -736,8 +764,12 @@ impl<'s, T: Scalar, M: Method<T>> System<'s, T, M> {
         let budget = options.max_iterations;
         if self.stop.is_none() {
             let count = self.size.min(budget - self.recorded);
+            let cuts = self.method.steps().rows() < CUT_BELOW_ROWS;
             for j in 0..count {
-                self.method.iteration(batch, self.b, self.x, j)?;
+                if cuts && j % ITERATIONS_PER_CUT == 0 && pipeline.batch().dispatches() >= CUT_DISPATCHES {
+                    pipeline.cut()?;
+                }
+                self.method.iteration(pipeline.batch(), self.b, self.x, j)?;
             }
             self.recorded += count;
             if options.batch.is_none() {
@@ -745,6 +777,7 @@ impl<'s, T: Scalar, M: Method<T>> System<'s, T, M> {
             }
         }
         self.closed = self.stop.is_some() || self.recorded >= budget;
+        let batch = pipeline.batch();
         if self.closed {
             batch.ungate();
             self.method.finish(batch, self.x)?;
