@@ -212,8 +212,9 @@ fn plan_cases(suite: &Suite, ops: &[Box<dyn Op>], options: &Options, scale: Scal
             }
             let mut widths = op.cases(m, scale);
             if let Some(only) = &options.widths {
-                // Ops with a width run the widths asked for; the others their one case.
-                if widths.iter().any(Option::is_some) {
+                // Ops whose every case is a dense width (SpMM, SDDMM) run the widths asked
+                // for; the others their own cases (the solvers' k is a count of systems).
+                if !widths.is_empty() && widths.iter().all(Option::is_some) {
                     widths = only.iter().map(|&k| Some(k)).collect();
                 }
             }

@@ -513,8 +513,8 @@ impl Report {
                  wall clock from planning (SpMV plan, factorization and solver, A freshly \
                  uploaded: no analyses kept) to the solution on the device, \
                  which the speedup compares with the peer's call; µs/iteration the solve's wall clock per \
-                 iteration (planning excluded; the median of the one-shot runs), the peer's its call's; k = {}: that many \
-                 systems (b[j] = 1 + ((j·i) mod 7)/7 for system i) solved together by solve_many, against the peer's \
+                 iteration (planning excluded; the median of the one-shot runs), the peer's its call's; k ({}; 2 with \
+                 --quick) on systems of at most 2^18 rows: that many systems (b[j] = 1 + ((j·i) mod 7)/7 for system i) solved together by solve_many, against the peer's \
                  calls one after another: one-shot µs for all of them, iterations and µs/iteration over all systems' \
                  iterations, the first system's history",
                 restart, rtol, f32_iterations, crate::ops::solver_systems(),

@@ -40,8 +40,9 @@ pub(crate) struct Pipeline<'c> {
 impl<'c> Pipeline<'c> {
     /// Runs `f` with a pipeline whose workers (with `encoders`, where the host has cores to
     /// spare) live as long as the call; without, batches are finished and submitted as they
-    /// are cut, on this thread. What `f` leaves recorded or finished and not submitted (it
-    /// returned early, with an error) is dropped: discarded, as a dropped batch is.
+    /// are cut, on this thread. `f` ends with [`Pipeline::submit_all`]: what it leaves
+    /// recorded, or handed over and not yet submitted (it returned early, with an error), is
+    /// dropped — discarded, as a dropped batch is (batches already submitted run).
     pub(crate) fn run<R>(
         ctx: &'c Context,
         encoders: bool,
@@ -67,7 +68,11 @@ impl<'c> Pipeline<'c> {
                 let worker = move || loop {
                     // The lock is held only while taking a job (dropped with the statement).
                     let Ok((index, batch)) = jobs.lock().unwrap_or_else(|p| p.into_inner()).recv() else { break };
-                    if results.send((index, batch.finish())).is_err() {
+                    // A panic inside wgpu becomes this batch's error: the recording thread,
+                    // waiting for it in order, must not wait forever.
+                    let finished = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| batch.finish()))
+                        .unwrap_or_else(|_| Err(Error::Validation("encoding a batch panicked".into())));
+                    if results.send((index, finished)).is_err() {
                         break;
                     }
                 };

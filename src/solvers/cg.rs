@@ -24,7 +24,7 @@ const SLOTS: usize = RHO + 5;
 /// Iterations per gate: the gate's kernel and the barrier after it cost ~5 µs on the H100,
 /// and an iteration after the stop leaves x and r (its step is zero, its check does not
 /// count), so a stop wastes at most `GATE_EVERY − 1` iterations of GPU time.
-const GATE_EVERY: usize = 4;
+pub(super) const GATE_EVERY: usize = 4;
 
 /// Rows a lane of `cg_residual` updates (`ROWS` in the shader), and its lanes.
 const RESIDUAL_ROWS: usize = 8;

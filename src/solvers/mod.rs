@@ -6,11 +6,11 @@
 //! A solve never visits the host per iteration: iterations are recorded `k` at a time into
 //! one batch, their coefficients (α, β, ω, norms) stay in a device vector of scalars, and
 //! the convergence test writes a device flag that turns the rest of the batch into
-//! zero-sized dispatches ([`crate::Batch::gate`]). Two batches are in flight at once, so
-//! the GPU does not wait for the host to read a batch's status (a few words and the
-//! residual history of its iterations) before the next one starts; on systems below 2²⁰
-//! rows a batch is cut into parts that encoder threads finish in parallel, since there the
-//! host's encoding, not the GPU, sets the pace. Several systems (`solve_many`) share the
+//! zero-sized dispatches ([`crate::Batch::gate`]). Two rounds of iterations are in flight
+//! at once, so the GPU does not wait for the host to read a round's status (a few words and
+//! the residual history of its iterations) before the next one starts; a round is one
+//! batch, or on systems below 2²⁰ rows several, which encoder threads finish in parallel,
+//! since there the host's encoding, not the GPU, sets the pace. Several systems (`solve_many`) share the
 //! batches, each gated by its own flag. At the end, the true
 //! residual `‖b − A·x‖` is recomputed; if the recurrence claimed convergence that the true
 //! residual does not confirm, the solve restarts from `x` (at most [`MAX_RESTARTS`] times).
@@ -46,9 +46,10 @@ macro_rules! solve_entry_points {
         }
 
         /// Solves the systems `A·x[i] = b[i]` together, each from its x given, with one
-        /// report each: their iterations share the batches (one submission and one status
-        /// read a batch for all of them), each gated by its own convergence flag, so a
-        /// system that has stopped costs only zero-sized dispatches until the last one stops.
+        /// report each: their iterations share the batches (their submissions and the wait
+        /// for them; each system reads back its own status), each gated by its own
+        /// convergence flag, so a system that has stopped costs only zero-sized dispatches
+        /// until the last one stops.
         /// The GPU work of an iteration is each system's own (A is read once a system),
         /// which pays off where a solve is short of work for the GPU: small systems, many of
         /// them. The second and later systems get solvers of their own (work vectors and
@@ -68,6 +69,11 @@ macro_rules! solve_entry_points {
         ) -> Result<Vec<super::SolverReport>> {
             let what = self.common.what;
             crate::ops::common::check_len(what, "solutions (one for each right-hand side)", b.len(), x.len())?;
+            // Refused before the further systems' solvers are made.
+            let ctx = self.common.steps.context().clone();
+            for (b, x) in b.iter().zip(x.iter()) {
+                super::check_operands(&*self, &ctx, b, x)?;
+            }
             while self.more_systems.len() + 1 < b.len() {
                 let common = &self.common;
                 let ctx = common.steps.context();
@@ -408,7 +414,9 @@ pub struct SolverReport {
     /// The relative residual norm of the recurrence after each iteration (GMRES: its
     /// least-squares estimate), in order.
     pub history: Vec<f64>,
-    /// Batches submitted.
+    /// Rounds of batches this system took part in (a round is one batch, or on systems
+    /// below 2²⁰ rows several, shared with `solve_many`'s other systems), its closing one
+    /// included.
     pub batches: usize,
     /// Restarts from the true residual.
     pub restarts: usize,
@@ -423,6 +431,7 @@ impl SolverReport {
 
 /// Progress after each batch of iterations, for [`Cg::solve_with`] and the others.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Progress {
     /// Which system: its index in `solve_many`'s lists (0 for `solve`).
     pub system: usize,
@@ -667,9 +676,9 @@ fn drive<T: Scalar, M: Method<T>>(
 /// costs a submission (CG on lap2d 2048², f64, cut every 4 iterations: 184 µs an iteration
 /// against 178; on lap2d 256² 28–32 either way; BiCGSTAB on convdiff 128² 126 against 150).
 const CUT_BELOW_ROWS: usize = 1 << 20;
-/// Cuts fall between iterations whose index is a multiple of this (CG's `GATE_EVERY`, so
-/// that each batch opens with a gate)...
-const ITERATIONS_PER_CUT: usize = 4;
+/// Cuts fall between iterations whose index is a multiple of this (CG's gate period; the
+/// other methods gate every iteration), so that each batch opens with a gate...
+const ITERATIONS_PER_CUT: usize = cg::GATE_EVERY;
 /// ...once the batch holds this many dispatches (BiCGSTAB records ~30 an iteration, CG 6).
 const CUT_DISPATCHES: usize = 64;
 
