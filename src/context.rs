@@ -137,7 +137,20 @@ struct Inner {
     /// Bound where an op's α or β is a host value, so every kernel keeps one layout.
     unused_f32: GpuVec<f32>,
     unused_f64: Option<GpuVec<f64>>,
+    /// Gate argument buffers of submitted batches, for the next batches' gates
+    /// (`record::gate`): a solve records several batches a round, and creating a chunk's two
+    /// buffers (and its gate's bind group) for each cost the recording thread.
+    gate_buffers: std::sync::Mutex<Vec<GateBuffers>>,
 }
+
+/// A gate chunk's intended counts and the indirect arguments its dispatches read.
+pub(crate) struct GateBuffers {
+    pub(crate) intended: GpuVec<[u32; 4]>,
+    pub(crate) args: GpuVec<[u32; 4]>,
+}
+
+/// Gate buffer pairs kept for reuse at most.
+const KEPT_GATE_BUFFERS: usize = 16;
 
 impl Context {
     /// Opens the GPU described by `options`.
@@ -217,8 +230,33 @@ impl Context {
             false => None,
         };
         Ok(Context {
-            inner: Arc::new(Inner { device, pipelines: PipelineCache::default(), subgroups, unused_f32, unused_f64 }),
+            inner: Arc::new(Inner {
+                device,
+                pipelines: PipelineCache::default(),
+                subgroups,
+                unused_f32,
+                unused_f64,
+                gate_buffers: Default::default(),
+            }),
         })
+    }
+
+    /// A gate chunk's buffers of `slots` entries (every chunk has the same): a submitted
+    /// batch's, kept, or new.
+    pub(crate) fn take_gate_buffers(&self, slots: usize) -> Result<GateBuffers> {
+        if let Some(kept) = self.inner.gate_buffers.lock().unwrap_or_else(|p| p.into_inner()).pop() {
+            return Ok(kept);
+        }
+        Ok(GateBuffers { intended: self.zeros(slots)?, args: GpuVec::indirect_on(self.gpu(), slots)? })
+    }
+
+    /// Keeps a submitted batch's gate buffers for later batches: their next use is recorded
+    /// into a later submission, which the queue orders after this one.
+    pub(crate) fn keep_gate_buffers(&self, buffers: GateBuffers) {
+        let mut kept = self.inner.gate_buffers.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() < KEPT_GATE_BUFFERS {
+            kept.push(buffers);
+        }
     }
 
     /// The wgpu device (for callers that mix wgsparse with their own passes).

@@ -175,6 +175,7 @@ impl Recorded<'_> {
         self.gate.write_intended()?;
         let commands = self.commands;
         let submission = self.ctx.gpu().scoped("submitting a batch", || self.ctx.queue().submit([commands]))?;
+        self.gate.release(self.ctx);
         for read in self.reads {
             let mut state = read.lock().unwrap_or_else(|p| p.into_inner());
             if let TicketState::Staged(staged) = std::mem::replace(&mut *state, TicketState::Taken) {

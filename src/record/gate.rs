@@ -4,7 +4,7 @@
 //! intended counts when the batch is submitted; at each gate, a small kernel copies them
 //! into the slots the dispatches read — or zeros, if the flag is set by then.
 
-use crate::context::Context;
+use crate::context::{Context, GateBuffers};
 use crate::gpu::{Bind, DeviceId, GpuVec};
 use crate::kernel::shaders::gate_dispatch as kernel;
 use crate::kernel::{Dispatch, Kernel, PassState};
@@ -31,8 +31,7 @@ struct FlagRef {
 
 struct Chunk {
     intended: Vec<[u32; 4]>,
-    intended_buffer: GpuVec<[u32; 4]>,
-    args: GpuVec<[u32; 4]>,
+    buffers: GateBuffers,
 }
 
 impl Gate {
@@ -82,7 +81,7 @@ impl Gate {
         }
         let chunk = self.chunks.last_mut().expect("pushed above");
         chunk.intended.push([counts[0], counts[1], counts[2], 0]);
-        Ok((chunk.args.raw_buffer().clone(), (chunk.intended.len() as u64 - 1) * 16))
+        Ok((chunk.buffers.args.raw_buffer().clone(), (chunk.intended.len() as u64 - 1) * 16))
     }
 
     fn record_gate(&self, ctx: &Context, pass: &mut wgpu::ComputePass<'_>, state: &mut PassState) -> Result<()> {
@@ -92,8 +91,8 @@ impl Gate {
         let first = chunk.intended.len();
         let bindings = kernel::Bindings {
             flag: Bind::from_raw(&flag.buffer, flag.id, flag.device, flag.offset, (flag.index as u64 + 1) * 4),
-            intended: chunk.intended_buffer.bind(),
-            args: chunk.args.bind(),
+            intended: chunk.buffers.intended.bind(),
+            args: chunk.buffers.args.bind(),
         };
         let group = gate.bind_group(ctx.gpu(), &bindings)?;
         let params = kernel::Params { flag_index: flag.index, first: first as u32, count: CHUNK_SLOTS as u32 };
@@ -107,18 +106,23 @@ impl Gate {
     /// Writes every chunk's intended counts; called when the batch is submitted.
     pub(crate) fn write_intended(&self) -> Result<()> {
         for chunk in &self.chunks {
-            chunk.intended_buffer.write_at(0, &chunk.intended)?;
+            chunk.buffers.intended.write_at(0, &chunk.intended)?;
         }
         Ok(())
+    }
+
+    /// Hands the chunks' buffers back to `ctx` once the batch is submitted. A reused chunk
+    /// holds an earlier batch's counts past this batch's slots: its gate copies them into
+    /// arguments that no dispatch of this batch reads.
+    pub(crate) fn release(self, ctx: &Context) {
+        for chunk in self.chunks {
+            ctx.keep_gate_buffers(chunk.buffers);
+        }
     }
 }
 
 impl Chunk {
     fn new(ctx: &Context) -> Result<Self> {
-        Ok(Chunk {
-            intended: Vec::with_capacity(CHUNK_SLOTS),
-            intended_buffer: ctx.zeros(CHUNK_SLOTS)?,
-            args: GpuVec::indirect_on(ctx.gpu(), CHUNK_SLOTS)?,
-        })
+        Ok(Chunk { intended: Vec::with_capacity(CHUNK_SLOTS), buffers: ctx.take_gate_buffers(CHUNK_SLOTS)? })
     }
 }
