@@ -3,7 +3,9 @@
 
 use wgsparse::format::{CooMatrix, DenseMatrix, EllMatrix, EllOptions, HybMatrix, HybSplit};
 use wgsparse::generate;
-use wgsparse::reference::{gemv_dense, max_relative_error, relative_error, spmv_coo, spmv_csr, spmv_ell, spmv_hyb};
+use wgsparse::reference::{
+    error_relative_to_terms, gemv_dense, max_relative_error, relative_error, spmv_coo, spmv_csr, spmv_ell, spmv_hyb,
+};
 
 #[test]
 fn every_format_computes_the_same_product() {
@@ -77,6 +79,11 @@ fn relative_error_never_lets_nan_pass() {
     assert_eq!(relative_error(&[f32::NAN, -2.0, 2.0], &reference), f64::INFINITY);
     assert_eq!(relative_error(&[f32::INFINITY, -2.0, 2.0], &reference), f64::INFINITY);
     assert_eq!(max_relative_error(&[f32::NAN, -2.0, 2.0], &reference), f64::INFINITY);
+    // Relative to the terms: a result that cancelled to 1e-6 with terms of 1 is judged by 1.
+    assert!((error_relative_to_terms(&[2e-6f32], &[1e-6], &[1.0]) - 1e-6).abs() < 1e-12);
+    assert!(relative_error(&[2e-6f32], &[1e-6]) > 0.99);
+    assert_eq!(error_relative_to_terms(&[f32::NAN], &[1e-6], &[1.0]), f64::INFINITY);
+    assert_eq!(error_relative_to_terms(&[1e-30f32, 0.0], &[0.0, 0.0], &[0.0, 0.0]), f64::INFINITY);
     // Both zero: no error. Zero reference, nonzero result: infinitely wrong.
     assert_eq!(relative_error(&[0.0f32, 0.0], &[0.0, 0.0]), 0.0);
     assert_eq!(relative_error::<f32>(&[], &[]), 0.0);

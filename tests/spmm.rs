@@ -8,7 +8,7 @@ use common::WidthCase;
 
 use wgsparse::generate::Rng;
 use wgsparse::ops::{Sddmm, SddmmAlgorithm, Spmm, SpmmAlgorithm, SpmmOptions, TransposedReads};
-use wgsparse::reference::{relative_error, sddmm_csr, spmm_csr};
+use wgsparse::reference::{error_relative_to_terms, relative_error, sddmm_csr, spmm_csr};
 use wgsparse::{Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, Error, GpuDense, GpuSparse, Scalar};
 
 /// The algorithms that exist for `T`.
@@ -26,8 +26,8 @@ enum Op {
 }
 
 /// Runs the plan (or, for `Aᵀ`, a plan for each way of reading A's values) twice (β = 0
-/// over NaN-poisoned C, then β ≠ 0 over random C) and returns the worst relative error
-/// against the twin.
+/// over NaN-poisoned C, then β ≠ 0 over random C) and returns the worst error against the
+/// twin, relative to the terms' magnitudes (signed rows and `β·c₀` can cancel).
 fn spmm_error<T: Scalar>(
     ctx: &Context,
     a: &CsrMatrix<T>,
@@ -60,6 +60,7 @@ fn plan_error<T: Scalar>(ctx: &Context, plan: &Spmm<T>, op_a: &CsrMatrix<T>, k: 
     let a = op_a;
     let b = common::dense::<T>(a.cols(), k, rng.next_u64());
     let b_gpu = GpuDense::upload(ctx, &b, DenseLayout::RowMajor).unwrap();
+    let magnitudes = a.map_values(|v| T::from_f64(v.to_f64().abs()));
     let mut worst = 0f64;
     for (alpha, beta) in [(0.5 + rng.next_f64(), 0.0), (-1.5, 0.25 + rng.next_f64())] {
         let c0 = if beta == 0.0 {
@@ -70,8 +71,10 @@ fn plan_error<T: Scalar>(ctx: &Context, plan: &Spmm<T>, op_a: &CsrMatrix<T>, k: 
         let mut c = GpuDense::upload(ctx, &c0, DenseLayout::RowMajor).unwrap();
         plan.run(T::from_f64(alpha), &b_gpu, T::from_f64(beta), &mut c).unwrap();
         let got = c.read_blocking().unwrap();
-        let want = spmm_csr(T::from_f64(alpha).to_f64(), a, &b, T::from_f64(beta).to_f64(), c0.data());
-        worst = worst.max(relative_error(got.data(), &want));
+        let (alpha, beta) = (T::from_f64(alpha).to_f64(), T::from_f64(beta).to_f64());
+        let want = spmm_csr(alpha, a, &b, beta, c0.data());
+        let terms = spmm_csr(alpha.abs(), &magnitudes, &b, beta.abs(), c0.data());
+        worst = worst.max(error_relative_to_terms(got.data(), &want, &terms));
     }
     worst
 }

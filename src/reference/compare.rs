@@ -19,7 +19,22 @@ pub fn max_relative_error<T: Scalar>(y: &[T], y_ref: &[f64]) -> f64 {
     relative_with(y, y_ref, norm_inf)
 }
 
+/// `‖y − y_ref‖₂ / ‖terms‖₂`, where `terms` is the twin run on the operands' magnitudes
+/// (`|α|·|A|·|x| + |β|·|y₀|` for GEMV): the scale of the rounding, which does not shrink when
+/// the terms cancel. Where nothing cancels it equals [`relative_error`]; where `α·A·x` and
+/// `β·y₀` nearly cancel, [`relative_error`] divides rounding by a tiny result and fails
+/// a correct kernel. Same conventions as [`relative_error`] otherwise.
+pub fn error_relative_to_terms<T: Scalar>(y: &[T], y_ref: &[f64], terms: &[f64]) -> f64 {
+    assert_eq!(terms.len(), y_ref.len(), "terms and reference lengths differ");
+    scaled_with(y, y_ref, terms, norm_2)
+}
+
 fn relative_with<T: Scalar>(y: &[T], y_ref: &[f64], norm: fn(&[f64]) -> f64) -> f64 {
+    scaled_with(y, y_ref, y_ref, norm)
+}
+
+/// `norm(y − y_ref) / norm(scale)` over the finite entries, with the NaN conventions above.
+fn scaled_with<T: Scalar>(y: &[T], y_ref: &[f64], scale: &[f64], norm: fn(&[f64]) -> f64) -> f64 {
     assert_eq!(y.len(), y_ref.len(), "result and reference lengths differ");
     let mut differences = Vec::with_capacity(y.len());
     for (yi, &ri) in y.iter().zip(y_ref) {
@@ -30,7 +45,7 @@ fn relative_with<T: Scalar>(y: &[T], y_ref: &[f64], norm: fn(&[f64]) -> f64) -> 
             return f64::INFINITY;
         }
     }
-    let finite_ref: Vec<f64> = y_ref.iter().copied().filter(|r| r.is_finite()).collect();
+    let finite_ref: Vec<f64> = scale.iter().copied().filter(|r| r.is_finite()).collect();
     let (difference, reference) = (norm(&differences), norm(&finite_ref));
     if difference == 0.0 {
         0.0
