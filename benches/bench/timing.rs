@@ -193,24 +193,30 @@ pub fn measure(
         }
         false => (None, None),
     };
-    let one_shot = time_one_shot(op, if timed.runs < settings.runs { 1 } else { settings.e2e_runs })?;
+    let (one_shot, one_shot_err) = time_one_shot(op, if timed.runs < settings.runs { 1 } else { settings.e2e_runs })?;
+    max_rel_err = if one_shot_err.is_nan() { f64::INFINITY } else { max_rel_err.max(one_shot_err) };
     let e2e_us = Spread::of(e2e).median;
     let solve = op.solve_figures().map(Box::new);
     Ok(Measurement { gpu, runs: timed.runs, e2e_us, batched_us, cpu, max_rel_err, copies, one_shot, solve })
 }
 
 /// The median of `runs` one-shot runs (none for ops without one), with the report of the
-/// last; relaunches are the most any run needed.
-fn time_one_shot(op: &mut dyn Prepared, runs: usize) -> Result<Option<(f64, OneShot)>, OpError> {
+/// last; relaunches are the most any run needed. Each run is checked as the end-to-end runs
+/// are (ops whose one-shot keeps its output, such as the solvers, are checked on it): the
+/// worst error comes back beside.
+fn time_one_shot(op: &mut dyn Prepared, runs: usize) -> Result<(Option<(f64, OneShot)>, f64), OpError> {
     let mut times = Vec::with_capacity(runs);
     let mut last: Option<OneShot> = None;
+    let mut worst = 0f64;
     for _ in 0..runs.max(1) {
-        let Some(shot) = op.one_shot()? else { return Ok(None) };
+        let Some(shot) = op.one_shot()? else { return Ok((None, 0.0)) };
         times.push(shot.time.as_secs_f64() * 1e6);
+        let err = op.check();
+        worst = if err.is_nan() { f64::INFINITY } else { worst.max(err) };
         let relaunches = last.map_or(0, |l| l.relaunches).max(shot.relaunches);
         last = Some(OneShot { relaunches, ..shot });
     }
-    Ok(last.map(|shot| (Spread::of(times).median, shot)))
+    Ok((last.map(|shot| (Spread::of(times).median, shot)), worst))
 }
 
 /// Device copy bandwidth: (bytes read + bytes written) / time of the library's 16-byte copy
