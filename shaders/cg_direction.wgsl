@@ -1,5 +1,6 @@
 // CG's two updates that read p, in one pass: x ← x + α·p, then p ← z + β·p, with
 // α = state[alpha] and β = state[rho_new] / state[rho] (z is r without a preconditioner).
+#import cg_direction_row
 #import invocation
 #import real
 
@@ -22,19 +23,5 @@ fn run(i: u32) {
     if i >= params.len {
         return;
     }
-    let alpha = state[params.alpha];
-    // ρ = 0 only after a failed first step (its ρ is not kept): p then stays z-like, finite.
-    let rho = state[params.rho];
-    var beta = Real(0.0);
-    if rho == 0.0 {
-    } else {
-        beta = state[params.rho_new] / rho;
-    }
-    let old = p[i];
-    // A failed step's α = 0 leaves x as it was (p may not be finite then).
-    if alpha == 0.0 {
-    } else {
-        x[i] = fma(alpha, old, x[i]);
-    }
-    p[i] = fma(beta, old, z[i]);
+    direction_row(i, z[i]);
 }

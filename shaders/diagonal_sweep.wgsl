@@ -13,6 +13,7 @@
 #import entry
 #import real
 #import split_rows
+#import triangle_sums
 #import workgroup_sum
 
 struct Params {
@@ -44,11 +45,8 @@ var<immediate> params: Params;
 @group(0) @binding(8) var<storage, read_write> partials: array<vec2<Acc>>;
 
 override WG_SIZE: u32 = 256u;
-// ELL slots per load batch (at most MAX_BATCH): the host picks it from the triangles' widths.
-override BATCH: u32 = 8u;
-const MAX_BATCH: u32 = 8u;
-
-fn previous(col: u32) -> Acc {
+// The previous sweep's value at a neighbour.
+fn neighbour(col: u32) -> Acc {
     if params.first == 0u {
         return Acc(y_old[col]);
     }
@@ -57,116 +55,6 @@ fn previous(col: u32) -> Acc {
     }
     return Acc(b[col]) * Acc(inverse_pivots[col]);
 }
-
-#ifdef CSR
-// Σ over the row's strict lower (upper) entries of a_rk·previous(k), in predicated batches
-// walking in from the row's first (last) entry until one on the diagonal's side is met.
-fn lower_sum(row: u32) -> Acc {
-    let size = clamp(BATCH, 1u, MAX_BATCH);
-    let end = select(row_offsets[row], row_offsets[row + 1u], params.lower_width != 0u);
-    var sum = Acc(0.0);
-    for (var base = row_offsets[row]; base < end; base += size) {
-        var terms: array<Acc, MAX_BATCH>;
-        var used: array<bool, MAX_BATCH>;
-        var done = false;
-        for (var k = 0u; k < size; k++) {
-            let p = min(base + k, end - 1u);
-            let col = col_indices[p];
-            used[k] = base + k < end && col < row;
-            done = done || col >= row;
-            terms[k] = Acc(values[p]) * previous(select(row, col, used[k]));
-        }
-        for (var k = 0u; k < size; k++) {
-            sum = select(sum, sum + terms[k], used[k]);
-        }
-        if done {
-            break;
-        }
-    }
-    return sum;
-}
-
-fn upper_sum(row: u32) -> Acc {
-    let size = clamp(BATCH, 1u, MAX_BATCH);
-    let start = row_offsets[row];
-    var sum = Acc(0.0);
-    for (var top = select(start, row_offsets[row + 1u], params.upper_width != 0u); top > start; top -= min(size, top - start)) {
-        var terms: array<Acc, MAX_BATCH>;
-        var used: array<bool, MAX_BATCH>;
-        var done = false;
-        for (var k = 0u; k < size; k++) {
-            let p = top - 1u - min(k, top - 1u - start);
-            let col = col_indices[p];
-            used[k] = k < top - start && col > row;
-            done = done || col <= row;
-            terms[k] = Acc(values[p]) * previous(select(row, col, used[k]));
-        }
-        for (var k = 0u; k < size; k++) {
-            sum = select(sum, sum + terms[k], used[k]);
-        }
-        if done {
-            break;
-        }
-    }
-    return sum;
-}
-#else
-// The lower entries are a row's first and no row has more than lower_width of them: slots
-// 0 … lower_width − 1 in predicated batches (all of a batch's loads in flight together), those
-// left of the diagonal added.
-fn lower_sum(row: u32) -> Acc {
-    let size = clamp(BATCH, 1u, MAX_BATCH);
-    let width = min(params.lower_width, params.width);
-    var sum = Acc(0.0);
-    for (var base = 0u; base < width; base += size) {
-        var terms: array<Acc, MAX_BATCH>;
-        var used: array<bool, MAX_BATCH>;
-        for (var k = 0u; k < size; k++) {
-            let slot = slot_column(min(base + k, width - 1u), row);
-            used[k] = base + k < width && slot.real && slot.col < row;
-            terms[k] = Acc(values[slot.value]) * previous(select(row, slot.col, used[k]));
-        }
-        for (var k = 0u; k < size; k++) {
-            sum = select(sum, sum + terms[k], used[k]);
-        }
-    }
-    return sum;
-}
-
-// The upper entries are a row's last before its padding: batches from the last slot down
-// until upper_width of them are found (every row of a full-width row's kind: one batch) or a
-// slot on or left of the diagonal is met.
-fn upper_sum(row: u32) -> Acc {
-    let size = clamp(BATCH, 1u, MAX_BATCH);
-    var sum = Acc(0.0);
-    var found = 0u;
-    var top = params.width;
-    loop {
-        if top == 0u || found >= params.upper_width {
-            break;
-        }
-        var terms: array<Acc, MAX_BATCH>;
-        var used: array<bool, MAX_BATCH>;
-        var done = false;
-        for (var k = 0u; k < size; k++) {
-            let valid = k < top;
-            let slot = slot_column(top - 1u - min(k, top - 1u), row);
-            used[k] = valid && slot.real && slot.col > row;
-            done = done || (valid && slot.real && slot.col <= row);
-            terms[k] = Acc(values[slot.value]) * previous(select(row, slot.col, used[k]));
-        }
-        for (var k = 0u; k < size; k++) {
-            sum = select(sum, sum + terms[k], used[k]);
-            found += u32(used[k]);
-        }
-        top -= min(size, top);
-        if done {
-            break;
-        }
-    }
-    return sum;
-}
-#endif
 
 fn run(workgroup: u32, lane: Lane) {
     // Whole workgroups past the rows (a folded dispatch's last row) have no partial.

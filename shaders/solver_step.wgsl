@@ -81,9 +81,11 @@ struct Params {
     max_iterations: u32,
     // GMRES: the restart length (H has m + 1 rows).
     m: u32,
-    // Before the op (with sum_count > 0): state[sum_into] ← Σ partials[0..sum_count].x and,
-    // unless sum_root is NONE, state[sum_root] ← √ of it (a norm from its square).
+    // Before the op (with sum_count > 0): state[sum_into] ← Σ partials[0..sum_count].x (.y
+    // with sum_half = 1) and, unless sum_root is NONE, state[sum_root] ← √ of it (a norm from
+    // its square).
     sum_count: u32,
+    sum_half: u32,
     sum_into: u32,
     sum_root: u32,
 }
@@ -372,7 +374,7 @@ fn rotated_at(i: u32, j: u32) -> u32 {
 // SpMV's fold are 64 loads a lane).
 const SUM_LOADS: u32 = 8u;
 
-// Σ partials[k].x over the lane's k (lane, lane + WG_SIZE, ...), SUM_LOADS at a time into
+// Σ partials[k].x (or .y) over the lane's k (lane, lane + WG_SIZE, ...), SUM_LOADS at a time into
 // as many accumulators, added in a fixed order: deterministic for a given count.
 fn lane_partial_sum(first: u32) -> Acc {
     var acc: array<Acc, SUM_LOADS>;
@@ -380,7 +382,8 @@ fn lane_partial_sum(first: u32) -> Acc {
     for (var base = first; base < params.sum_count; base += SUM_LOADS * WG_SIZE) {
         for (var j = 0u; j < SUM_LOADS; j++) {
             let k = base + j * WG_SIZE;
-            acc[j] += select(Acc(0.0), partials[min(k, last)].x, k <= last);
+            let pair = partials[min(k, last)];
+            acc[j] += select(Acc(0.0), select(pair.x, pair.y, params.sum_half != 0u), k <= last);
         }
     }
     var sum = Acc(0.0);

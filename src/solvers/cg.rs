@@ -2,7 +2,7 @@
 //! Saad's Algorithm 9.1, with every coefficient on the device.
 
 use super::steps::{slot, AfterStop, Partials, Ratio, Sum};
-use super::{Common, Method, Operator, Sink, SolverOptions};
+use super::{CgFolding, Common, Method, Operator, Sink, SolverOptions};
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
 use crate::kernel::shaders::{cg_direction as direction, cg_residual as residual};
@@ -42,7 +42,9 @@ const DOT_ROWS: usize = 64;
 /// (`cg_residual.wgsl`), a step that adds those up and tests ‖r‖, and `x += α·p;
 /// p ← z + β·p` (`cg_direction.wgsl`): A and 8 vector passes (a preconditioner adds its
 /// own, and r·z unless one of its passes leaves r·z's partials, as `IncompleteLu`'s diagonal
-/// form does through [`LinOp::apply_dot`](super::LinOp::apply_dot)). The iterations between gates that run after the solve stopped leave x
+/// form does through [`LinOp::apply_dot`](super::LinOp::apply_dot)); a preconditioner that
+/// offers [`CgFolding`] (IC(0) in diagonal form, one sweep) takes the residual and direction
+/// passes into its own two. The iterations between gates that run after the solve stopped leave x
 /// and r as they are (their step is zero) and are not counted; only p moves, which a
 /// restart's start rebuilds.
 pub struct Cg<'a, T: Scalar> {
@@ -54,6 +56,10 @@ pub struct Cg<'a, T: Scalar> {
     q: GpuVec<T>,
     /// M⁻¹·r; without a preconditioner z is r itself and this is unused.
     z: Option<GpuVec<T>>,
+    /// Where the preconditioner folds CG's updates into its passes ([`CgFolding`]): the
+    /// residual's other buffer (the folded pass reads r and writes the new r here; the two
+    /// trade places every iteration).
+    r_next: Option<GpuVec<T>>,
     /// The partials of p·A·p from the operator, then of r·r from the residual pass.
     partials: GpuVec<[T; 2]>,
     residual: Kernel<residual::Shader, T>,
@@ -71,6 +77,8 @@ impl<'a, T: Scalar> Cg<'a, T> {
     ) -> Result<Self> {
         let common = Common::new(ctx, "cg", op.into(), precond, options, SLOTS)?;
         let z = common.precond.as_ref().map(|_| common.vector()).transpose()?;
+        let folds = common.precond.as_ref().is_some_and(|m| m.cg_folding().is_some());
+        let r_next = folds.then(|| common.vector()).transpose()?;
         let rows = common.steps.rows();
         let partials = ctx.zeros(rows.div_ceil(DOT_ROWS).max(rows.div_ceil(RESIDUAL_ROWS * LANES)).max(1))?;
         common.count_bytes(partials.byte_len());
@@ -79,6 +87,7 @@ impl<'a, T: Scalar> Cg<'a, T> {
             p: common.vector()?,
             q: common.vector()?,
             z,
+            r_next,
             partials,
             residual: ctx
                 .kernel(Default::default(), residual::Overrides { wg_size: LANES as u32, ..Default::default() })?,
@@ -116,7 +125,7 @@ impl<'a, T: Scalar> Cg<'a, T> {
             partials: self.partials.bind(),
         };
         rec.dispatch(&self.residual, params, bindings, workgroups as u64)?;
-        Ok(Partials { buffer: &self.partials, count: workgroups })
+        Ok(Partials { buffer: &self.partials, count: workgroups, second: false })
     }
 
     /// `x += α·p`, then `p ← z + β·p` (β = ρ_new/ρ).
@@ -163,7 +172,7 @@ impl<T: Scalar> Method<T> for Cg<'_, T> {
             let mut rec = sink.rec();
             let steps = &self.common.steps;
             let pq = match self.common.op.apply_dot(&mut rec, &self.p, &mut self.q, &self.partials)? {
-                Some(count) => Partials { buffer: &self.partials, count },
+                Some(count) => Partials { buffer: &self.partials, count, second: false },
                 None => steps.dot_partials(&mut rec, &self.p, &self.q)?,
             };
             // α = ρ/(p·q), ρ kept for β. ρ = 0 with r ≠ 0 (an indefinite preconditioner) is a
@@ -176,6 +185,28 @@ impl<T: Scalar> Method<T> for Cg<'_, T> {
                 ..Ratio::quotient(RHO_NEW, PQ, ALPHA, None)
             };
             steps.ratio_after(&mut rec, Some(Sum { partials: pq, into: PQ, root: None }), alpha)?;
+        }
+        let folding = self.common.precond.as_ref().and_then(|m| m.cg_folding());
+        if let (Some(CgFolding(m)), Some(r_next)) = (folding, &mut self.r_next) {
+            let steps = &self.common.steps;
+            let count = {
+                let mut rec = sink.rec();
+                let vectors = (&self.q, &self.r, &mut *r_next);
+                let count = m.record_cg_lower(&mut rec, steps.state(), ALPHA, vectors, &self.partials)?;
+                let rr = Sum {
+                    partials: Partials { buffer: &self.partials, count, second: true },
+                    into: RR,
+                    root: Some(slot::R_NORM),
+                };
+                steps.check_after(&mut rec, Some(rr), slot::R_NORM, Some(history_at), after_stop)?;
+                count
+            };
+            let mut rec = sink.rec();
+            let rz = Partials { buffer: &self.partials, count, second: false };
+            steps.sum(&mut rec, Sum { partials: rz, into: RHO_NEW, root: None })?;
+            m.record_cg_upper(&mut rec, steps.state(), [ALPHA, RHO_NEW, RHO], x, &mut self.p)?;
+            std::mem::swap(&mut self.r, r_next);
+            return Ok(());
         }
         {
             let mut rec = sink.rec();
@@ -190,7 +221,7 @@ impl<T: Scalar> Method<T> for Cg<'_, T> {
             // partials are spent: the check above has summed them).
             let steps = &self.common.steps;
             let rz = match m.apply_dot(&mut rec, &self.r, z, &self.partials)? {
-                Some(count) => Partials { buffer: &self.partials, count },
+                Some(count) => Partials { buffer: &self.partials, count, second: false },
                 None => steps.dot_partials(&mut rec, &self.r, z)?,
             };
             steps.sum(&mut rec, Sum { partials: rz, into: RHO_NEW, root: None })?;

@@ -30,12 +30,14 @@
 //! the same operator (see [`FactorForm`]). The pattern is checked on the GPU in the
 //! factorization's first sweep.
 
-use super::LinOp;
+use super::{CgFolding, LinOp};
 use crate::analysis::scan::Scan;
 use crate::element::Scalar;
 use crate::error::SolveProblem;
 use crate::gpu::{Bind, DeviceId, GpuVec};
-use crate::kernel::shaders::{diagonal_pivots, diagonal_sweep, ilu_sweep, incomplete_split, triangle_sweep};
+use crate::kernel::shaders::{
+    cg_ic0_lower, cg_ic0_upper, diagonal_pivots, diagonal_sweep, ilu_sweep, incomplete_split, triangle_sweep,
+};
 use crate::kernel::Kernel;
 use crate::matrix::{Format, PanelStorage};
 use crate::ops::common::{check_len, Operands};
@@ -139,6 +141,14 @@ struct DiagonalForm<T: Scalar> {
     spare: GpuVec<T>,
     /// Bound as the partials of sweeps that leave none.
     no_partials: GpuVec<[T; 2]>,
+    /// CG's passes folded into this form's (IC(0) with one sweep a triangle only).
+    cg: Option<CgKernels<T>>,
+}
+
+/// `cg_ic0_lower.wgsl` and `cg_ic0_upper.wgsl` for one encoding of A.
+struct CgKernels<T: Scalar> {
+    lower: Kernel<cg_ic0_lower::Shader, T>,
+    upper: Kernel<cg_ic0_upper::Shader, T>,
 }
 
 /// Jacobi-sweep application on the unit-diagonal form of the factor, split by triangle
@@ -525,6 +535,7 @@ impl<T: Scalar> DiagonalForm<T> {
                 upper_width: 0,
                 spare,
                 no_partials: ctx.zeros(1)?,
+                cg: None,
             }));
         }
         let arrays = RowArrays::of(a)?;
@@ -571,7 +582,29 @@ impl<T: Scalar> DiagonalForm<T> {
             value_table: arrays.value_table,
         };
         let batch = crate::ops::spmv::ell::batch(lower_width.max(upper_width) as usize);
-        let overrides = diagonal_sweep::Overrides { wg_size: DIAGONAL_WORKGROUP as u32, batch, ..Default::default() };
+        let wg_size = DIAGONAL_WORKGROUP as u32;
+        let overrides = diagonal_sweep::Overrides { wg_size, batch, ..Default::default() };
+        let cg = match cholesky && apply_sweeps == 1 {
+            true => Some(CgKernels {
+                lower: ctx.kernel(
+                    cg_ic0_lower::Flags {
+                        csr: arrays.csr,
+                        diagonal_offsets: arrays.diagonal_offsets,
+                        value_table: arrays.value_table,
+                    },
+                    cg_ic0_lower::Overrides { wg_size, batch, ..Default::default() },
+                )?,
+                upper: ctx.kernel(
+                    cg_ic0_upper::Flags {
+                        csr: arrays.csr,
+                        diagonal_offsets: arrays.diagonal_offsets,
+                        value_table: arrays.value_table,
+                    },
+                    cg_ic0_upper::Overrides { wg_size, batch },
+                )?,
+            }),
+            false => None,
+        };
         Ok(Ok(DiagonalForm {
             a: a.clone(),
             inverse_pivots,
@@ -582,6 +615,7 @@ impl<T: Scalar> DiagonalForm<T> {
             upper_width,
             spare,
             no_partials: ctx.zeros(1)?,
+            cg,
         }))
     }
 
@@ -773,6 +807,116 @@ impl<T: Scalar> IncompleteLu<T> {
     }
 }
 
+/// CG's passes folded into IC(0)'s in diagonal form with one sweep a triangle
+/// ([`CgFolding`]): `cg_ic0_lower.wgsl` and `cg_ic0_upper.wgsl`.
+impl<T: Scalar> IncompleteLu<T> {
+    fn cg_form(&self) -> Option<(&DiagonalForm<T>, &CgKernels<T>)> {
+        match &self.apply {
+            Apply::Diagonal(form) if self.rows > 0 => form.cg.as_ref().map(|cg| (form.as_ref(), cg)),
+            _ => None,
+        }
+    }
+
+    /// Checks the folded passes' vectors: the preconditioner's device, every length n.
+    fn check_cg(&self, rec: &Recorder<'_, '_>, inputs: &[(&'static str, &GpuVec<T>)]) -> Result<()> {
+        let mut operands = Operands::new(rec.context(), "ic0 cg pass")?.owned("the preconditioner", self.device_id)?;
+        for &(name, v) in inputs {
+            operands = operands.input(name, v)?;
+            check_len("ic0 cg pass", name, self.rows, v.len())?;
+        }
+        Ok(())
+    }
+
+    /// `r_new ← r − α·q` (α = state[alpha]) and the lower pass of `M⁻¹·r_new` into the
+    /// preconditioner's middle vector, leaving per 256 rows the partial sums of r_new·z (first
+    /// halves) and r_new·r_new (second): their count.
+    pub(super) fn record_cg_lower(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        state: &GpuVec<T>,
+        alpha: usize,
+        vectors: (&GpuVec<T>, &GpuVec<T>, &mut GpuVec<T>),
+        partials: &GpuVec<[T; 2]>,
+    ) -> Result<usize> {
+        let (q, r, r_new) = vectors;
+        let (form, cg) = self.cg_form().ok_or_else(|| Error::InvalidArgument("ic0: no folded CG passes".into()))?;
+        self.check_cg(rec, &[("q", q), ("r", r), ("r_new", r_new)])?;
+        let count = self.rows.div_ceil(DIAGONAL_WORKGROUP);
+        if count > partials.len() || alpha >= state.len() {
+            return Err(Error::InvalidArgument(format!(
+                "ic0 cg pass: {count} partials into {}, α at slot {alpha} of {}",
+                partials.len(),
+                state.len()
+            )));
+        }
+        let arrays = RowArrays::of(&form.a)?;
+        let params = cg_ic0_lower::Params {
+            rows: self.rows as u32,
+            width: arrays.width,
+            first_row: arrays.first_row,
+            index_stride: arrays.index_stride,
+            lower_width: form.lower_width,
+            upper_width: form.upper_width,
+            alpha: alpha as u32,
+        };
+        let bindings = cg_ic0_lower::Bindings {
+            row_offsets: arrays.row_offsets,
+            col_indices: arrays.col_indices,
+            values: arrays.values,
+            inverse_pivots: form.inverse_pivots.bind(),
+            state: state.bind(),
+            r: r.bind(),
+            q: q.bind(),
+            r_new: r_new.bind(),
+            u: self.middle.bind(),
+            partials: partials.bind(),
+        };
+        rec.dispatch(&cg.lower, params, bindings, count as u64)?;
+        Ok(count)
+    }
+
+    /// The upper pass of `M⁻¹·r` from the middle vector ([`Self::record_cg_lower`]'s), folded
+    /// into `x ← x + α·p; p ← z + β·p` (α = state[alpha], β = state[rho_new] / state[rho]).
+    pub(super) fn record_cg_upper(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        state: &GpuVec<T>,
+        slots: [usize; 3],
+        x: &mut GpuVec<T>,
+        p: &mut GpuVec<T>,
+    ) -> Result<()> {
+        let [alpha, rho_new, rho] = slots;
+        let (form, cg) = self.cg_form().ok_or_else(|| Error::InvalidArgument("ic0: no folded CG passes".into()))?;
+        self.check_cg(rec, &[("x", x), ("p", p)])?;
+        if slots.iter().any(|&s| s >= state.len()) {
+            return Err(Error::InvalidArgument(format!("ic0 cg pass: slots {slots:?} of {}", state.len())));
+        }
+        let arrays = RowArrays::of(&form.a)?;
+        let params = cg_ic0_upper::Params {
+            rows: self.rows as u32,
+            width: arrays.width,
+            first_row: arrays.first_row,
+            index_stride: arrays.index_stride,
+            lower_width: form.lower_width,
+            upper_width: form.upper_width,
+            alpha: alpha as u32,
+            rho_new: rho_new as u32,
+            rho: rho as u32,
+        };
+        let bindings = cg_ic0_upper::Bindings {
+            row_offsets: arrays.row_offsets,
+            col_indices: arrays.col_indices,
+            values: arrays.values,
+            inverse_pivots: form.inverse_pivots.bind(),
+            state: state.bind(),
+            u: self.middle.bind(),
+            x: x.bind(),
+            p: p.bind(),
+        };
+        rec.dispatch(&cg.upper, params, bindings, self.rows.div_ceil(DIAGONAL_WORKGROUP) as u64)
+    }
+}
+
 impl<T: Scalar> LinOp<T> for IncompleteLu<T> {
     fn shape(&self) -> (usize, usize) {
         (self.rows, self.rows)
@@ -793,6 +937,11 @@ impl<T: Scalar> LinOp<T> for IncompleteLu<T> {
             }
             Apply::Diagonal(form) => form.record(rec, x, &self.middle, y, None),
         }
+    }
+
+    /// IC(0) in diagonal form with one sweep a triangle folds CG's updates into its passes.
+    fn cg_folding(&self) -> Option<CgFolding<'_, T>> {
+        self.cg_form().map(|_| CgFolding(self))
     }
 
     /// The diagonal form leaves `r·z`'s partials from its last sweep (CG's ρ without a pass

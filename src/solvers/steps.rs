@@ -66,6 +66,8 @@ enum Op {
 pub(super) struct Partials<'a, T: Scalar> {
     pub buffer: &'a GpuVec<[T; 2]>,
     pub count: usize,
+    /// The pairs' second halves are the partials (else their first).
+    pub second: bool,
 }
 
 /// What a step adds up first: `state[into] ← Σ partials`, and with `root`,
@@ -299,7 +301,7 @@ impl<T: Scalar> Steps<T> {
     /// Records the first pass of `x·y`: partials for a step's [`Sum`] to finish.
     pub fn dot_partials(&self, rec: &mut Recorder<'_, '_>, x: &GpuVec<T>, y: &GpuVec<T>) -> Result<Partials<'_, T>> {
         let count = self.reduce.partial_dot(rec, x, y)?;
-        Ok(Partials { buffer: self.reduce.partials(), count })
+        Ok(Partials { buffer: self.reduce.partials(), count, second: false })
     }
 
     /// Records `state[B_NORM] ← ‖b‖` and the threshold from it, max(rtol·‖b‖, atol); a b
@@ -344,6 +346,7 @@ impl<T: Scalar> Steps<T> {
                 }
                 let params = kernel::Params {
                     sum_count: partials.count as u32,
+                    sum_half: partials.second as u32,
                     sum_into: into as u32,
                     sum_root: root.map_or(NONE, |s| s as u32),
                     ..params
@@ -377,6 +380,7 @@ impl<T: Scalar> Steps<T> {
             max_iterations: 0,
             m: 0,
             sum_count: 0,
+            sum_half: 0,
             sum_into: 0,
             sum_root: NONE,
         }
@@ -802,7 +806,7 @@ mod tests {
                 steps.reset(0.0, 0.0).unwrap();
                 steps.set(two, T::from_f64(2.0)).unwrap();
                 steps.set(slot::THRESHOLD, T::from_f64(-1.0)).unwrap();
-                let partials = Partials { buffer: &buffer, count };
+                let partials = Partials { buffer: &buffer, count, second: false };
                 let mut batch = ctx.batch();
                 {
                     let mut rec = batch.recorder();
@@ -826,7 +830,7 @@ mod tests {
                 let history = steps.history.read_blocking().unwrap()[0].to_f64();
                 assert_eq!(history, state[norm], "{what}: the check saw the root");
             }
-            let empty = Partials { buffer: steps.reduce.partials(), count: 0 };
+            let empty = Partials { buffer: steps.reduce.partials(), count: 0, second: false };
             let mut batch = ctx.batch();
             let refused = steps.sum(&mut batch.recorder(), Sum { partials: empty, into: 5, root: None });
             assert!(matches!(refused, Err(Error::InvalidArgument(_))), "a sum of nothing");
