@@ -29,9 +29,9 @@ fn bitmap<T: Scalar>(a: &CsrMatrix<T>) -> BitmapMatrix<T> {
 }
 
 /// Generated shapes: every width the issue names, densities 0.1% to 100%, empty rows and
-/// columns, no entries, 0×0.
+/// columns, no entries, 0×0, and rows of 63 nearly full words.
 fn generated<T: Scalar>(seed: u64) -> Vec<(String, CsrMatrix<T>)> {
-    let shapes: [(usize, usize, f64); 12] = [
+    let shapes: [(usize, usize, f64); 13] = [
         (40, 1, 0.5),
         (37, 31, 0.3),
         (33, 32, 0.1),
@@ -43,6 +43,7 @@ fn generated<T: Scalar>(seed: u64) -> Vec<(String, CsrMatrix<T>)> {
         (3, 100_000, 0.001),
         (100, 200, 0.02),
         (20, 300, 0.0),
+        (9, 2000, 0.9),
         (0, 0, 0.5),
     ];
     shapes
