@@ -807,6 +807,9 @@ impl<T: Scalar> IncompleteLu<T> {
     }
 }
 
+/// The folded passes' name in errors.
+const CG_PASS: &str = "ic0 folded into cg";
+
 /// CG's passes folded into IC(0)'s in diagonal form with one sweep a triangle
 /// ([`CgFolding`]): `cg_ic0_lower.wgsl` and `cg_ic0_upper.wgsl`.
 impl<T: Scalar> IncompleteLu<T> {
@@ -817,14 +820,27 @@ impl<T: Scalar> IncompleteLu<T> {
         }
     }
 
-    /// Checks the folded passes' vectors: the preconditioner's device, every length n.
-    fn check_cg(&self, rec: &Recorder<'_, '_>, inputs: &[(&'static str, &GpuVec<T>)]) -> Result<()> {
-        let mut operands = Operands::new(rec.context(), "ic0 cg pass")?.owned("the preconditioner", self.device_id)?;
-        for &(name, v) in inputs {
+    /// Checks a folded pass's operands: the preconditioner's device, no output sharing a
+    /// buffer with another operand, every vector of length n (`state` is CG's scalar slots).
+    fn check_cg<'r>(
+        &self,
+        rec: &'r Recorder<'_, '_>,
+        state: &GpuVec<T>,
+        reads: &[(&'static str, &GpuVec<T>)],
+        writes: &[(&'static str, &GpuVec<T>)],
+    ) -> Result<Operands<'r>> {
+        let mut operands = Operands::new(rec.context(), CG_PASS)?
+            .owned("the preconditioner", self.device_id)?
+            .input("state", state)?;
+        for &(name, v) in reads {
             operands = operands.input(name, v)?;
-            check_len("ic0 cg pass", name, self.rows, v.len())?;
+            check_len(CG_PASS, name, self.rows, v.len())?;
         }
-        Ok(())
+        for &(name, v) in writes {
+            operands = operands.output(name, v)?;
+            check_len(CG_PASS, name, self.rows, v.len())?;
+        }
+        Ok(operands)
     }
 
     /// `r_new ← r − α·q` (α = state[alpha]) and the lower pass of `M⁻¹·r_new` into the
@@ -839,12 +855,12 @@ impl<T: Scalar> IncompleteLu<T> {
         partials: &GpuVec<[T; 2]>,
     ) -> Result<usize> {
         let (q, r, r_new) = vectors;
-        let (form, cg) = self.cg_form().ok_or_else(|| Error::InvalidArgument("ic0: no folded CG passes".into()))?;
-        self.check_cg(rec, &[("q", q), ("r", r), ("r_new", r_new)])?;
+        let (form, cg) = self.cg_form().ok_or_else(|| Error::InvalidArgument(format!("{CG_PASS}: not offered")))?;
+        self.check_cg(rec, state, &[("q", q), ("r", r)], &[("r_new", r_new)])?.output("partials", partials)?;
         let count = self.rows.div_ceil(DIAGONAL_WORKGROUP);
         if count > partials.len() || alpha >= state.len() {
             return Err(Error::InvalidArgument(format!(
-                "ic0 cg pass: {count} partials into {}, α at slot {alpha} of {}",
+                "{CG_PASS}: {count} partials into {}, α at slot {alpha} of {}",
                 partials.len(),
                 state.len()
             )));
@@ -886,10 +902,10 @@ impl<T: Scalar> IncompleteLu<T> {
         p: &mut GpuVec<T>,
     ) -> Result<()> {
         let [alpha, rho_new, rho] = slots;
-        let (form, cg) = self.cg_form().ok_or_else(|| Error::InvalidArgument("ic0: no folded CG passes".into()))?;
-        self.check_cg(rec, &[("x", x), ("p", p)])?;
+        let (form, cg) = self.cg_form().ok_or_else(|| Error::InvalidArgument(format!("{CG_PASS}: not offered")))?;
+        self.check_cg(rec, state, &[], &[("x", x), ("p", p)])?;
         if slots.iter().any(|&s| s >= state.len()) {
-            return Err(Error::InvalidArgument(format!("ic0 cg pass: slots {slots:?} of {}", state.len())));
+            return Err(Error::InvalidArgument(format!("{CG_PASS}: slots {slots:?} of {}", state.len())));
         }
         let arrays = RowArrays::of(&form.a)?;
         let params = cg_ic0_upper::Params {
