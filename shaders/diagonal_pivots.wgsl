@@ -114,8 +114,16 @@ fn run(i: u32) {
         return;
     }
     if initial {
-        atomicMax(&problems[4], lower);
-        atomicMax(&problems[5], upper);
+        // Every row reports its widths: an atomicMax a row would be 2n read-modify-writes of
+        // two words, which the memory serialises (suspected of most of the ~4 ms this setup
+        // took on 4M rows: NOTES, session 40). The words only grow, so a row whose width is
+        // no larger than what it reads has nothing to add.
+        if lower > atomicLoad(&problems[4]) {
+            atomicMax(&problems[4], lower);
+        }
+        if upper > atomicLoad(&problems[5]) {
+            atomicMax(&problems[5], upper);
+        }
     }
     let d = Real(Acc(values[diagonal]) - sum);
     let bad = !finite(d) || d == Real(0.0) || (cholesky && !(d > Real(0.0)));
