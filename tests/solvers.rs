@@ -133,46 +133,83 @@ fn solve<T: Scalar>(
     Ok((report, x.read_blocking()?))
 }
 
-fn twin<T: Scalar>(
+/// One system with its method, preconditioner and options: what the twin solves and a GPU
+/// solve is checked against.
+struct Case<'a, T: Scalar> {
     method: Method,
-    a: &CsrMatrix<T>,
+    a: &'a CsrMatrix<T>,
     precond: Precond,
-    b: &[T],
-    x0: &[T],
-    o: &SolverOptions,
-) -> TwinSolve {
-    let m = precond.twin(method);
-    match method {
-        Method::Cg => reference::cg(a, m, b, x0, o.rtol, o.atol, o.max_iterations),
-        Method::BiCgStab => reference::bicgstab(a, m, b, x0, o.rtol, o.atol, o.max_iterations, o.shadow),
-        Method::Gmres => {
-            reference::gmres(a, m, b, x0, o.rtol, o.atol, o.max_iterations, o.restart, o.orthogonalization)
-        }
-    }
+    b: &'a [T],
+    x0: &'a [T],
+    options: SolverOptions,
 }
 
-/// The least and most iterations of the twin on b and on sixteen copies of b perturbed by a
-/// relative 10⁻¹⁴ (f64) or 10⁻⁶ (f32) per element. Sixteen, because the counts spread like
-/// a distribution: on Poisson 24² with Jacobi, BiCGSTAB's count for one b ranged over
-/// 56..=64 across 32 perturbations at 10⁻¹⁶…10⁻¹³, where four often saw 2 or 3 values (the
-/// GPU's 66 against the four's 57..=59 failed a run).
-fn twin_spread<T: Scalar>(
-    method: Method,
-    a: &CsrMatrix<T>,
-    precond: Precond,
-    b: &[T],
-    x0: &[T],
-    options: &SolverOptions,
-    unperturbed: usize,
-) -> (usize, usize) {
-    let delta = if T::KIND == wgsparse::ElementKind::F64 { 1e-14 } else { 1e-6 };
-    (0..16u64).fold((unperturbed, unperturbed), |(lo, hi), seed| {
-        let noise = generate::random_vector(b.len(), seed);
-        let perturbed: Vec<T> =
-            b.iter().zip(&noise).map(|(v, &u)| T::from_f64(v.to_f64() * (1.0 + delta * u as f64))).collect();
-        let count = twin(method, a, precond, &perturbed, x0, options).iterations;
-        (lo.min(count), hi.max(count))
-    })
+impl<T: Scalar> Case<'_, T> {
+    fn twin(&self) -> TwinSolve {
+        self.twin_with(self.b)
+    }
+
+    fn twin_with(&self, b: &[T]) -> TwinSolve {
+        let (a, x0, o) = (self.a, self.x0, &self.options);
+        let m = self.precond.twin(self.method);
+        match self.method {
+            Method::Cg => reference::cg(a, m, b, x0, o.rtol, o.atol, o.max_iterations),
+            Method::BiCgStab => reference::bicgstab(a, m, b, x0, o.rtol, o.atol, o.max_iterations, o.shadow),
+            Method::Gmres => {
+                reference::gmres(a, m, b, x0, o.rtol, o.atol, o.max_iterations, o.restart, o.orthogonalization)
+            }
+        }
+    }
+
+    /// The least and most iterations of the twin on b and on sixteen copies of b perturbed by
+    /// a relative 10⁻¹⁴ (f64) or 10⁻⁶ (f32) per element (`unperturbed`: b's own count).
+    /// Sixteen, because the counts spread like a distribution: on Poisson 24² with Jacobi,
+    /// BiCGSTAB's count for one b ranged over 56..=64 across 32 perturbations at
+    /// 10⁻¹⁶…10⁻¹³, where four often saw 2 or 3 values (the GPU's 66 against the four's
+    /// 57..=59 failed a run).
+    fn twin_spread(&self, unperturbed: usize) -> (usize, usize) {
+        let delta = if T::KIND == wgsparse::ElementKind::F64 { 1e-14 } else { 1e-6 };
+        (0..16u64).fold((unperturbed, unperturbed), |(lo, hi), seed| {
+            let noise = generate::random_vector(self.b.len(), seed);
+            let perturbed: Vec<T> =
+                self.b.iter().zip(&noise).map(|(v, &u)| T::from_f64(v.to_f64() * (1.0 + delta * u as f64))).collect();
+            let count = self.twin_with(&perturbed).iterations;
+            (lo.min(count), hi.max(count))
+        })
+    }
+
+    /// Solves on the GPU and checks the result against the twin ([`Case::assert_as_the_twin`]).
+    fn solves_as_the_twin(&self, what: &str, ctx: &Context) {
+        let (report, x) = solve(ctx, self.method, self.a, self.precond, self.b, self.x0, self.options).unwrap();
+        self.assert_as_the_twin(what, &report, &x);
+    }
+
+    /// A GPU solve's report and x against the twin's: converged, the true residual under
+    /// rtol, an iteration count within the twin's own spread (see below), and x near the
+    /// twin's.
+    fn assert_as_the_twin(&self, what: &str, report: &SolverReport, x: &[T]) {
+        let rtol = self.options.rtol;
+        let want = self.twin();
+        assert!(want.converged, "{what}: the twin converges");
+        assert_eq!(report.reason, StopReason::Converged, "{what}: {report:?}");
+        assert!(report.residual <= rtol, "{what}: true residual {}", report.residual);
+        // A Krylov method's iteration count moves with rounding: BiCGSTAB's by 10% and more
+        // on Poisson 24² when b changes by 1e-15. The GPU rounds differently from the twin
+        // (its sums run in another order), so its count must fall within the twin's own
+        // spread over copies of b perturbed at the element type's rounding level, widened by
+        // 5% (f64) or 20% (f32: rounding moves a path further) and 2.
+        let (lo, hi) = self.twin_spread(want.iterations);
+        let percent = if T::KIND == wgsparse::ElementKind::F64 { 5 } else { 20 };
+        let slack = 2 + hi * percent / 100;
+        assert!(
+            report.iterations + slack >= lo && report.iterations <= hi + slack,
+            "{what}: {} iterations, the twin {} (spread {lo}..={hi})",
+            report.iterations,
+            want.iterations
+        );
+        let error = reference::relative_error(x, &want.x);
+        assert!(error <= 100.0 * rtol, "{what}: x differs from the twin's by {error:e}");
+    }
 }
 
 /// The systems: SPD ones for every method, non-symmetric ones for BiCGSTAB and GMRES.
@@ -237,65 +274,12 @@ fn matches_twin<T: Scalar>(rtol: f64) {
                         };
                         let what =
                             format!("{mode} {} {name} {method:?} {precond:?} {orthogonalization:?}", T::KIND.name());
-                        solves_as_the_twin(&what, ctx, method, &a, precond, &b, x0, options);
+                        Case { method, a: &a, precond, b: &b, x0, options }.solves_as_the_twin(&what, ctx);
                     }
                 }
             }
         }
     }
-}
-
-/// Solves on the GPU and checks the result against the twin ([`assert_as_the_twin`]).
-#[allow(clippy::too_many_arguments)]
-fn solves_as_the_twin<T: Scalar>(
-    what: &str,
-    ctx: &Context,
-    method: Method,
-    a: &CsrMatrix<T>,
-    precond: Precond,
-    b: &[T],
-    x0: &[T],
-    options: SolverOptions,
-) {
-    let (report, x) = solve(ctx, method, a, precond, b, x0, options).unwrap();
-    assert_as_the_twin(what, method, a, precond, b, x0, options, &report, &x);
-}
-
-/// A GPU solve's report and x against the twin's: converged, the true residual under rtol, an
-/// iteration count within the twin's own spread (see below), and x near the twin's.
-#[allow(clippy::too_many_arguments)]
-fn assert_as_the_twin<T: Scalar>(
-    what: &str,
-    method: Method,
-    a: &CsrMatrix<T>,
-    precond: Precond,
-    b: &[T],
-    x0: &[T],
-    options: SolverOptions,
-    report: &SolverReport,
-    x: &[T],
-) {
-    let rtol = options.rtol;
-    let want = twin(method, a, precond, b, x0, &options);
-    assert!(want.converged, "{what}: the twin converges");
-    assert_eq!(report.reason, StopReason::Converged, "{what}: {report:?}");
-    assert!(report.residual <= rtol, "{what}: true residual {}", report.residual);
-    // A Krylov method's iteration count moves with rounding: BiCGSTAB's by 10% and more on
-    // Poisson 24² when b changes by 1e-15. The GPU rounds differently from the twin (its sums
-    // run in another order), so its count must fall within the twin's own spread over copies
-    // of b perturbed at the element type's rounding level, widened by 5% (f64) or 20% (f32:
-    // rounding moves a path further) and 2.
-    let (lo, hi) = twin_spread(method, a, precond, b, x0, &options, want.iterations);
-    let percent = if T::KIND == wgsparse::ElementKind::F64 { 5 } else { 20 };
-    let slack = 2 + hi * percent / 100;
-    assert!(
-        report.iterations + slack >= lo && report.iterations <= hi + slack,
-        "{what}: {} iterations, the twin {} (spread {lo}..={hi})",
-        report.iterations,
-        want.iterations
-    );
-    let error = reference::relative_error(x, &want.x);
-    assert!(error <= 100.0 * rtol, "{what}: x differs from the twin's by {error:e}");
 }
 
 /// An SPD matrix of the repository's test set (SuiteSparse): the power network 494_bus
@@ -324,7 +308,7 @@ fn spd_matrices<T: Scalar>(rtol: f64) {
             for precond in preconds {
                 let what = format!("{mode} {} {name} CG {precond:?}", T::KIND.name());
                 let options = SolverOptions { rtol, max_iterations: 3000, ..Default::default() };
-                solves_as_the_twin(&what, ctx, Method::Cg, &a, precond, &b, &x0, options);
+                Case { method: Method::Cg, a: &a, precond, b: &b, x0: &x0, options }.solves_as_the_twin(&what, ctx);
             }
         }
     }
@@ -471,7 +455,8 @@ fn other_operators<T: Scalar>(rtol: f64) {
                 }
                 .unwrap();
                 let x = x.read_blocking().unwrap();
-                assert_as_the_twin(&what, *method, a, Precond::None, &b, &x0, options, &report, &x);
+                let case = Case { method: *method, a, precond: Precond::None, b: &b, x0: &x0, options };
+                case.assert_as_the_twin(&what, &report, &x);
             }
         }
     }
@@ -808,9 +793,10 @@ fn bicgstab_shadow_keeps_the_residual_bounded() {
     let options = SolverOptions { rtol: 1e-6, max_iterations: 2000, ..Default::default() };
     let residual = SolverOptions { shadow: Shadow::Residual, ..options };
     let peak = |history: &[f64]| history.iter().fold(0.0f64, |m, &v| m.max(v));
-    let want = twin(Method::BiCgStab, &a, Precond::None, &b, &x0, &options);
+    let case = Case { method: Method::BiCgStab, a: &a, precond: Precond::None, b: &b, x0: &x0, options };
+    let want = case.twin();
     assert!(want.converged);
-    let (lo, hi) = twin_spread(Method::BiCgStab, &a, Precond::None, &b, &x0, &options, want.iterations);
+    let (lo, hi) = case.twin_spread(want.iterations);
     for (mode, ctx) in common::contexts_for::<f64>() {
         let (report, _) = solve(ctx, Method::BiCgStab, &a, Precond::None, &b, &x0, options).unwrap();
         assert_eq!(report.reason, StopReason::Converged, "{mode}: {report:?}");
@@ -865,7 +851,7 @@ fn gmres_reorthogonalizes() {
     let b: Vec<f32> = (0..n).map(|i| 1.0 + (i % 7) as f32 * 0.1).collect();
     let x0 = vec![0.0; n];
     let options = SolverOptions { rtol: 1e-6, max_iterations: 1000, restart: 256, ..Default::default() };
-    let want = twin(Method::Gmres, &a, Precond::None, &b, &x0, &options);
+    let want = Case { method: Method::Gmres, a: &a, precond: Precond::None, b: &b, x0: &x0, options }.twin();
     assert!(want.converged);
     let classical = SolverOptions { orthogonalization: Orthogonalization::Classical, ..options };
     for (mode, ctx) in common::contexts_for::<f32>() {
