@@ -55,33 +55,37 @@ impl LevelSets {
         let rows = captured.rows;
         let (keys, order) = (ctx.zeros::<u32>(rows)?, ctx.zeros::<u32>(rows)?);
         let sort = RadixSort::new(ctx, rows)?;
-        // Each level's rows, and the widest (LEVELS's `x` and `status`).
-        let (counts, widest) = (ctx.zeros::<u32>(captured.levels.max(1))?, ctx.zeros::<u32>(1)?);
-        // A stand-in for the binding LEVELS does not use.
-        let unused = ctx.zeros::<u32>(1)?;
+        // The widest level's rows (WIDEST's `status`).
+        let widest = ctx.zeros::<u32>(1)?;
+        // Stand-ins for the bindings these steps do not use (one each: no two outputs may
+        // share a buffer).
+        let (unused_x, unused_args) = (ctx.zeros::<u32>(1)?, ctx.zeros::<u32>(1)?);
         let kernel = ctx.plain_kernel::<steps::Shader>(Default::default(), Default::default())?;
-        let params = steps::Params {
-            step: SolveStep::Levels as u32,
+        let step = |step: SolveStep| steps::Params {
+            step: step as u32,
             rows: rows as u32,
             k: captured.k as u32,
             f64_values: captured.f64_values as u32,
             ..Default::default()
         };
-        let bindings = steps::Bindings {
-            x: counts.bind(),
+        let bindings = |keys| steps::Bindings {
+            x: unused_x.bind(),
             aux: captured.aux.bind(),
             status: widest.bind(),
-            args: unused.bind(),
-            keys: keys.bind(),
+            args: unused_args.bind(),
+            keys,
             rows_out: order.bind(),
         };
         let mut batch = ctx.batch();
         let in_spares = {
             let mut rec = batch.recorder();
-            rec.dispatch_items(&kernel, params, bindings, rows as u64)?;
+            rec.dispatch_items(&kernel, step(SolveStep::Levels), bindings(keys.bind()), rows as u64)?;
             // Keys are levels − 1 < levels.
             let bits = u32::BITS - (captured.levels.max(1) as u32 - 1).leading_zeros();
-            sort.record(&mut rec, &keys, &order, rows, bits)?
+            let in_spares = sort.record(&mut rec, &keys, &order, rows, bits)?;
+            let sorted_keys = if in_spares { sort.spare_pair().0 } else { &keys };
+            rec.dispatch_items(&kernel, step(SolveStep::Widest), bindings(sorted_keys.bind()), rows as u64)?;
+            in_spares
         };
         let widest = batch.read_back(&widest)?;
         batch.submit()?;
@@ -99,4 +103,5 @@ pub(crate) enum SolveStep {
     Relaunch = 1,
     Finish = 2,
     Levels = 3,
+    Widest = 4,
 }
