@@ -62,8 +62,10 @@ var<immediate> params: Params;
 override WG_SIZE: u32 = 64u;
 
 // Entries each lane takes of a long row's block (SUBGROUP): the team walks rows longer than
-// one block together, a block of BLOCK_PER_LANE · subgroup size entries at a time.
-const BLOCK_PER_LANE: u32 = 8u;
+// one block together, a block of BLOCK_PER_LANE · subgroup size entries at a time. 32 rather
+// than 8: R-MAT's repeated solve 18.3 → 14.9 ms on the H100, the row-order one 52.9 → 39.9
+// (fewer rounds for its hub rows), nothing else slower (benches/NOTES.md, session 41).
+const BLOCK_PER_LANE: u32 = 32u;
 // Dependencies a lane reads before it uses the first: loads in flight instead of one at a
 // time (the inner walk is latency-bound).
 const BATCH: u32 = 4u;
