@@ -87,7 +87,7 @@ fn stage_scratch(team: TeamLane, first: u32, mine: bool) {
 
 fn run(workgroup: u32, lane: Lane) {
     let n = params.n;
-    let team = team_lane(lane);
+    let team = team_lane(lane, TEAM);
     let t = team.t;
     let matrix = workgroup * (WG_SIZE / TEAM) + lane.index / TEAM;
     // Teams past the batch run along (shuffles and barriers need every lane) and write nothing.

@@ -1,96 +1,169 @@
 // The values of C = A·B on bitmaps (C's pattern and rank directory built before), row-wise
-// (Gustavson's order): a workgroup per (row i of C, chunk of 32·WG_SIZE columns), a lane
-// per flag word of the chunk. For each k with a_ik stored (a uniform walk of A's row), every
-// lane adds a_ik·b_kj for the stored b_kj of its word into its 32 accumulators (workgroup
-// memory, laid out accumulator-major so that lanes hit distinct banks). A lane owns its
-// columns: no atomics and no barrier in the loop, and every sum runs in k order
-// (deterministic). The lane's word of C is the OR of the B words it met; its position comes
-// from C's rank directory and the words before it in the block (shared in workgroup memory).
+// (Gustavson's order): a workgroup per (row i of C, chunk of CHUNK columns). For each a_ik
+// stored, in k order (a uniform walk of A's row, shared/a_row_walk.wgsl), the lanes take B's
+// row k entry by entry (its values in place, their columns from the plan's export of B's
+// pattern) and add a_ik·b_kj into a dense accumulator of the chunk's columns in workgroup
+// memory. Within one k the columns are distinct, and a barrier after each k keeps every sum
+// in k order: no atomics, deterministic. The work follows the products, where a lane per
+// flag word of C's row (the earlier scheme) ran every lane through every k whether its word
+// of B's row held anything or not. Then a lane per flag word of C's chunk writes its values
+// at their positions (C's rank directory and the words before it in the block).
+//
+// Each k is a chain of loads (a_ik and B's row extent, then the entries), so k's are taken
+// four at a time: their extents, then their first entries, are read together.
 #import entry
 #import real
+#import a_row_walk
 
 struct Params {
     rows: u32,
     a_words: u32,
     a_blocks: u32,
-    b_words: u32,
-    b_blocks: u32,
+    // Flag words and rank blocks of C's rows.
+    c_words: u32,
+    c_blocks: u32,
+    // Chunks of CHUNK columns a row of C.
     chunks: u32,
+    // Rank blocks of B's rows.
+    b_blocks: u32,
 }
 
 var<immediate> params: Params;
 @group(0) @binding(0) var<storage, read> a_flags: array<u32>;
 @group(0) @binding(1) var<storage, read> a_rank: array<u32>;
 @group(0) @binding(2) var<storage, read> a_values: array<Real>;
-@group(0) @binding(3) var<storage, read> b_flags: array<u32>;
+@group(0) @binding(3) var<storage, read> b_offsets: array<u32>;
 @group(0) @binding(4) var<storage, read> b_rank: array<u32>;
-@group(0) @binding(5) var<storage, read> b_values: array<Real>;
-@group(0) @binding(6) var<storage, read> c_rank: array<u32>;
-@group(0) @binding(7) var<storage, read_write> c_values: array<Real>;
+@group(0) @binding(5) var<storage, read> b_cols: array<u32>;
+@group(0) @binding(6) var<storage, read> b_values: array<Real>;
+@group(0) @binding(7) var<storage, read> c_flags: array<u32>;
+@group(0) @binding(8) var<storage, read> c_rank: array<u32>;
+@group(0) @binding(9) var<storage, read_write> c_values: array<Real>;
 
-override WG_SIZE: u32 = 128u;
+override WG_SIZE: u32 = 32u;
+// Columns of C a workgroup accumulates: a multiple of 256 (whole rank blocks of 8 words).
+override CHUNK: u32 = 4096u;
 
-var<workgroup> acc: array<Acc, 32u * WG_SIZE>;
-var<workgroup> c_words: array<u32, WG_SIZE>;
+var<workgroup> acc: array<Acc, CHUNK>;
+
+// B's row k restricted to the chunk's columns [c0, c0 + CHUNK), and a_ik; an empty extent
+// for no k.
+struct Extent {
+    a: Acc,
+    start: u32,
+    end: u32,
+}
+
+// B's row k restricted to the chunk: the rank directory gives the position of the first
+// entry of any block of 256 columns, so a chunk's entries need no search.
+fn extent(k: u32, pa: u32, c0: u32) -> Extent {
+    if k == NONE {
+        return Extent(Acc(0.0), 0u, 0u);
+    }
+    let blocks = k * params.b_blocks;
+    let next = (c0 + CHUNK) / 256u;
+    var end = b_offsets[k + 1u];
+    if next < params.b_blocks {
+        end = b_rank[blocks + next];
+    }
+    return Extent(Acc(a_values[pa]), b_rank[blocks + c0 / 256u], end);
+}
+
+// A lane's first entry of the extent: its column in the chunk and b_kj (NONE past the end).
+struct Entry {
+    j: u32,
+    b: Acc,
+}
+
+fn first_entry(e: Extent, lane: u32, c0: u32) -> Entry {
+    let at = e.start + lane;
+    if at >= e.end {
+        return Entry(NONE, Acc(0.0));
+    }
+    return Entry(b_cols[at] - c0, Acc(b_values[at]));
+}
+
+// acc += a_ik · B's row k over the extent (the lane's first entry read already), then a
+// barrier: the next k's sums come after this one's in every column.
+fn add_row(e: Extent, first: Entry, lane: u32, c0: u32) {
+    if first.j != NONE {
+        acc[first.j] = fma(e.a, first.b, acc[first.j]);
+    }
+    for (var at = e.start + lane + WG_SIZE; at < e.end; at += WG_SIZE) {
+        let j = b_cols[at] - c0;
+        acc[j] = fma(e.a, Acc(b_values[at]), acc[j]);
+    }
+    workgroupBarrier();
+}
+
+// The popcounts of the words of C's row before word `cw` in its rank block, read together.
+fn words_before(row_start: u32, cw: u32) -> u32 {
+    let before = cw % 8u;
+    let base = row_start + cw - before;
+    let last = max(before, 1u) - 1u;
+    var n = select(0u, countOneBits(c_flags[base]), before > 0u);
+    n += select(0u, countOneBits(c_flags[base + min(1u, last)]), before > 1u);
+    n += select(0u, countOneBits(c_flags[base + min(2u, last)]), before > 2u);
+    n += select(0u, countOneBits(c_flags[base + min(3u, last)]), before > 3u);
+    n += select(0u, countOneBits(c_flags[base + min(4u, last)]), before > 4u);
+    n += select(0u, countOneBits(c_flags[base + min(5u, last)]), before > 5u);
+    n += select(0u, countOneBits(c_flags[base + min(6u, last)]), before > 6u);
+    return n;
+}
 
 fn run(workgroup: u32, lane: Lane) {
     let row = workgroup / params.chunks;
     if row >= params.rows {
         return;
     }
-    let w = (workgroup - row * params.chunks) * WG_SIZE + lane.index;
-    let mine = w < params.b_words;
-    for (var b = 0u; b < 32u; b++) {
-        acc[b * WG_SIZE + lane.index] = Acc(0.0);
+    let chunk = workgroup - row * params.chunks;
+    let c0 = chunk * CHUNK;
+    for (var j = lane.index; j < CHUNK; j += WG_SIZE) {
+        acc[j] = Acc(0.0);
     }
-    var c_word = 0u;
     var pa = 0u;
     if params.a_blocks > 0u {
         pa = a_rank[row * params.a_blocks];
     }
-    for (var aw = 0u; aw < params.a_words; aw++) {
-        var a_bits = a_flags[row * params.a_words + aw];
-        while a_bits != 0u {
-            let k = aw * 32u + firstTrailingBit(a_bits);
-            a_bits &= a_bits - 1u;
-            let a = Acc(a_values[pa]);
-            pa++;
-            if mine {
-                let b_word = b_flags[k * params.b_words + w];
-                if b_word != 0u {
-                    c_word |= b_word;
-                    let block = w / 8u;
-                    var pb = b_rank[k * params.b_blocks + block];
-                    for (var v = k * params.b_words + block * 8u; v < k * params.b_words + w; v++) {
-                        pb += countOneBits(b_flags[v]);
-                    }
-                    var bits = b_word;
-                    while bits != 0u {
-                        let b = firstTrailingBit(bits);
-                        bits &= bits - 1u;
-                        let slot = b * WG_SIZE + lane.index;
-                        acc[slot] = fma(a, Acc(b_values[pb]), acc[slot]);
-                        pb++;
-                    }
-                }
-            }
+    // stage_segment's first barrier also orders the zeroing before the first sums.
+    for (var first = 0u; first < params.a_words; first += WG_SIZE) {
+        var cursor: Cursor;
+        let entries = stage_segment(row, first, lane.index, &cursor);
+        for (var taken = 0u; taken < entries; taken += 4u) {
+            // Past the segment's end next_k keeps returning NONE.
+            let k0 = next_k(&cursor);
+            let k1 = next_k(&cursor);
+            let k2 = next_k(&cursor);
+            let k3 = next_k(&cursor);
+            let e0 = extent(k0, pa, c0);
+            let e1 = extent(k1, pa + 1u, c0);
+            let e2 = extent(k2, pa + 2u, c0);
+            let e3 = extent(k3, pa + 3u, c0);
+            pa += 1u + u32(k1 != NONE) + u32(k2 != NONE) + u32(k3 != NONE);
+            let f0 = first_entry(e0, lane.index, c0);
+            let f1 = first_entry(e1, lane.index, c0);
+            let f2 = first_entry(e2, lane.index, c0);
+            let f3 = first_entry(e3, lane.index, c0);
+            add_row(e0, f0, lane.index, c0);
+            add_row(e1, f1, lane.index, c0);
+            add_row(e2, f2, lane.index, c0);
+            add_row(e3, f3, lane.index, c0);
         }
     }
-    c_words[lane.index] = c_word;
     workgroupBarrier();
-    if mine {
-        let block = w / 8u;
-        var pc = c_rank[row * params.b_blocks + block];
-        // The words of the block before w: in this workgroup from the chunk's first word on
-        // (chunks hold a multiple of 8 words, so a block never straddles two).
-        for (var v = lane.index - (w - block * 8u); v < lane.index; v++) {
-            pc += countOneBits(c_words[v]);
+    let row_start = row * params.c_words;
+    let chunk_words = CHUNK / 32u;
+    for (var t = lane.index; t < chunk_words; t += WG_SIZE) {
+        let cw = chunk * chunk_words + t;
+        if cw >= params.c_words {
+            break;
         }
-        var bits = c_word;
+        var bits = c_flags[row_start + cw];
+        var pc = c_rank[row * params.c_blocks + cw / 8u] + words_before(row_start, cw);
         while bits != 0u {
             let b = firstTrailingBit(bits);
             bits &= bits - 1u;
-            c_values[pc] = Real(acc[b * WG_SIZE + lane.index]);
+            c_values[pc] = Real(acc[t * 32u + b]);
             pc++;
         }
     }

@@ -1,8 +1,11 @@
 // The pattern of C = A·B on bitmaps, row-wise: row i of C is the OR of the rows k of B where
 // A's row i has a flag. A workgroup per (row of C, chunk of WG_SIZE·4 words): each lane owns
 // four words of the chunk (lane, lane + WG_SIZE, …: loads coalesced across lanes) and ORs B's
-// words into registers; the walk over A's row is uniform across the workgroup.
+// words into registers. The walk over A's row is uniform across the workgroup, from
+// workgroup memory (shared/a_row_walk.wgsl), four k's at a time so that their loads are in
+// flight together (an OR needs no order).
 #import entry
+#import a_row_walk
 
 struct Params {
     rows: u32,
@@ -21,28 +24,38 @@ var<immediate> params: Params;
 override WG_SIZE: u32 = 128u;
 const WORDS_PER_LANE: u32 = 4u;
 
+// Word w of B's row k (0 for no k or past the row).
+fn b_word(k: u32, w: u32) -> u32 {
+    if k == NONE || w >= params.b_words {
+        return 0u;
+    }
+    return b_flags[k * params.b_words + w];
+}
+
 fn run(workgroup: u32, lane: Lane) {
     let row = workgroup / params.chunks;
     if row >= params.rows {
         return;
     }
-    let first = (workgroup - row * params.chunks) * WG_SIZE * WORDS_PER_LANE + lane.index;
+    let first_word = (workgroup - row * params.chunks) * WG_SIZE * WORDS_PER_LANE + lane.index;
     var acc = array<u32, WORDS_PER_LANE>(0u, 0u, 0u, 0u);
-    for (var aw = 0u; aw < params.a_words; aw++) {
-        var bits = a_flags[row * params.a_words + aw];
-        while bits != 0u {
-            let k = aw * 32u + firstTrailingBit(bits);
-            bits &= bits - 1u;
+    for (var first = 0u; first < params.a_words; first += WG_SIZE) {
+        var cursor: Cursor;
+        let entries = stage_segment(row, first, lane.index, &cursor);
+        for (var taken = 0u; taken < entries; taken += 4u) {
+            // Past the segment's end next_k keeps returning NONE.
+            let k0 = next_k(&cursor);
+            let k1 = next_k(&cursor);
+            let k2 = next_k(&cursor);
+            let k3 = next_k(&cursor);
             for (var q = 0u; q < WORDS_PER_LANE; q++) {
-                let w = first + q * WG_SIZE;
-                if w < params.b_words {
-                    acc[q] |= b_flags[k * params.b_words + w];
-                }
+                let w = first_word + q * WG_SIZE;
+                acc[q] |= (b_word(k0, w) | b_word(k1, w)) | (b_word(k2, w) | b_word(k3, w));
             }
         }
     }
     for (var q = 0u; q < WORDS_PER_LANE; q++) {
-        let w = first + q * WG_SIZE;
+        let w = first_word + q * WG_SIZE;
         if w < params.b_words {
             c_flags[row * params.b_words + w] = acc[q];
         }

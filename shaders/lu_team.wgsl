@@ -1,6 +1,7 @@
 // Batched LU with partial pivoting for matrices of at most TEAM rows (TEAM ≤ 32), by the team
 // elimination of shared/lu_team_factor.wgsl: one team of TEAM lanes per matrix, WG_SIZE /
-// TEAM matrices per workgroup, each matrix staged from `a` (or `source`) and written back.
+// TEAM matrices per workgroup, each matrix read from `a` (or `source`) into the lanes' rows
+// and written back, a slice of rows at a time through workgroup memory.
 // Same outputs and conventions as lu_small.wgsl.
 #import entry
 #import real
@@ -8,57 +9,78 @@
 #import lu_interface
 #import lu_team_factor
 
-// The team's matrix between global memory (from `first`) and its stage, a row at a time with
-// lane t on column t (coalesced). Loads go STAGE_LOADS rows at a time, all
-// issued before the first is stored: a lane's loads then wait out one memory latency
-// together, not one each. Barriers around these order the stage.
-fn stage_matrix(first: u32, stage_base: u32, t: u32, in_batch: bool) {
+// The stage holds SLICE rows of a team's matrix, not all of it: on the H100 the driver gives
+// an SM 48 KiB of workgroup memory in all, so a whole f32 matrix of 32² (4.2 KB) a team held
+// resident teams to 11 an SM where registers allow 28 (benches/NOTES.md, session 42). The
+// matrix goes through the stage a slice at a time, a row at a time with lane t on column t
+// (coalesced), the slice's loads all issued before the first is stored. SLICE (at most
+// MAX_SLICE, the host's min(8, TEAM)) rows a slice.
+const MAX_SLICE: u32 = 8u;
+override SLICE: u32 = 8u;
+
+// Lane t's row of the team's matrix, from `first` through the stage (zeros for t ≥ n).
+// Barriers: every lane of the workgroup calls it.
+fn load_rows(first: u32, team: TeamLane, in_batch: bool) -> RowBlocks {
     let n = params.n;
-    if !in_batch || t >= n {
-        return;
-    }
-    for (var i0 = 0u; i0 < n; i0 += STAGE_LOADS) {
-        var rows: array<Real, STAGE_LOADS>;
-        for (var j = 0u; j < STAGE_LOADS; j++) {
-            let i = min(i0 + j, n - 1u);
+    let t = team.t;
+    var row: RowBlocks;
+    for (var s = 0u; s < n; s += SLICE) {
+        // Every lane has read the last slice before it is overwritten.
+        workgroupBarrier();
+        if in_batch && t < n {
+            var rows: array<Real, MAX_SLICE>;
+            for (var j = 0u; j < SLICE; j++) {
+                let i = min(s + j, n - 1u);
 #ifdef OUT_OF_PLACE
-            rows[j] = source[first + i * n + t];
+                rows[j] = source[first + i * n + t];
 #else
-            rows[j] = a[first + i * n + t];
+                rows[j] = a[first + i * n + t];
 #endif
+            }
+            for (var j = 0u; j < SLICE && s + j < n; j++) {
+                stage_set(team.stage_base, j, t, rows[j]);
+            }
         }
-        for (var j = 0u; j < STAGE_LOADS && i0 + j < n; j++) {
-            stage_set(stage_base, i0 + j, t, rows[j]);
+        workgroupBarrier();
+        if t >= s && t < s + SLICE && t < n {
+            row = load_row(team.stage_base, t - s);
         }
     }
+    return row;
 }
 
-fn unstage_matrix(first: u32, stage_base: u32, t: u32, in_batch: bool) {
+// The factored rows back to `first`, each at its position, through the stage.
+fn store_rows(first: u32, team: TeamLane, in_batch: bool, factored: Factored) {
     let n = params.n;
-    if !in_batch || t >= n {
-        return;
-    }
-    for (var i = 0u; i < n; i++) {
-        a[first + i * n + t] = stage_get(stage_base, i, t);
+    let t = team.t;
+    for (var s = 0u; s < n; s += SLICE) {
+        // Every lane has stored the last slice before it is overwritten.
+        workgroupBarrier();
+        if t < n && factored.pos >= s && factored.pos < s + SLICE {
+            store_row(team.stage_base, factored.pos - s, factored.row);
+        }
+        workgroupBarrier();
+        if in_batch && t < n {
+            for (var j = 0u; j < SLICE && s + j < n; j++) {
+                a[first + (s + j) * n + t] = stage_get(team.stage_base, j, t);
+            }
+        }
     }
 }
 
 fn run(workgroup: u32, lane: Lane) {
-    let n = params.n;
-    let team = team_lane(lane);
+    let team = team_lane(lane, SLICE);
     let matrix = workgroup * (WG_SIZE / TEAM) + lane.index / TEAM;
     // Teams past the batch run along with zeros (shuffles and barriers need every lane) and
     // write nothing.
     let in_batch = matrix < params.batch;
-    let first = matrix * n * n;
-    stage_matrix(first, team.stage_base, team.t, in_batch);
-    workgroupBarrier();
-    let factor = factor_stage(team);
-    unstage_matrix(first, team.stage_base, team.t, in_batch);
-    if in_batch && team.t < n {
-        pivots[matrix * n + team.t] = factor.pivot;
+    let first = matrix * params.n * params.n;
+    let factored = factor_rows(team, load_rows(first, team, in_batch));
+    store_rows(first, team, in_batch, factored);
+    if in_batch && team.t < params.n {
+        pivots[matrix * params.n + team.t] = factored.factor.pivot;
     }
     if in_batch && team.t == 0u {
-        info[matrix] = factor.first_zero;
+        info[matrix] = factored.factor.first_zero;
     }
 }

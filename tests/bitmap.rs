@@ -297,6 +297,11 @@ fn multiply<T: Scalar>() {
             (64, 64, 64, 1.0),
             (40, 300, 1000, 0.05),
             (7, 9, 1, 0.5),
+            // A's rows past one staged segment (the row-wise kernels stage WG_SIZE words of
+            // A's row at a time), and C's rows past one chunk of words in either kernel.
+            (30, 3000, 40, 0.02),
+            (5, 40, 9000, 0.02),
+            (3, 20, 20000, 0.05),
             (0, 0, 5, 0.5),
             (10, 20, 30, 0.0),
         ]

@@ -45,6 +45,14 @@ usage: bench [OPTIONS]
                        then share the device's allocator; each row's 600 ms warm-up
                        covers the driver's slow start after idle either way)
   -v, --verbose        print each row to stderr as it finishes, with its wall time
+  --occupancy WG:BYTES,...
+                       measure how many workgroups of WG lanes and BYTES of workgroup
+                       memory the GPU keeps resident at once, and run nothing
+  --pipeline-stats SPEC...
+                       print what the driver's compiler reports of shader variants
+                       (registers a lane, spills, …: VK_KHR_pipeline_executable_properties)
+                       and run nothing; SPEC is name[+FLAG…][@OVERRIDE=VALUE…], e.g.
+                       lu_team+SUBGROUP@WG_SIZE=32 (every variant where no flag is given)
   -h, --help           this text
 
 The adapter is the best one found; WGSPARSE_ADAPTER, WGSPARSE_BACKEND and
@@ -100,6 +108,10 @@ pub enum Command {
     Run(Box<Options>),
     /// Print [`USAGE`].
     Help,
+    /// Measure resident workgroups for these (workgroup size, workgroup memory bytes).
+    Occupancy(Vec<(u32, u32)>),
+    /// Print the driver's statistics of these shader variants.
+    PipelineStats(Vec<crate::pipeline_stats::Spec>),
 }
 
 /// The peers `--peer` accepts.
@@ -141,6 +153,26 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
         match flag.as_str() {
             "-h" | "--help" => return Ok(Command::Help),
             "--bench" => {}
+            "--occupancy" => {
+                let shapes: Result<Vec<(u32, u32)>, String> = list(&value()?)
+                    .iter()
+                    .map(|s| {
+                        let parsed = s.split_once(':').and_then(|(w, b)| Some((w.parse().ok()?, b.parse().ok()?)));
+                        parsed.ok_or(format!("--occupancy expects WG:BYTES, got {s:?}"))
+                    })
+                    .collect();
+                return Ok(Command::Occupancy(shapes?));
+            }
+            "--pipeline-stats" => {
+                let first = inline.clone().into_iter();
+                let rest = std::iter::from_fn(|| args.next_if(|a| !a.starts_with("--")));
+                let specs: Result<Vec<_>, _> =
+                    first.chain(rest).flat_map(|a| list(&a)).map(|s| crate::pipeline_stats::Spec::parse(&s)).collect();
+                match specs? {
+                    specs if specs.is_empty() => return Err("--pipeline-stats needs a shader".into()),
+                    specs => return Ok(Command::PipelineStats(specs)),
+                }
+            }
             "--quick" => options.quick = true,
             "--small" => options.small = true,
             "--suite" => options.suite = true,

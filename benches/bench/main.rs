@@ -13,8 +13,10 @@
 mod cli;
 mod convergence;
 mod cpu_peer;
+mod occupancy;
 mod ops;
 mod peer;
+mod pipeline_stats;
 mod plot;
 mod progress;
 mod report;
@@ -47,6 +49,15 @@ fn run() -> Result<ExitCode, String> {
     let options = match cli::parse(std::env::args().skip(1))? {
         cli::Command::Help => {
             println!("{}", cli::USAGE);
+            return Ok(ExitCode::SUCCESS);
+        }
+        cli::Command::PipelineStats(specs) => {
+            pipeline_stats::run(&specs)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        cli::Command::Occupancy(shapes) => {
+            let ctx = ContextOptions::from_env().and_then(Context::new_blocking).map_err(|e| e.to_string())?;
+            occupancy::run(&ctx, &shapes)?;
             return Ok(ExitCode::SUCCESS);
         }
         cli::Command::Run(options) => *options,

@@ -145,14 +145,15 @@ struct TeamLane {
     sg_size: u32,
 }
 
-fn team_lane(lane: Lane) -> TeamLane {
+// `stage_rows`: rows of a team's stage (TEAM for a whole matrix, fewer for a slice of one).
+fn team_lane(lane: Lane, stage_rows: u32) -> TeamLane {
     let t = lane.index % TEAM;
 #ifdef SUBGROUP
     let me = lane.sg_lane;
 #else
     let me = lane.index;
 #endif
-    return TeamLane(t, me, me - t, (lane.index / TEAM) * TEAM * STRIDE, lane.sg_size);
+    return TeamLane(t, me, me - t, (lane.index / TEAM) * stage_rows * STRIDE, lane.sg_size);
 }
 
 // What a lane keeps of the factorization: the pivot of step t (LAPACK's row swapped with
@@ -163,24 +164,66 @@ struct TeamFactor {
     first_zero: u32,
 }
 
-// Factors the team's staged matrix in place: on return (after a barrier) the stage holds
-// unit-lower L below the diagonal and U on and above it, rows in getrf's order. Every lane
-// of the workgroup calls it (shuffles and barriers).
-fn factor_stage(lane: TeamLane) -> TeamFactor {
+// A lane's row in eight named blocks of four (registers, not an indexed array).
+struct RowBlocks {
+    r0: vec4<Real>,
+    r1: vec4<Real>,
+    r2: vec4<Real>,
+    r3: vec4<Real>,
+    r4: vec4<Real>,
+    r5: vec4<Real>,
+    r6: vec4<Real>,
+    r7: vec4<Real>,
+}
+
+// Row `i` of the stage at `stage_base` (zeros past n).
+fn load_row(stage_base: u32, i: u32) -> RowBlocks {
+    return RowBlocks(
+        load_block(stage_base, i, 0u),
+        load_block(stage_base, i, 1u),
+        load_block(stage_base, i, 2u),
+        load_block(stage_base, i, 3u),
+        load_block(stage_base, i, 4u),
+        load_block(stage_base, i, 5u),
+        load_block(stage_base, i, 6u),
+        load_block(stage_base, i, 7u),
+    );
+}
+
+fn store_row(stage_base: u32, i: u32, row: RowBlocks) {
+    store_block(stage_base, i, 0u, row.r0);
+    store_block(stage_base, i, 1u, row.r1);
+    store_block(stage_base, i, 2u, row.r2);
+    store_block(stage_base, i, 3u, row.r3);
+    store_block(stage_base, i, 4u, row.r4);
+    store_block(stage_base, i, 5u, row.r5);
+    store_block(stage_base, i, 6u, row.r6);
+    store_block(stage_base, i, 7u, row.r7);
+}
+
+// A lane's factored row, the position getrf's swaps give it, and its part of the pivots.
+struct Factored {
+    row: RowBlocks,
+    pos: u32,
+    factor: TeamFactor,
+}
+
+// Factors the team's matrix held a row a lane (lane t: row t, zeros for t ≥ n): L's
+// multipliers below the diagonal and U on and above it, each row at the position it has
+// after LAPACK's swaps (`pos`). No barrier; every lane of the team calls it (shuffles).
+fn factor_rows(lane: TeamLane, row: RowBlocks) -> Factored {
     let n = params.n;
     let t = lane.t;
     let me = lane.me;
     let base = lane.base;
-    let stage_base = lane.stage_base;
-    // The row in eight named blocks of four (registers, not an indexed array).
-    var r0 = load_block(stage_base, t, 0u);
-    var r1 = load_block(stage_base, t, 1u);
-    var r2 = load_block(stage_base, t, 2u);
-    var r3 = load_block(stage_base, t, 3u);
-    var r4 = load_block(stage_base, t, 4u);
-    var r5 = load_block(stage_base, t, 5u);
-    var r6 = load_block(stage_base, t, 6u);
-    var r7 = load_block(stage_base, t, 7u);
+    var r0 = row.r0;
+    var r1 = row.r1;
+    var r2 = row.r2;
+    var r3 = row.r3;
+    var r4 = row.r4;
+    var r5 = row.r5;
+    var r6 = row.r6;
+    var r7 = row.r7;
     let blocks = (n + 3u) / 4u;
     // Lanes past n never take part; a pivoted row is done.
     var done = t >= n;
@@ -234,18 +277,19 @@ fn factor_stage(lane: TeamLane) -> TeamFactor {
         if first_block <= 6u && blocks > 6u { r6 = step_block(r6, 6u, k, pivot_lane, me, l, eliminate); }
         if first_block <= 7u && blocks > 7u { r7 = step_block(r7, 7u, k, pivot_lane, me, l, eliminate); }
     }
+    return Factored(RowBlocks(r0, r1, r2, r3, r4, r5, r6, r7), pos, TeamFactor(my_pivot, first_zero));
+}
+
+// Factors the team's staged matrix (TEAM rows) in place: on return (after a barrier) the
+// stage holds unit-lower L below the diagonal and U on and above it, rows in getrf's order.
+// Every lane of the workgroup calls it (shuffles and barriers).
+fn factor_stage(lane: TeamLane) -> TeamFactor {
+    let factored = factor_rows(lane, load_row(lane.stage_base, lane.t));
     // Every lane has read its row before any row is written back to the stage.
     workgroupBarrier();
-    if t < n {
-        store_block(stage_base, pos, 0u, r0);
-        store_block(stage_base, pos, 1u, r1);
-        store_block(stage_base, pos, 2u, r2);
-        store_block(stage_base, pos, 3u, r3);
-        store_block(stage_base, pos, 4u, r4);
-        store_block(stage_base, pos, 5u, r5);
-        store_block(stage_base, pos, 6u, r6);
-        store_block(stage_base, pos, 7u, r7);
+    if lane.t < params.n {
+        store_row(lane.stage_base, factored.pos, factored.row);
     }
     workgroupBarrier();
-    return TeamFactor(my_pivot, first_zero);
+    return factored.factor;
 }

@@ -368,19 +368,24 @@ impl<T: Scalar> BatchedLu<T> {
                 }
             }
             LuAlgorithm::Team => {
-                // The stage: rows of 33 elements, a team of rows per matrix.
-                let stage = wg_size * 33;
+                // The stage: rows of 33 elements, a slice of up to 8 rows per matrix
+                // (lu_team.wgsl).
+                let slice = team.min(8);
+                let stage = wg_size / team * slice * 33;
                 let bytes = stage as u64 * T::KIND.size();
                 if bytes > budget {
                     return Err(Error::LimitExceeded {
-                        what: format!("the stage of {wg_size} rows of an LU by teams"),
+                        what: format!("the stage of {} slices of {slice} rows of an LU by teams", wg_size / team),
                         limit: "max_compute_workgroup_storage_size",
                         requested: bytes,
                         max: budget,
                     });
                 }
                 let kernel = |out_of_place| {
-                    ctx.kernel(lu_team::Flags { out_of_place, no_pivot }, lu_team::Overrides { wg_size, team, stage })
+                    ctx.kernel(
+                        lu_team::Flags { out_of_place, no_pivot },
+                        lu_team::Overrides { wg_size, team, stage, slice },
+                    )
                 };
                 Factor::Team { in_place: kernel(false)?, out_of_place: kernel(true)?, team, wg_size }
             }

@@ -454,6 +454,7 @@ impl<T: Scalar> Prepared for BitmapRuns<'_, T> {
     fn extra_bytes(&self) -> u64 {
         match &self.copies[0] {
             DeviceCopy::Lu { plan, .. } => plan.extra_bytes(),
+            DeviceCopy::Product { plan, .. } => plan.extra_bytes(),
             _ => 0,
         }
     }

@@ -203,6 +203,19 @@ impl<T: Scalar> GpuBitmap<T> {
         )
     }
 
+    /// Records each entry's column into `cols` (room for the entries; CSR's column indices,
+    /// the values staying where they are). `no_rows`: a vector bound in place of the row
+    /// indices this export does not write, other than `cols`.
+    pub(crate) fn record_columns(
+        &self,
+        rec: &mut Recorder<'_, '_>,
+        cols: &GpuVec<u32>,
+        no_rows: &GpuVec<u32>,
+    ) -> Result<()> {
+        let ctx = rec.context().clone();
+        self.record_export(rec, false, false, no_rows, cols, ctx.unused::<T>()?, false)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn record_export(
         &self,

@@ -12,20 +12,21 @@ use crate::kernel::Kernel;
 use crate::matrix::GpuBitmap;
 use crate::ops::common::{check_len, Operands};
 use crate::record::Recorder;
+use crate::GpuVec;
 use crate::{Error, Result};
 
 /// How C is formed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum MultiplyAlgorithm {
-    /// [`MultiplyAlgorithm::RowWise`]. Counted in flag words, the one-output-per-invocation
-    /// scheme reads `rows·cols·ceil(k/32)` word pairs where the row-wise one reads
-    /// `nnz(A)·ceil(cols/32)`: 1/density(A) times more, whatever C's density; the products
-    /// are the same. Until a measurement says otherwise, `Auto` is row-wise.
+    /// [`MultiplyAlgorithm::RowWise`]. The one-output-per-invocation scheme reads
+    /// `rows·cols·ceil(k/32)` flag word pairs whatever C's density; the row-wise one works in
+    /// proportion to the products. Until a measurement says otherwise, `Auto` is row-wise.
     #[default]
     Auto,
-    /// Gustavson's order with a bitmap accumulator: a workgroup per row of C (and chunk of
-    /// its columns), a lane per flag word of the chunk adding `a_ik·b_kj` for each stored
-    /// `a_ik` in k order; work in proportion to the products, whatever C's density.
+    /// Gustavson's order: a workgroup per row of C (and chunk of its columns) adds
+    /// `a_ik·b_kj` for each stored `a_ik` in k order, its lanes taking B's row k entry by
+    /// entry into a dense accumulator of the chunk in workgroup memory; B's entries' columns
+    /// are exported once by the plan (4 bytes an entry of B).
     RowWise,
     /// Seed 004's scheme: one invocation per output `C_ij`, intersecting row i of A with row
     /// j of Bᵀ (B's column bitmaps, a transpose built on the GPU and kept by the plan), the
@@ -84,15 +85,10 @@ pub struct BitmapProduct<T: Scalar> {
 
 /// The values kernel of each algorithm, with what it keeps.
 enum Scheme<T: Scalar> {
-    RowWise {
-        kernel: Kernel<bitmap_multiply::Shader, T>,
-        chunks: usize,
-    },
+    /// B's entries' columns (exported once: B's pattern is the planned one).
+    RowWise { kernel: Kernel<bitmap_multiply::Shader, T>, chunks: usize, b_cols: GpuVec<u32>, no_rows: GpuVec<u32> },
     /// Bᵀ's values are refreshed from B's on every run.
-    Outputs {
-        kernel: Kernel<bitmap_multiply_outputs::Shader, T>,
-        bt: Box<GpuBitmap<T>>,
-    },
+    Outputs { kernel: Kernel<bitmap_multiply_outputs::Shader, T>, bt: Box<GpuBitmap<T>> },
 }
 
 impl<T: Scalar> BitmapProduct<T> {
@@ -107,6 +103,10 @@ impl<T: Scalar> BitmapProduct<T> {
             MultiplyAlgorithm::Outputs => Some(GpuBitmap::allocate(ctx, b.cols(), b.rows(), b.nnz())?),
             _ => None,
         };
+        let b_columns = match bt {
+            None => Some((ctx.zeros::<u32>(b.nnz())?, ctx.zeros::<u32>(1)?)),
+            Some(_) => None,
+        };
         let mut batch = ctx.batch();
         {
             let mut rec = batch.recorder();
@@ -118,6 +118,9 @@ impl<T: Scalar> BitmapProduct<T> {
                     record_outputs_pattern(&mut rec, a, bt, &c)?;
                 }
                 None => record_row_pattern(&mut rec, a, b, &c)?,
+            }
+            if let Some((cols, no_rows)) = &b_columns {
+                b.record_columns(&mut rec, cols, no_rows)?;
             }
             steps.record(&mut rec, &c, None)?;
         }
@@ -132,22 +135,13 @@ impl<T: Scalar> BitmapProduct<T> {
                 Scheme::Outputs { kernel: ctx.kernel(Default::default(), Default::default())?, bt: Box::new(bt) }
             }
             None => {
-                // A lane per word, 32 accumulators a lane in workgroup memory.
-                let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
-                let fits = |wg: u32| 32 * wg as u64 * T::stride() + 4 * wg as u64 + 64 <= budget;
-                let most = [256u32, 128, 64, 32, 16, 8].into_iter().find(|&wg| fits(wg)).ok_or_else(|| {
-                    Error::LimitExceeded {
-                        what: "the accumulators of a bitmap multiply".into(),
-                        limit: "max_compute_workgroup_storage_size",
-                        requested: 32 * 8 * T::stride() + 96,
-                        max: budget,
-                    }
-                })?;
-                let words = c.words_per_row();
-                let wg_size = (words.next_power_of_two() as u32).clamp(8, most);
+                let (b_cols, no_rows) = b_columns.expect("row-wise plans export B's columns");
+                let (wg_size, chunk) = row_wise_shape::<T>(ctx, c.cols())?;
                 Scheme::RowWise {
-                    kernel: ctx.kernel(Default::default(), bitmap_multiply::Overrides { wg_size })?,
-                    chunks: words.div_ceil(wg_size as usize).max(1),
+                    kernel: ctx.kernel(Default::default(), bitmap_multiply::Overrides { wg_size, chunk })?,
+                    chunks: c.cols().div_ceil(chunk as usize).max(1),
+                    b_cols,
+                    no_rows,
                 }
             }
         };
@@ -183,22 +177,25 @@ impl<T: Scalar> BitmapProduct<T> {
     fn record_values(&self, rec: &mut Recorder<'_, '_>, a: &GpuBitmap<T>, b: &GpuBitmap<T>) -> Result<()> {
         let c = &self.c;
         match &self.scheme {
-            Scheme::RowWise { kernel, chunks } => {
+            Scheme::RowWise { kernel, chunks, b_cols, .. } => {
                 let params = bitmap_multiply::Params {
                     rows: c.rows() as u32,
                     a_words: a.words_per_row() as u32,
                     a_blocks: a.blocks_per_row() as u32,
-                    b_words: c.words_per_row() as u32,
-                    b_blocks: c.blocks_per_row() as u32,
+                    c_words: c.words_per_row() as u32,
+                    c_blocks: c.blocks_per_row() as u32,
                     chunks: *chunks as u32,
+                    b_blocks: b.blocks_per_row() as u32,
                 };
                 let bindings = bitmap_multiply::Bindings {
                     a_flags: a.flags().bind(),
                     a_rank: a.rank_directory().bind(),
                     a_values: a.values().bind(),
-                    b_flags: b.flags().bind(),
+                    b_offsets: b.row_offsets().bind(),
                     b_rank: b.rank_directory().bind(),
+                    b_cols: b_cols.bind(),
                     b_values: b.values().bind(),
+                    c_flags: c.flags().bind(),
                     c_rank: c.rank_directory().bind(),
                     c_values: c.values().bind(),
                 };
@@ -229,6 +226,15 @@ impl<T: Scalar> BitmapProduct<T> {
         }
     }
 
+    /// Device bytes the plan keeps beyond A, B and C: B's entries' columns (row-wise) or
+    /// Bᵀ (outputs).
+    pub fn extra_bytes(&self) -> u64 {
+        match &self.scheme {
+            Scheme::RowWise { b_cols, no_rows, .. } => b_cols.byte_len() + no_rows.byte_len(),
+            Scheme::Outputs { bt, .. } => bt.device_bytes(),
+        }
+    }
+
     /// C.
     pub fn output(&self) -> &GpuBitmap<T> {
         &self.c
@@ -239,6 +245,31 @@ impl<T: Scalar> BitmapProduct<T> {
         self.c
     }
 }
+
+/// The row-wise values kernel's shape for C of `cols` columns: a subgroup-sized workgroup
+/// (its barrier after each k is then cheap) and a chunk of columns, a power of two from 256,
+/// whose accumulators take about [`ACCUMULATOR_BYTES`]: many rows in flight rather than wide
+/// ones (the H100's driver gives an SM 48 KiB of workgroup memory in all, benches/NOTES.md,
+/// session 42), a chunk's entries of B's rows found by B's rank directory.
+fn row_wise_shape<T: Scalar>(ctx: &Context, cols: usize) -> Result<(u32, u32)> {
+    let wg_size = ctx.subgroup_size_range().map_or(32, |(_, max)| max.max(32));
+    let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
+    let staged = 4 * wg_size as u64 + 64;
+    let wanted = (ACCUMULATOR_BYTES / T::stride()).max(256);
+    let chunk = (cols.max(1).next_power_of_two() as u64).clamp(256, wanted);
+    if chunk * T::stride() + staged > budget {
+        return Err(Error::LimitExceeded {
+            what: "the accumulators of a bitmap multiply".into(),
+            limit: "max_compute_workgroup_storage_size",
+            requested: chunk * T::stride() + staged,
+            max: budget,
+        });
+    }
+    Ok((wg_size, chunk as u32))
+}
+
+/// Workgroup memory a row-wise workgroup's accumulators aim at.
+const ACCUMULATOR_BYTES: u64 = 4096;
 
 /// Records C's pattern by rows: the OR of B's rows k for the k stored in A's row i.
 fn record_row_pattern<T: Scalar>(
