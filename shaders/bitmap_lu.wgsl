@@ -1,13 +1,13 @@
 // Batched LU of bitmap matrices of at most 32 rows (one flag word a row), fused: each team
-// stages its matrix straight from A's bitmap, factors it with the team elimination
+// reads its matrix straight from A's bitmap (through a slice of workgroup memory), factors it with the team elimination
 // (shared/lu_team_factor.wgsl: seed 004's with NO_PIVOT, else getrf's partial pivoting) and
 // writes L (strictly lower) and U (on and above the diagonal) as bitmaps of the entries that
 // are not exactly zero (NaN counts as nonzero). The factors' positions need a scan over the
 // whole batch, so the kernel runs twice: COUNT factors, writes the pivots, the infos and the
 // factored matrices densely to `scratch`, and leaves each row's entry counts of L and U in
 // their rank directories; after an exclusive scan of those (each row's absolute start) the
-// default variant stages the factored matrices from `scratch` and writes flags, row starts
-// and values. (Factoring again in the second run instead of keeping the scratch measured
+// default variant reads the factored matrices back from `scratch` and writes flags, row
+// starts and values. (Factoring again in the second run instead of keeping the scratch measured
 // slower on the H100: 362 against 264 µs for 10,000 × 32², the elimination being most of
 // the time.)
 #import entry
@@ -36,10 +36,11 @@ var<immediate> params: Params;
 
 #import lu_team_factor
 
-// Row i of the team's matrix into the stage, lane t on column t: its value is at the row's
-// start plus the flags set before bit t. Lane i loads row i's flag word and start, the team
-// shares them; values go STAGE_LOADS rows at a time, all loads issued before any store.
-fn stage_bitmap(team: TeamLane, matrix: u32, mine: bool) {
+// Lane t's row of the team's matrix from A's bitmap, through the stage a slice at a time
+// (SLICE rows), lane t on column t: its value is at the row's start plus the flags set before
+// bit t. Lane i loads row i's flag word and start, the team shares them; a slice's loads are
+// all issued before any store. Every lane of the workgroup calls it (shuffles, barriers).
+fn load_bitmap_rows(team: TeamLane, matrix: u32, mine: bool) -> RowBlocks {
     let n = params.n;
     let t = team.t;
     var my_word = 0u;
@@ -49,10 +50,13 @@ fn stage_bitmap(team: TeamLane, matrix: u32, mine: bool) {
         my_start = a_offsets[matrix * n + t];
     }
     let bit = 1u << t;
-    for (var i0 = 0u; i0 < n; i0 += STAGE_LOADS) {
+    var row: RowBlocks;
+    for (var s = 0u; s < n; s += SLICE) {
+        // Every lane has read the last slice before it is overwritten.
+        workgroupBarrier();
         var rows: array<Real, STAGE_LOADS>;
-        for (var j = 0u; j < STAGE_LOADS; j++) {
-            let source = team.base + min(i0 + j, n - 1u);
+        for (var j = 0u; j < SLICE; j++) {
+            let source = team.base + min(s + j, n - 1u);
             let word = shuffle_u32(my_word, source, team.me);
             let start = shuffle_u32(my_start, source, team.me);
             rows[j] = Real(0.0);
@@ -60,110 +64,141 @@ fn stage_bitmap(team: TeamLane, matrix: u32, mine: bool) {
                 rows[j] = a_values[start + countOneBits(word & (bit - 1u))];
             }
         }
-        for (var j = 0u; j < STAGE_LOADS && i0 + j < n; j++) {
-            if mine {
-                stage_set(team.stage_base, i0 + j, t, rows[j]);
+        if mine {
+            for (var j = 0u; j < SLICE && s + j < n; j++) {
+                stage_set(team.stage_base, j, t, rows[j]);
+            }
+        }
+        workgroupBarrier();
+        if t >= s && t < s + SLICE && t < n {
+            row = load_row(team.stage_base, t - s);
+        }
+    }
+    return row;
+}
+
+// The factors of a row at position p: which of its entries L (before p) and U keep, as
+// masks of its 32 columns (entries that are not exactly zero; NaN counts as nonzero).
+fn block_masks(v: vec4<Real>, b: u32, p: u32, masks: vec2<u32>) -> vec2<u32> {
+    var m = masks;
+    let nonzero = !(v == vec4<Real>(0.0)) & (block_columns(b) < vec4<u32>(params.n));
+    for (var c = 0u; c < 4u; c++) {
+        let j = 4u * b + c;
+        if nonzero[c] {
+            if j < p {
+                m.x |= 1u << j;
+            } else {
+                m.y |= 1u << j;
             }
         }
     }
+    return m;
 }
 
-// The factored matrix from `scratch` into the stage (the second run), as stage_bitmap.
-fn stage_scratch(team: TeamLane, first: u32, mine: bool) {
-    let n = params.n;
-    if !mine {
-        return;
-    }
-    for (var i0 = 0u; i0 < n; i0 += STAGE_LOADS) {
-        var rows: array<Real, STAGE_LOADS>;
-        for (var j = 0u; j < STAGE_LOADS; j++) {
-            rows[j] = scratch[first + min(i0 + j, n - 1u) * n + team.t];
-        }
-        for (var j = 0u; j < STAGE_LOADS && i0 + j < n; j++) {
-            stage_set(team.stage_base, i0 + j, team.t, rows[j]);
-        }
-    }
+fn factor_masks(row: RowBlocks, p: u32) -> vec2<u32> {
+    var m = vec2<u32>(0u);
+    m = block_masks(row.r0, 0u, p, m);
+    m = block_masks(row.r1, 1u, p, m);
+    m = block_masks(row.r2, 2u, p, m);
+    m = block_masks(row.r3, 3u, p, m);
+    m = block_masks(row.r4, 4u, p, m);
+    m = block_masks(row.r5, 5u, p, m);
+    m = block_masks(row.r6, 6u, p, m);
+    m = block_masks(row.r7, 7u, p, m);
+    return m;
 }
 
 fn run(workgroup: u32, lane: Lane) {
     let n = params.n;
-    let team = team_lane(lane, TEAM);
+    let team = team_lane(lane, SLICE);
     let t = team.t;
     let matrix = workgroup * (WG_SIZE / TEAM) + lane.index / TEAM;
     // Teams past the batch run along (shuffles and barriers need every lane) and write nothing.
     let mine = matrix < params.batch && t < n;
     let first = matrix * n * n;
 #ifdef COUNT
-    stage_bitmap(team, matrix, mine);
-    workgroupBarrier();
-    let factor = factor_stage(team);
+    let factored = factor_rows(team, load_bitmap_rows(team, matrix, mine));
     if mine {
-        pivots[matrix * n + t] = factor.pivot;
+        pivots[matrix * n + t] = factored.factor.pivot;
         if t == 0u {
-            info[matrix] = factor.first_zero;
+            info[matrix] = factored.factor.first_zero;
         }
-        for (var i = 0u; i < n; i++) {
-            scratch[first + i * n + t] = stage_get(team.stage_base, i, t);
-        }
+        // Each row's entry counts of L and U at its position in getrf's order.
+        let masks = factor_masks(factored.row, factored.pos);
+        l_rank[matrix * n + factored.pos] = countOneBits(masks.x);
+        u_rank[matrix * n + factored.pos] = countOneBits(masks.y);
     }
-#else
-    stage_scratch(team, first, mine);
-    workgroupBarrier();
-#endif
-    // Lane t takes row t of the factors: which of its entries L and U keep.
-    let row = matrix * n + t;
-    var l_mask = 0u;
-    var u_mask = 0u;
-    if mine {
-        for (var b = 0u; 4u * b < n; b++) {
-            let nonzero = !(load_block(team.stage_base, t, b) == vec4<Real>(0.0)) & (block_columns(b) < vec4<u32>(n));
-            for (var c = 0u; c < 4u; c++) {
-                let j = 4u * b + c;
-                if nonzero[c] {
-                    if j < t {
-                        l_mask |= 1u << j;
-                    } else {
-                        u_mask |= 1u << j;
-                    }
-                }
+    // The factored rows to the scratch in getrf's order, through the stage.
+    for (var s = 0u; s < n; s += SLICE) {
+        workgroupBarrier();
+        if t < n && factored.pos >= s && factored.pos < s + SLICE {
+            store_row(team.stage_base, factored.pos - s, factored.row);
+        }
+        workgroupBarrier();
+        if mine {
+            for (var j = 0u; j < SLICE && s + j < n; j++) {
+                scratch[first + (s + j) * n + t] = stage_get(team.stage_base, j, t);
             }
         }
     }
-#ifdef COUNT
-    if mine {
-        l_rank[row] = countOneBits(l_mask);
-        u_rank[row] = countOneBits(u_mask);
-    }
 #else
+    // Lane t takes the factored row at position t from the scratch, through the stage.
+    var row: RowBlocks;
+    for (var s = 0u; s < n; s += SLICE) {
+        workgroupBarrier();
+        if mine {
+            var rows: array<Real, STAGE_LOADS>;
+            for (var j = 0u; j < SLICE; j++) {
+                rows[j] = scratch[first + min(s + j, n - 1u) * n + t];
+            }
+            for (var j = 0u; j < SLICE && s + j < n; j++) {
+                stage_set(team.stage_base, j, t, rows[j]);
+            }
+        }
+        workgroupBarrier();
+        if t >= s && t < s + SLICE && t < n {
+            row = load_row(team.stage_base, t - s);
+        }
+    }
+    let at = matrix * n + t;
+    var masks = vec2<u32>(0u);
     var l_start = 0u;
     var u_start = 0u;
     if mine {
-        l_start = l_rank[row];
-        u_start = u_rank[row];
-        l_flags[row] = l_mask;
-        u_flags[row] = u_mask;
-        l_offsets[row] = l_start;
-        u_offsets[row] = u_start;
-        if row + 1u == params.batch * n {
-            l_offsets[row + 1u] = l_start + countOneBits(l_mask);
-            u_offsets[row + 1u] = u_start + countOneBits(u_mask);
+        masks = factor_masks(row, t);
+        l_start = l_rank[at];
+        u_start = u_rank[at];
+        l_flags[at] = masks.x;
+        u_flags[at] = masks.y;
+        l_offsets[at] = l_start;
+        u_offsets[at] = u_start;
+        if at + 1u == params.batch * n {
+            l_offsets[at + 1u] = l_start + countOneBits(masks.x);
+            u_offsets[at + 1u] = u_start + countOneBits(masks.y);
         }
     }
     // The values a row at a time, lane t on column t (stores of a row side by side), the
-    // row's masks and starts from its lane.
-    for (var i = 0u; i < n; i++) {
-        let source = team.base + i;
-        let l_row = shuffle_u32(l_mask, source, team.me);
-        let u_row = shuffle_u32(u_mask, source, team.me);
-        let l_at = shuffle_u32(l_start, source, team.me);
-        let u_at = shuffle_u32(u_start, source, team.me);
-        if mine {
-            let bit = 1u << t;
-            let v = stage_get(team.stage_base, i, t);
-            if (l_row & bit) != 0u {
-                l_values[l_at + countOneBits(l_row & (bit - 1u))] = v;
-            } else if (u_row & bit) != 0u {
-                u_values[u_at + countOneBits(u_row & (bit - 1u))] = v;
+    // row's masks and starts from its lane, a slice of rows through the stage at a time.
+    for (var s = 0u; s < n; s += SLICE) {
+        workgroupBarrier();
+        if t >= s && t < s + SLICE && t < n {
+            store_row(team.stage_base, t - s, row);
+        }
+        workgroupBarrier();
+        for (var j = 0u; j < SLICE && s + j < n; j++) {
+            let source = team.base + s + j;
+            let l_row = shuffle_u32(masks.x, source, team.me);
+            let u_row = shuffle_u32(masks.y, source, team.me);
+            let l_at = shuffle_u32(l_start, source, team.me);
+            let u_at = shuffle_u32(u_start, source, team.me);
+            if mine {
+                let bit = 1u << t;
+                let v = stage_get(team.stage_base, j, t);
+                if (l_row & bit) != 0u {
+                    l_values[l_at + countOneBits(l_row & (bit - 1u))] = v;
+                } else if (u_row & bit) != 0u {
+                    u_values[u_at + countOneBits(u_row & (bit - 1u))] = v;
+                }
             }
         }
     }

@@ -9,14 +9,9 @@
 #import lu_interface
 #import lu_team_factor
 
-// The stage holds SLICE rows of a team's matrix, not all of it: on the H100 the driver gives
-// an SM 48 KiB of workgroup memory in all, so a whole f32 matrix of 32² (4.2 KB) a team held
-// resident teams to 11 an SM where registers allow 28 (benches/NOTES.md, session 42). The
-// matrix goes through the stage a slice at a time, a row at a time with lane t on column t
-// (coalesced), the slice's loads all issued before the first is stored. SLICE (at most
-// MAX_SLICE, the host's min(8, TEAM)) rows a slice.
-const MAX_SLICE: u32 = 8u;
-override SLICE: u32 = 8u;
+// The stage holds a slice of SLICE rows of a team's matrix (shared/lu_team_factor.wgsl): the
+// matrix goes through it a slice at a time, a row at a time with lane t on column t
+// (coalesced), the slice's loads all issued before the first is stored.
 
 // Lane t's row of the team's matrix, from `first` through the stage (zeros for t ≥ n).
 // Barriers: every lane of the workgroup calls it.
@@ -28,7 +23,7 @@ fn load_rows(first: u32, team: TeamLane, in_batch: bool) -> RowBlocks {
         // Every lane has read the last slice before it is overwritten.
         workgroupBarrier();
         if in_batch && t < n {
-            var rows: array<Real, MAX_SLICE>;
+            var rows: array<Real, STAGE_LOADS>;
             for (var j = 0u; j < SLICE; j++) {
                 let i = min(s + j, n - 1u);
 #ifdef OUT_OF_PLACE

@@ -20,6 +20,11 @@ override TEAM: u32 = 32u;
 const STRIDE: u32 = 33u;
 // Rows a lane loads before it stores any into the stage.
 const STAGE_LOADS: u32 = 8u;
+// Kernels that hold a team's rows in registers stage only a slice of the matrix at a time:
+// on the H100 the driver gives an SM 48 KiB of workgroup memory in all, so a whole f32
+// matrix of 32² (4.2 KB) a team held resident teams to 11 an SM where registers allow 28
+// (benches/NOTES.md, session 42). SLICE rows a slice: the host's min(STAGE_LOADS, TEAM).
+override SLICE: u32 = 8u;
 // WG_SIZE · STRIDE, set by the host: TEAM rows of STRIDE per matrix of the workgroup.
 override STAGE: u32 = 1056u;
 var<workgroup> stage: array<Real, STAGE>;

@@ -96,10 +96,12 @@ impl<T: Scalar> Fused<T> {
             Some((min, max)) if ctx.subgroups() && team <= min => (true, max.max(32)),
             _ => (false, team.max(32)),
         };
-        // The stage (rows of 33), and without subgroups the exchange of a value and an index
-        // a lane.
+        // The stage (a slice of rows of 33 a team: shared/lu_team_factor.wgsl), and without
+        // subgroups the exchange of a value and an index a lane.
         let size = T::KIND.size();
-        let stage = wg_size as u64 * 33 * size + if subgroups { 0 } else { wg_size as u64 * (size + 4) };
+        let slice = team.min(8);
+        let stage_len = wg_size / team * slice * 33;
+        let stage = stage_len as u64 * size + if subgroups { 0 } else { wg_size as u64 * (size + 4) };
         if wg_size > limits.max_compute_invocations_per_workgroup
             || stage > limits.max_compute_workgroup_storage_size as u64
         {
@@ -117,7 +119,7 @@ impl<T: Scalar> Fused<T> {
             });
         }
         let no_pivot = pivoting == Pivoting::None;
-        let overrides = bitmap_lu::Overrides { wg_size, team, stage: wg_size * 33 };
+        let overrides = bitmap_lu::Overrides { wg_size, team, stage: stage_len, slice };
         let kernel = |count| ctx.kernel_in_mode(subgroups, bitmap_lu::Flags { count, no_pivot }, overrides);
         Ok(Some(Fused {
             scratch: ctx.zeros(rows * n)?,
