@@ -64,15 +64,7 @@ fn load_bitmap_rows(team: TeamLane, matrix: u32, mine: bool) -> RowBlocks {
                 rows[j] = a_values[start + countOneBits(word & (bit - 1u))];
             }
         }
-        if mine {
-            for (var j = 0u; j < SLICE && s + j < n; j++) {
-                stage_set(team.stage_base, j, t, rows[j]);
-            }
-        }
-        workgroupBarrier();
-        if t >= s && t < s + SLICE && t < n {
-            row = load_row(team.stage_base, t - s);
-        }
+        row = take_slice(team, s, rows, mine, row);
     }
     return row;
 }
@@ -146,19 +138,13 @@ fn run(workgroup: u32, lane: Lane) {
     var row: RowBlocks;
     for (var s = 0u; s < n; s += SLICE) {
         workgroupBarrier();
+        var rows: array<Real, STAGE_LOADS>;
         if mine {
-            var rows: array<Real, STAGE_LOADS>;
             for (var j = 0u; j < SLICE; j++) {
                 rows[j] = scratch[first + min(s + j, n - 1u) * n + t];
             }
-            for (var j = 0u; j < SLICE && s + j < n; j++) {
-                stage_set(team.stage_base, j, t, rows[j]);
-            }
         }
-        workgroupBarrier();
-        if t >= s && t < s + SLICE && t < n {
-            row = load_row(team.stage_base, t - s);
-        }
+        row = take_slice(team, s, rows, mine, row);
     }
     let at = matrix * n + t;
     var masks = vec2<u32>(0u);

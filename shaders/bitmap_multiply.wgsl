@@ -130,16 +130,12 @@ fn run(workgroup: u32, lane: Lane) {
         var cursor: Cursor;
         let entries = stage_segment(row, first, lane.index, &cursor);
         for (var taken = 0u; taken < entries; taken += 4u) {
-            // Past the segment's end next_k keeps returning NONE.
-            let k0 = next_k(&cursor);
-            let k1 = next_k(&cursor);
-            let k2 = next_k(&cursor);
-            let k3 = next_k(&cursor);
-            let e0 = extent(k0, pa, c0);
-            let e1 = extent(k1, pa + 1u, c0);
-            let e2 = extent(k2, pa + 2u, c0);
-            let e3 = extent(k3, pa + 3u, c0);
-            pa += 1u + u32(k1 != NONE) + u32(k2 != NONE) + u32(k3 != NONE);
+            let k = next_four(&cursor);
+            let e0 = extent(k.x, pa, c0);
+            let e1 = extent(k.y, pa + 1u, c0);
+            let e2 = extent(k.z, pa + 2u, c0);
+            let e3 = extent(k.w, pa + 3u, c0);
+            pa += 1u + u32(k.y != NONE) + u32(k.z != NONE) + u32(k.w != NONE);
             let f0 = first_entry(e0, lane.index, c0);
             let f1 = first_entry(e1, lane.index, c0);
             let f2 = first_entry(e2, lane.index, c0);

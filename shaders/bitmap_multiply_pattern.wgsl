@@ -43,14 +43,10 @@ fn run(workgroup: u32, lane: Lane) {
         var cursor: Cursor;
         let entries = stage_segment(row, first, lane.index, &cursor);
         for (var taken = 0u; taken < entries; taken += 4u) {
-            // Past the segment's end next_k keeps returning NONE.
-            let k0 = next_k(&cursor);
-            let k1 = next_k(&cursor);
-            let k2 = next_k(&cursor);
-            let k3 = next_k(&cursor);
+            let k = next_four(&cursor);
             for (var q = 0u; q < WORDS_PER_LANE; q++) {
                 let w = first_word + q * WG_SIZE;
-                acc[q] |= (b_word(k0, w) | b_word(k1, w)) | (b_word(k2, w) | b_word(k3, w));
+                acc[q] |= (b_word(k.x, w) | b_word(k.y, w)) | (b_word(k.z, w) | b_word(k.w, w));
             }
         }
     }

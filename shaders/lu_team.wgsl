@@ -22,8 +22,8 @@ fn load_rows(first: u32, team: TeamLane, in_batch: bool) -> RowBlocks {
     for (var s = 0u; s < n; s += SLICE) {
         // Every lane has read the last slice before it is overwritten.
         workgroupBarrier();
+        var rows: array<Real, STAGE_LOADS>;
         if in_batch && t < n {
-            var rows: array<Real, STAGE_LOADS>;
             for (var j = 0u; j < SLICE; j++) {
                 let i = min(s + j, n - 1u);
 #ifdef OUT_OF_PLACE
@@ -32,14 +32,8 @@ fn load_rows(first: u32, team: TeamLane, in_batch: bool) -> RowBlocks {
                 rows[j] = a[first + i * n + t];
 #endif
             }
-            for (var j = 0u; j < SLICE && s + j < n; j++) {
-                stage_set(team.stage_base, j, t, rows[j]);
-            }
         }
-        workgroupBarrier();
-        if t >= s && t < s + SLICE && t < n {
-            row = load_row(team.stage_base, t - s);
-        }
+        row = take_slice(team, s, rows, in_batch && t < n, row);
     }
     return row;
 }

@@ -59,3 +59,12 @@ fn next_k(cursor: ptr<function, Cursor>) -> u32 {
     (*cursor).bits &= (*cursor).bits - 1u;
     return k;
 }
+
+// The next four stored columns (NONE for those past the segment's end): a walk takes its k's
+// four at a time so that their loads are issued together.
+fn next_four(cursor: ptr<function, Cursor>) -> vec4<u32> {
+    let k0 = next_k(cursor);
+    let k1 = next_k(cursor);
+    let k2 = next_k(cursor);
+    return vec4<u32>(k0, k1, k2, next_k(cursor));
+}

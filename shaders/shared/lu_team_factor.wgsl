@@ -206,6 +206,25 @@ fn store_row(stage_base: u32, i: u32, row: RowBlocks) {
     store_block(stage_base, i, 7u, row.r7);
 }
 
+// One step of reading a team's matrix through the stage a slice at a time: `rows[j]`, element
+// (s + j, t) loaded by lane t (where `loaded`), goes into the stage; after a barrier lane t
+// takes its own row if the slice holds it (else keeps `row`). The caller puts a barrier
+// before each slice's loads. Every lane of the workgroup calls it.
+fn take_slice(lane: TeamLane, s: u32, rows: array<Real, STAGE_LOADS>, loaded: bool, row: RowBlocks) -> RowBlocks {
+    let n = params.n;
+    let t = lane.t;
+    if loaded {
+        for (var j = 0u; j < SLICE && s + j < n; j++) {
+            stage_set(lane.stage_base, j, t, rows[j]);
+        }
+    }
+    workgroupBarrier();
+    if t >= s && t < s + SLICE && t < n {
+        return load_row(lane.stage_base, t - s);
+    }
+    return row;
+}
+
 // A lane's factored row, the position getrf's swaps give it, and its part of the pivots.
 struct Factored {
     row: RowBlocks,

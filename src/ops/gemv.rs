@@ -453,13 +453,14 @@ fn check_options(ctx: &Context, options: &GemvOptions) -> Result<u32> {
 }
 
 /// The rows kernel on `rows` rows of `units` units: lanes per row from the row length
-/// (a slot each lane of which takes ~16 units, at least 8 lanes wide, as wide as a subgroup
+/// (a slot each lane of which takes ~16 units, at least 4 lanes wide, as wide as a subgroup
 /// allows, else the whole workgroup), then segments until the GPU is full.
 fn rows_shape(ctx: &Context, wg: u32, rows: usize, units: usize, options: &GemvOptions) -> Result<RowsShape> {
     let max_shuffle = ctx.subgroup_size_range().map_or(wg, |(min, _)| min);
     let wanted = (units as u64).div_ceil(UNITS_PER_LANE).max(1).next_power_of_two();
-    // At least 8 lanes (128 bytes of f32 vec4s per load) where the row has the units.
-    let least = (units as u64).clamp(1, 8).next_power_of_two().min(max_shuffle as u64);
+    // At least 4 lanes where the row has the units: rows of 8 vec4s (100000 × 32 f32) ran
+    // 12.4 µs with 4 lanes, 13.4 with 8, 12.8 with 2 on the H100 (benches/NOTES.md, session 42).
+    let least = (units as u64).clamp(1, 4).next_power_of_two().min(max_shuffle as u64);
     let lanes = options.lanes.unwrap_or(match wanted.max(least) {
         lanes if lanes <= max_shuffle as u64 => lanes as u32,
         _ => wg,
