@@ -1,12 +1,12 @@
 // The team LU's elimination (lu_team.wgsl, bitmap_lu.wgsl): one team of TEAM lanes per
-// matrix of at most TEAM rows (TEAM ≤ 32), the matrix staged in workgroup memory by the
-// caller, lane i then holding row i in registers (eight named vec4 blocks: an indexed array
-// would spill to memory), so that a step needs no barrier (with subgroups): the pivot is a
-// max over the team (ties to the row at the lowest position), the pivot row is broadcast by
-// shuffles, and every lane below updates its own row. Rows are not moved while factoring:
-// each lane tracks the position its row has after LAPACK's swaps so far (`pos`) and stores
-// it there in the stage at the end, which is getrf's output (the multipliers travel with
-// their rows, as dlaswp moves them). Without subgroups the team's exchanges go through
+// matrix of at most TEAM rows (TEAM ≤ 32), lane i holding row i in registers (eight named
+// vec4 blocks: an indexed array would spill to memory; the includer reads the matrix in
+// through a stage of SLICE rows, `take_slice`), so that a step needs no barrier (with
+// subgroups): the pivot is a max over the team (ties to the row at the lowest position), the
+// pivot row is broadcast by shuffles, and every lane below updates its own row. Rows are not
+// moved while factoring: each lane tracks the position its row has after LAPACK's swaps so
+// far (`pos`), and the includer writes it there, which is getrf's output (the multipliers
+// travel with their rows, as dlaswp moves them). Without subgroups the team's exchanges go through
 // workgroup memory (two barriers each): correct, slower. With NO_PIVOT row k is step k's
 // pivot and updates whose l_ik or u_kj is zero are skipped (seed 004's elimination,
 // lu_small's NO_PIVOT). The includer declares `params.n`.
@@ -25,8 +25,8 @@ const STAGE_LOADS: u32 = 8u;
 // matrix of 32² (4.2 KB) a team held resident teams to 11 an SM where registers allow 28
 // (benches/NOTES.md, session 42). SLICE rows a slice: the host's min(STAGE_LOADS, TEAM).
 override SLICE: u32 = 8u;
-// WG_SIZE · STRIDE, set by the host: TEAM rows of STRIDE per matrix of the workgroup.
-override STAGE: u32 = 1056u;
+// (WG_SIZE / TEAM) · SLICE · STRIDE, set by the host: a slice of rows per team.
+override STAGE: u32 = 264u;
 var<workgroup> stage: array<Real, STAGE>;
 
 #ifndef SUBGROUP
@@ -302,18 +302,4 @@ fn factor_rows(lane: TeamLane, row: RowBlocks) -> Factored {
         if first_block <= 7u && blocks > 7u { r7 = step_block(r7, 7u, k, pivot_lane, me, l, eliminate); }
     }
     return Factored(RowBlocks(r0, r1, r2, r3, r4, r5, r6, r7), pos, TeamFactor(my_pivot, first_zero));
-}
-
-// Factors the team's staged matrix (TEAM rows) in place: on return (after a barrier) the
-// stage holds unit-lower L below the diagonal and U on and above it, rows in getrf's order.
-// Every lane of the workgroup calls it (shuffles and barriers).
-fn factor_stage(lane: TeamLane) -> TeamFactor {
-    let factored = factor_rows(lane, load_row(lane.stage_base, lane.t));
-    // Every lane has read its row before any row is written back to the stage.
-    workgroupBarrier();
-    if lane.t < params.n {
-        store_row(lane.stage_base, factored.pos, factored.row);
-    }
-    workgroupBarrier();
-    return factored.factor;
 }
