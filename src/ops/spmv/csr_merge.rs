@@ -35,11 +35,17 @@ pub(super) fn workgroup_bytes(wg: u32, items: u32, elem: u64) -> u64 {
     (4 + 2 * elem) * tile + 2 * (4 + elem) * wg as u64 + elem * wg as u64 + 16
 }
 
-/// Merge items per invocation: 6, or fewer where the device's workgroup memory is small.
+/// Merge items per invocation: 2, or 1 where the device's workgroup memory is small. Six a
+/// lane (18 KB a workgroup of 256) left 2 workgroups resident an SM on the H100, whose driver
+/// gives an SM 48 KiB of workgroup memory in all: 2 items ran R-MAT 641.5 → 515.7 µs, the
+/// dense row 260.2 → 200.9, the uniform matrix 1333.1 → 1167.6 (benches/NOTES.md, session 42).
 fn items(ctx: &Context, wg: u32, elem: u64) -> u32 {
     let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
-    (1..=6).rev().find(|&items| workgroup_bytes(wg, items, elem) <= budget).unwrap_or(1)
+    (1..=MERGE_ITEMS).rev().find(|&items| workgroup_bytes(wg, items, elem) <= budget).unwrap_or(1)
 }
+
+/// The merge items a lane takes by default.
+const MERGE_ITEMS: u32 = 2;
 
 pub(super) fn plan<T: Scalar>(
     ctx: &Context,
