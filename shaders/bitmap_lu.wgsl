@@ -122,11 +122,7 @@ fn run(workgroup: u32, lane: Lane) {
     }
     // The factored rows to the scratch in getrf's order, through the stage.
     for (var s = 0u; s < n; s += SLICE) {
-        workgroupBarrier();
-        if t < n && factored.pos >= s && factored.pos < s + SLICE {
-            store_row(team.stage_base, factored.pos - s, factored.row);
-        }
-        workgroupBarrier();
+        put_slice(team, s, factored.row, factored.pos);
         if mine {
             for (var j = 0u; j < SLICE && s + j < n; j++) {
                 scratch[first + (s + j) * n + t] = stage_get(team.stage_base, j, t);
@@ -166,11 +162,7 @@ fn run(workgroup: u32, lane: Lane) {
     // The values a row at a time, lane t on column t (stores of a row side by side), the
     // row's masks and starts from its lane, a slice of rows through the stage at a time.
     for (var s = 0u; s < n; s += SLICE) {
-        workgroupBarrier();
-        if t >= s && t < s + SLICE && t < n {
-            store_row(team.stage_base, t - s, row);
-        }
-        workgroupBarrier();
+        put_slice(team, s, row, t);
         for (var j = 0u; j < SLICE && s + j < n; j++) {
             let source = team.base + s + j;
             let l_row = shuffle_u32(masks.x, source, team.me);

@@ -43,12 +43,7 @@ fn store_rows(first: u32, team: TeamLane, in_batch: bool, factored: Factored) {
     let n = params.n;
     let t = team.t;
     for (var s = 0u; s < n; s += SLICE) {
-        // Every lane has stored the last slice before it is overwritten.
-        workgroupBarrier();
-        if t < n && factored.pos >= s && factored.pos < s + SLICE {
-            store_row(team.stage_base, factored.pos - s, factored.row);
-        }
-        workgroupBarrier();
+        put_slice(team, s, factored.row, factored.pos);
         if in_batch && t < n {
             for (var j = 0u; j < SLICE && s + j < n; j++) {
                 a[first + (s + j) * n + t] = stage_get(team.stage_base, j, t);

@@ -225,6 +225,18 @@ fn take_slice(lane: TeamLane, s: u32, rows: array<Real, STAGE_LOADS>, loaded: bo
     return row;
 }
 
+// One step of writing a team's rows out through the stage a slice at a time: the lane whose
+// row sits at position `pos` puts it in the stage if slice s holds that position; after the
+// barrier the caller writes element (s + j, t) out (`stage_get`). The barrier before covers
+// the last slice's readers. Every lane of the workgroup calls it.
+fn put_slice(lane: TeamLane, s: u32, row: RowBlocks, pos: u32) {
+    workgroupBarrier();
+    if lane.t < params.n && pos >= s && pos < s + SLICE {
+        store_row(lane.stage_base, pos - s, row);
+    }
+    workgroupBarrier();
+}
+
 // A lane's factored row, the position getrf's swaps give it, and its part of the pivots.
 struct Factored {
     row: RowBlocks,

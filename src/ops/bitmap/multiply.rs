@@ -86,7 +86,7 @@ pub struct BitmapProduct<T: Scalar> {
 /// The values kernel of each algorithm, with what it keeps.
 enum Scheme<T: Scalar> {
     /// B's entries' columns (exported once: B's pattern is the planned one).
-    RowWise { kernel: Kernel<bitmap_multiply::Shader, T>, chunks: usize, b_cols: GpuVec<u32>, no_rows: GpuVec<u32> },
+    RowWise { kernel: Kernel<bitmap_multiply::Shader, T>, chunks: usize, b_cols: GpuVec<u32> },
     /// Bᵀ's values are refreshed from B's on every run.
     Outputs { kernel: Kernel<bitmap_multiply_outputs::Shader, T>, bt: Box<GpuBitmap<T>> },
 }
@@ -135,13 +135,13 @@ impl<T: Scalar> BitmapProduct<T> {
                 Scheme::Outputs { kernel: ctx.kernel(Default::default(), Default::default())?, bt: Box::new(bt) }
             }
             None => {
-                let (b_cols, no_rows) = b_columns.expect("row-wise plans export B's columns");
+                // The export has run (the count was waited for): its stand-in rows can go.
+                let (b_cols, _) = b_columns.expect("row-wise plans export B's columns");
                 let (wg_size, chunk) = row_wise_shape::<T>(ctx, c.cols())?;
                 Scheme::RowWise {
                     kernel: ctx.kernel(Default::default(), bitmap_multiply::Overrides { wg_size, chunk })?,
                     chunks: c.cols().div_ceil(chunk as usize).max(1),
                     b_cols,
-                    no_rows,
                 }
             }
         };
@@ -230,7 +230,7 @@ impl<T: Scalar> BitmapProduct<T> {
     /// Bᵀ (outputs).
     pub fn extra_bytes(&self) -> u64 {
         match &self.scheme {
-            Scheme::RowWise { b_cols, no_rows, .. } => b_cols.byte_len() + no_rows.byte_len(),
+            Scheme::RowWise { b_cols, .. } => b_cols.byte_len(),
             Scheme::Outputs { bt, .. } => bt.device_bytes(),
         }
     }
