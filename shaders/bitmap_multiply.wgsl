@@ -7,21 +7,22 @@
 // in k order: no atomics, deterministic. The work follows the products, where a lane per
 // flag word of C's row (the earlier scheme) ran every lane through every k whether its word
 // of B's row held anything or not. Then a lane per flag word of C's chunk writes its values
-// at their positions (C's rank directory and the words before it in the block).
+// at their positions (C's rank directory, shared/bitmap_position.wgsl).
 //
 // Each k is a chain of loads (a_ik and B's row extent, then the entries), so k's are taken
 // four at a time: their extents, then their first entries, are read together.
 #import entry
 #import real
 #import a_row_walk
+#import bitmap_position
 
 struct Params {
     rows: u32,
     a_words: u32,
     a_blocks: u32,
-    // Flag words and rank blocks of C's rows.
-    c_words: u32,
-    c_blocks: u32,
+    // Flag words and rank blocks of C's rows (shared/bitmap_position.wgsl's names).
+    words: u32,
+    blocks: u32,
     // Chunks of CHUNK columns a row of C.
     chunks: u32,
     // Rank blocks of B's rows.
@@ -36,8 +37,8 @@ var<immediate> params: Params;
 @group(0) @binding(4) var<storage, read> b_rank: array<u32>;
 @group(0) @binding(5) var<storage, read> b_cols: array<u32>;
 @group(0) @binding(6) var<storage, read> b_values: array<Real>;
-@group(0) @binding(7) var<storage, read> c_flags: array<u32>;
-@group(0) @binding(8) var<storage, read> c_rank: array<u32>;
+@group(0) @binding(7) var<storage, read> flags: array<u32>;
+@group(0) @binding(8) var<storage, read> rank: array<u32>;
 @group(0) @binding(9) var<storage, read_write> c_values: array<Real>;
 
 override WG_SIZE: u32 = 32u;
@@ -96,21 +97,6 @@ fn add_row(e: Extent, first: Entry, lane: u32, c0: u32) {
     workgroupBarrier();
 }
 
-// The popcounts of the words of C's row before word `cw` in its rank block, read together.
-fn words_before(row_start: u32, cw: u32) -> u32 {
-    let before = cw % 8u;
-    let base = row_start + cw - before;
-    let last = max(before, 1u) - 1u;
-    var n = select(0u, countOneBits(c_flags[base]), before > 0u);
-    n += select(0u, countOneBits(c_flags[base + min(1u, last)]), before > 1u);
-    n += select(0u, countOneBits(c_flags[base + min(2u, last)]), before > 2u);
-    n += select(0u, countOneBits(c_flags[base + min(3u, last)]), before > 3u);
-    n += select(0u, countOneBits(c_flags[base + min(4u, last)]), before > 4u);
-    n += select(0u, countOneBits(c_flags[base + min(5u, last)]), before > 5u);
-    n += select(0u, countOneBits(c_flags[base + min(6u, last)]), before > 6u);
-    return n;
-}
-
 fn run(workgroup: u32, lane: Lane) {
     let row = workgroup / params.chunks;
     if row >= params.rows {
@@ -147,15 +133,14 @@ fn run(workgroup: u32, lane: Lane) {
         }
     }
     workgroupBarrier();
-    let row_start = row * params.c_words;
     let chunk_words = CHUNK / 32u;
     for (var t = lane.index; t < chunk_words; t += WG_SIZE) {
         let cw = chunk * chunk_words + t;
-        if cw >= params.c_words {
+        if cw >= params.words {
             break;
         }
-        var bits = c_flags[row_start + cw];
-        var pc = c_rank[row * params.c_blocks + cw / 8u] + words_before(row_start, cw);
+        var bits = flags[row * params.words + cw];
+        var pc = word_position(row, cw);
         while bits != 0u {
             let b = firstTrailingBit(bits);
             bits &= bits - 1u;

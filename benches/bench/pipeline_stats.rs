@@ -7,9 +7,7 @@
 //! wgpu does not expose the extension, so this builds each pipeline itself through ash (the
 //! Vulkan bindings wgpu uses) from the SPIR-V naga writes with the options our pipelines get
 //! on Vulkan (`ShaderRuntimeChecks::unchecked()`, no zero-initialised workgroup memory), and
-//! asks the driver for its statistics. A development tool: nothing runs on the GPU. With
-//! `WGSPARSE_IR_DIR` set, the driver's internal representations of each pipeline (where it
-//! offers any: assembly, intermediate code) are written there too, a file each.
+//! asks the driver for its statistics. A development tool: nothing runs on the GPU.
 
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
@@ -70,7 +68,7 @@ pub fn run(specs: &[Spec]) -> Result<(), String> {
         for variant in variants {
             let label = format!("{}[{}]", shader.name, variant.defines.join(","));
             let overrides: Vec<String> = spec.overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            match driver.statistics(shader, variant, &spec.overrides, &label) {
+            match driver.statistics(shader, variant, &spec.overrides) {
                 Ok(executables) => {
                     for (executable, stats) in executables {
                         let stats: Vec<String> = stats.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -82,6 +80,11 @@ pub fn run(specs: &[Spec]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A Vulkan call's error as text, named.
+fn vk_err(what: &'static str) -> impl Fn(vk::Result) -> String {
+    move |e| format!("{what}: {e}")
 }
 
 /// A Vulkan device with `pipelineExecutableInfo` enabled.
@@ -99,7 +102,6 @@ type Executable = (String, BTreeMap<String, String>);
 
 impl Driver {
     fn new() -> Result<Driver, String> {
-        let vk_err = |what: &'static str| move |e: vk::Result| format!("{what}: {e}");
         // SAFETY: loading the system's Vulkan loader; the calls below follow the spec's
         // valid usage (handles created here, destroyed in Drop).
         unsafe {
@@ -199,14 +201,12 @@ impl Driver {
         shader: &ShaderInfo,
         variant: &ShaderVariant,
         overrides: &[(String, f64)],
-        label: &str,
     ) -> Result<Vec<Executable>, String> {
         if let Some((name, _)) = overrides.iter().find(|(name, _)| !shader.overrides.iter().any(|o| o.name == *name)) {
             let known: Vec<&str> = shader.overrides.iter().map(|o| o.name).collect();
             return Err(format!("no override {name:?} (it has {known:?})"));
         }
         let code = self.spirv(variant, overrides)?;
-        let vk_err = |what: &'static str| move |e: vk::Result| format!("{what}: {e}");
         let entry_point = CString::new(variant.entry_point).map_err(|e| e.to_string())?;
         // SAFETY: every handle is created from self.device here and destroyed before return.
         unsafe {
@@ -255,12 +255,8 @@ impl Driver {
                     .map_err(|(_, e)| format!("vkCreateComputePipelines: {e}"));
                 let stats = pipelines.and_then(|pipelines| {
                     let stats = self.read(pipelines[0]);
-                    let irs = match &ir_dir {
-                        Some(dir) => self.write_representations(pipelines[0], dir, label, overrides),
-                        None => Ok(()),
-                    };
                     self.device.destroy_pipeline(pipelines[0], None);
-                    irs.and(stats)
+                    stats
                 });
                 self.device.destroy_pipeline_layout(layout, None);
                 stats
@@ -273,7 +269,6 @@ impl Driver {
 
     /// The statistics of each executable of a pipeline.
     unsafe fn read(&self, pipeline: vk::Pipeline) -> Result<Vec<Executable>, String> {
-        let vk_err = |what: &'static str| move |e: vk::Result| format!("{what}: {e}");
         let text = |c: Result<&CStr, _>| c.map(|c: &CStr| c.to_string_lossy().into_owned()).unwrap_or_default();
         // SAFETY: the pipeline was created with CAPTURE_STATISTICS on a device with the feature.
         unsafe {
@@ -304,54 +299,6 @@ impl Driver {
             }
             Ok(out)
         }
-    }
-}
-
-impl Driver {
-    /// Writes each executable's internal representations to `dir`, a file each.
-    unsafe fn write_representations(
-        &self,
-        pipeline: vk::Pipeline,
-        dir: &std::path::Path,
-        label: &str,
-        overrides: &[(String, f64)],
-    ) -> Result<(), String> {
-        let get = self.executables.fp().get_pipeline_executable_internal_representations_khr;
-        let handle = self.device.handle();
-        let mut stem: String = label.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-        for (k, v) in overrides {
-            stem.push_str(&format!("_{k}{v}"));
-        }
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        // SAFETY: the two-call idiom of the spec: counts, then sizes, then the data into
-        // buffers that outlive the call.
-        unsafe {
-            let properties = self
-                .executables
-                .get_pipeline_executable_properties(&vk::PipelineInfoKHR::default().pipeline(pipeline))
-                .map_err(|e| format!("vkGetPipelineExecutablePropertiesKHR: {e}"))?;
-            for index in 0..properties.len() {
-                let info = vk::PipelineExecutableInfoKHR::default().pipeline(pipeline).executable_index(index as u32);
-                let mut count = 0u32;
-                get(handle, &info, &mut count, std::ptr::null_mut()).result().map_err(|e| e.to_string())?;
-                let mut reps = vec![vk::PipelineExecutableInternalRepresentationKHR::default(); count as usize];
-                get(handle, &info, &mut count, reps.as_mut_ptr()).result().map_err(|e| e.to_string())?;
-                let mut buffers: Vec<Vec<u8>> = reps.iter().map(|r| vec![0u8; r.data_size]).collect();
-                for (r, b) in reps.iter_mut().zip(&mut buffers) {
-                    r.p_data = b.as_mut_ptr().cast();
-                }
-                get(handle, &info, &mut count, reps.as_mut_ptr()).result().map_err(|e| e.to_string())?;
-                for (r, data) in reps.iter().zip(&buffers) {
-                    let name = r.name_as_c_str().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
-                    let name: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-                    let path = dir.join(format!("{stem}-{index}-{name}.txt"));
-                    let text =
-                        if r.is_text == vk::TRUE { data.split(|&b| b == 0).next().unwrap_or(data) } else { data };
-                    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-                }
-            }
-        }
-        Ok(())
     }
 }
 

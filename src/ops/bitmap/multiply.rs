@@ -182,8 +182,8 @@ impl<T: Scalar> BitmapProduct<T> {
                     rows: c.rows() as u32,
                     a_words: a.words_per_row() as u32,
                     a_blocks: a.blocks_per_row() as u32,
-                    c_words: c.words_per_row() as u32,
-                    c_blocks: c.blocks_per_row() as u32,
+                    words: c.words_per_row() as u32,
+                    blocks: c.blocks_per_row() as u32,
                     chunks: *chunks as u32,
                     b_blocks: b.blocks_per_row() as u32,
                 };
@@ -195,8 +195,8 @@ impl<T: Scalar> BitmapProduct<T> {
                     b_rank: b.rank_directory().bind(),
                     b_cols: b_cols.bind(),
                     b_values: b.values().bind(),
-                    c_flags: c.flags().bind(),
-                    c_rank: c.rank_directory().bind(),
+                    flags: c.flags().bind(),
+                    rank: c.rank_directory().bind(),
                     c_values: c.values().bind(),
                 };
                 rec.dispatch(kernel, params, bindings, (c.rows() * chunks) as u64)
