@@ -575,6 +575,51 @@ fn lu_ties_follow_lapack() {
     lu_ties::<f64>();
 }
 
+/// Without pivoting the factors store the elimination's pattern, whatever the values: a
+/// fill entry whose two updates cancel to exactly zero stays stored (with value 0), on the
+/// fused route (n ≤ 32) and on the dense one (n = 33), as the twin's pattern says.
+fn lu_pattern_keeps_cancelled_fill<T: Scalar>() {
+    // Rows 0 and 1 both reach column 3 of row 2 (fill): -1·1 - 1·(-1) = 0.
+    let block = [[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, -1.0], [1.0, 1.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]];
+    for n in [4usize, 33] {
+        let mut dense = DenseMatrix::<T>::zeros(2 * n, n).unwrap();
+        for m in 0..2 {
+            for i in 0..n {
+                dense.data_mut()[(m * n + i) * n + i] = T::from_f64(1.0);
+            }
+            for (i, row) in block.iter().enumerate() {
+                for (j, &v) in row.iter().enumerate() {
+                    dense.data_mut()[(m * n + i) * n + j] = T::from_f64(v);
+                }
+            }
+        }
+        let host = bitmap(&dense.to_csr());
+        let (l, u, _) = reference::bitmap_lu(&host, n, false);
+        assert_eq!(u.get(2, 3), Some(0.0), "the twin keeps the cancelled fill");
+        for (mode, ctx) in contexts_for::<T>() {
+            let label = format!("{mode} {} n = {n}", T::KIND.name());
+            let gpu = GpuBitmap::upload(ctx, &host).unwrap();
+            let mut plan = BitmapLu::<T>::new(ctx, n, 2, Pivoting::None).unwrap();
+            poison_lu(&plan);
+            assert_eq!(plan.factor(&gpu).unwrap(), vec![0, 0], "{label}: info");
+            let (got_l, got_u) = (plan.l().read_blocking().unwrap(), plan.u().read_blocking().unwrap());
+            check_same(&format!("{label} L"), &got_l, &l, 0.0);
+            check_same(&format!("{label} U"), &got_u, &u, 0.0);
+            assert_eq!(got_u.get(n + 2, 3).map(|v| v.to_f64()), Some(0.0), "{label}: second matrix's U(2, 3)");
+        }
+    }
+}
+
+#[test]
+fn lu_pattern_keeps_cancelled_fill_f32() {
+    lu_pattern_keeps_cancelled_fill::<f32>();
+}
+
+#[test]
+fn lu_pattern_keeps_cancelled_fill_f64() {
+    lu_pattern_keeps_cancelled_fill::<f64>();
+}
+
 #[test]
 fn lu_f32() {
     lu::<f32>();

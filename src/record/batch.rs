@@ -1,6 +1,7 @@
 //! A batch: one command encoder that any number of ops, copies and readbacks are recorded
 //! into, submitted once.
 
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use bytemuck::Pod;
@@ -119,13 +120,30 @@ impl<'c> Batch<'c> {
     /// Records a copy of `source` to the host, delivered after [`Batch::submit`] through the
     /// returned ticket: the result of the batch's last op, read with no second submission.
     pub fn read_back<T: Stored + Pod>(&mut self, source: &GpuVec<T>) -> Result<ReadTicket<T>> {
+        self.read_back_range(source, 0..source.len())
+    }
+
+    /// [`read_back`](Self::read_back) of the elements `range` of `source` alone.
+    pub fn read_back_range<T: Stored + Pod>(
+        &mut self,
+        source: &GpuVec<T>,
+        range: Range<usize>,
+    ) -> Result<ReadTicket<T>> {
         self.ctx.check_owner("the vector to read", source.device_id())?;
+        if range.start > range.end || range.end > source.len() {
+            return Err(Error::InvalidArgument(format!(
+                "read_back_range: elements {range:?} of a vector of {}",
+                source.len()
+            )));
+        }
         self.end_pass();
         let encoder = self.encoder.as_mut().expect("a batch keeps its encoder until submitted");
-        let staged = stage(self.ctx.gpu(), encoder, source.raw_buffer(), source.byte_offset(), source.byte_len())?;
+        let size = T::stride();
+        let (offset, bytes) = (source.byte_offset() + range.start as u64 * size, range.len() as u64 * size);
+        let staged = stage(self.ctx.gpu(), encoder, source.raw_buffer(), offset, bytes)?;
         let state = Arc::new(Mutex::new(TicketState::Staged(staged)));
         self.reads.push(state.clone());
-        Ok(ReadTicket { state, len: source.len(), _element: std::marker::PhantomData })
+        Ok(ReadTicket { state, len: range.len(), _element: std::marker::PhantomData })
     }
 
     /// Submits everything recorded, in recording order; returns without waiting for the GPU.

@@ -1,6 +1,7 @@
 //! The bitmap twins (seed 004), in f64: `A ± B` by the seed's per-position rules, `A·B`
 //! with the structural pattern (a position is stored when some k has both `a_ik` and `b_kj`
-//! stored), and the batched LU whose factors keep the entries that are not zero.
+//! stored), and the batched LU whose factors keep, without pivoting, A's pattern with its
+//! fill, and with partial pivoting the entries that are not zero.
 
 use super::lu_factor;
 use crate::format::{flagged_columns, words_per_row, BitmapMatrix, DenseMatrix, Scalar};
@@ -52,8 +53,10 @@ pub fn bitmap_multiply<T: Scalar>(a: &BitmapMatrix<T>, b: &BitmapMatrix<T>) -> B
 }
 
 /// The LU of each `n × n` matrix of a stacked batch (`batch·n` rows): L's strictly lower
-/// entries and U's entries on and above the diagonal that are not zero, as bitmaps of the
-/// input's shape, and each matrix's info (see [`lu_factor`]).
+/// part and U's part on and above the diagonal, as bitmaps of the input's shape, and each
+/// matrix's info (see [`lu_factor`]). Without pivoting the factors store the pattern of the
+/// elimination ([`lu_pattern`]: A's entries and their fill, values that cancel to zero
+/// included); with partial pivoting, the entries that are not zero.
 pub fn bitmap_lu<T: Scalar>(
     a: &BitmapMatrix<T>,
     n: usize,
@@ -77,5 +80,46 @@ pub fn bitmap_lu<T: Scalar>(
         }
     }
     let to_bitmap = |data: Vec<f64>| BitmapMatrix::from_dense(&DenseMatrix::try_new(a.rows(), n, data).unwrap());
-    (to_bitmap(lower), to_bitmap(upper), infos)
+    if pivoting {
+        return (to_bitmap(lower), to_bitmap(upper), infos);
+    }
+    let pattern = lu_pattern(a, n);
+    let keep = |data: &[f64], part: fn(usize, usize) -> bool| {
+        let (mut flags, mut offsets, mut values) = (vec![0u32; a.rows() * a.words_per_row()], vec![0u32], Vec::new());
+        for (r, row) in pattern.iter().enumerate() {
+            for j in (0..n).filter(|&j| row[j] && part(r % n, j)) {
+                flags[r * a.words_per_row() + j / 32] |= 1 << (j % 32);
+                values.push(data[r * n + j]);
+            }
+            offsets.push(values.len() as u32);
+        }
+        BitmapMatrix::try_new(a.rows(), n, offsets, flags, values).expect("a valid factor")
+    };
+    (keep(&lower, |i, j| j < i), keep(&upper, |i, j| j >= i), infos)
+}
+
+/// The pattern of the LU without pivoting of each `n × n` matrix of a stacked batch, from
+/// A's flags alone: at step k every row below k whose pattern holds column k gains row k's
+/// columns after k (a row a `Vec<bool>` of `n`).
+pub fn lu_pattern<T: Scalar>(a: &BitmapMatrix<T>, n: usize) -> Vec<Vec<bool>> {
+    let mut rows: Vec<Vec<bool>> = (0..a.rows())
+        .map(|r| {
+            let mut row = vec![false; n];
+            for j in a.row_columns(r) {
+                row[j] = true;
+            }
+            row
+        })
+        .collect();
+    for matrix in rows.chunks_mut(n.max(1)) {
+        for k in 0..matrix.len() {
+            let (above, below) = matrix.split_at_mut(k + 1);
+            for row in below.iter_mut().filter(|row| row[k]) {
+                for j in k + 1..n {
+                    row[j] |= above[k][j];
+                }
+            }
+        }
+    }
+    rows
 }

@@ -279,9 +279,33 @@ pub(crate) fn record_from_dense<T: Scalar>(
     out: &GpuBitmap<T>,
     steps: &StructureSteps,
 ) -> Result<()> {
+    record_dense_pass(rec, dense, source, out, false)?;
+    record_dense_values(rec, dense, source, out, steps)
+}
+
+/// Records the structure steps of `out`, whose flags are set, and its values from `dense`
+/// at those flags.
+pub(crate) fn record_dense_values<T: Scalar>(
+    rec: &mut Recorder<'_, '_>,
+    dense: &GpuVec<T>,
+    source: DensePart,
+    out: &GpuBitmap<T>,
+    steps: &StructureSteps,
+) -> Result<()> {
+    steps.record(rec, out, None)?;
+    record_dense_pass(rec, dense, source, out, true)
+}
+
+/// One pass of `bitmap_from_dense.wgsl`: the flags, or (`values`) the values at them.
+fn record_dense_pass<T: Scalar>(
+    rec: &mut Recorder<'_, '_>,
+    dense: &GpuVec<T>,
+    source: DensePart,
+    out: &GpuBitmap<T>,
+    values: bool,
+) -> Result<()> {
     let ctx = rec.context().clone();
-    let kernel =
-        |values| ctx.kernel::<bitmap_from_dense::Shader, T>(bitmap_from_dense::Flags { values }, Default::default());
+    let kernel = ctx.kernel::<bitmap_from_dense::Shader, T>(bitmap_from_dense::Flags { values }, Default::default())?;
     let params = bitmap_from_dense::Params {
         rows: out.rows() as u32,
         cols: out.cols() as u32,
@@ -295,16 +319,13 @@ pub(crate) fn record_from_dense<T: Scalar>(
         },
         n: source.block_rows.max(1) as u32,
     };
-    let bindings = || bitmap_from_dense::Bindings {
+    let bindings = bitmap_from_dense::Bindings {
         dense: dense.bind(),
         flags: out.flags().bind(),
         rank: out.rank_directory().bind(),
         out: out.values().bind(),
     };
-    let words = (out.rows() * out.words_per_row()) as u64;
-    rec.dispatch_items(&kernel(false)?, params, bindings(), words)?;
-    steps.record(rec, out, None)?;
-    rec.dispatch_items(&kernel(true)?, params, bindings(), words)
+    rec.dispatch_items(&kernel, params, bindings, (out.rows() * out.words_per_row()) as u64)
 }
 
 /// The one panel of a sparse matrix (`None` without rows); more panels are refused.

@@ -1,22 +1,26 @@
 //! Batched LU of bitmap matrices (seed 004), L and U returned as bitmaps with their fill.
 //!
 //! Matrices of up to 32 rows (a flag word a row) are factored by `shaders/bitmap_lu.wgsl`:
-//! a team of lanes per matrix stages it from the bitmap, eliminates with the batched LU
-//! engine's team elimination (`shaders/shared/lu_team_factor.wgsl`: the seed's, which skips
-//! updates where `l_ik` or `u_kj` is zero, or partial pivoting) and writes the factors'
-//! bitmaps itself. It runs twice around a scan of the factors' row counts, which places
-//! every row's entries: the first run factors and keeps the factored batch in a dense
-//! scratch, the second reads it back and writes the factors. Larger matrices (or adapters
-//! that bind fewer than 14 storage buffers to a kernel) are densified, factored by
-//! [`BatchedLu`] and converted back.
+//! a team of lanes per matrix reads it from the bitmap (a row a lane), eliminates with the
+//! batched LU engine's team elimination (`shaders/shared/lu_team_factor.wgsl`: the seed's,
+//! which skips updates where `l_ik` or `u_kj` is zero, or partial pivoting) and writes the
+//! factors' bitmaps itself. It runs twice around a scan of the factors' entry counts, which
+//! places every row's entries. Without pivoting the factors' pattern follows from A's alone
+//! (the fill), so the first run computes it from the flags with each matrix's counts, and
+//! the second factors and writes every value at its place; with partial pivoting the first
+//! run factors, counts each row and keeps the factored batch in a dense scratch, the second
+//! reads it back and writes the factors. Larger matrices (or adapters that bind fewer than
+//! 15 storage buffers to a kernel) are densified, factored by [`BatchedLu`] and converted
+//! back (without pivoting, into the pattern computed from A's flags by
+//! `shaders/bitmap_lu_pattern.wgsl`).
 
-use super::convert::{dense_panel, record_from_dense, DensePart, Part};
+use super::convert::{dense_panel, record_dense_values, record_from_dense, DensePart, Part};
 use super::StructureSteps;
 use crate::analysis::scan::Scan;
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
-use crate::kernel::shaders::bitmap_lu;
+use crate::kernel::shaders::{bitmap_lu, bitmap_lu_pattern};
 use crate::kernel::Kernel;
 use crate::matrix::{DenseLayout, GpuBitmap, GpuDense};
 use crate::ops::common::{check_len, Operands};
@@ -26,9 +30,14 @@ use crate::{Error, Result};
 
 /// A planned batched LU of `batch` bitmap matrices of `n × n`, stacked by rows in one
 /// [`GpuBitmap`] of `batch·n` rows and `n` columns: `P·A = L·U` per matrix, with
-/// - [`l`](Self::l): unit-lower L, its strictly lower entries that are not zero (the
-///   diagonal's ones implied, not stored);
-/// - [`u`](Self::u): U, its entries on and above the diagonal that are not zero;
+/// - [`l`](Self::l): unit-lower L, its strictly lower part (the diagonal's ones implied, not
+///   stored);
+/// - [`u`](Self::u): U, on and above the diagonal;
+/// - which entries the factors store: without pivoting, the pattern of seed 004's
+///   elimination, which does not depend on the values: A's entries and their fill (`(i, j)`
+///   is fill when some `k < min(i, j)` has `l_ik` and `u_kj` in the pattern), an entry that
+///   cancels to exactly zero staying stored, as in `A ± B` and `A·B`; with partial pivoting,
+///   where the rows that meet depend on the values, the entries that are not exactly zero;
 /// - per matrix an `info`: 0, or 1 + the first column whose pivot was exactly zero (never
 ///   divided by; the factorization goes on, as LAPACK's does).
 ///
@@ -47,8 +56,9 @@ pub struct BitmapLu<T: Scalar> {
 }
 
 /// Storage buffers `bitmap_lu.wgsl` binds (A's three arrays, four of each factor, pivots,
-/// infos, the scratch); adapters allowing fewer a stage take the dense route.
-const FUSED_BINDINGS: u32 = 14;
+/// infos, the scratch, the matrices' starts); adapters allowing fewer a stage take the dense
+/// route.
+const FUSED_BINDINGS: u32 = 15;
 
 enum Engine<T: Scalar> {
     /// `bitmap_lu.wgsl` (n ≤ 32): counts, their scans, then the factors.
@@ -60,10 +70,9 @@ enum Engine<T: Scalar> {
 struct Fused<T: Scalar> {
     count: Kernel<bitmap_lu::Shader, T>,
     store: Kernel<bitmap_lu::Shader, T>,
-    /// Of L's and U's rank directories (a row's count, then its start), with their totals.
-    scans: [Scan; 2],
-    totals: [GpuVec<u32>; 2],
-    /// The factored batch between the two runs, dense.
+    counts: Counts,
+    /// With partial pivoting, the factored batch between the two runs, dense (one element
+    /// without pivoting, which keeps nothing between them).
     scratch: GpuVec<T>,
     /// Lanes a matrix, and a workgroup.
     team: u32,
@@ -71,8 +80,21 @@ struct Fused<T: Scalar> {
     subgroups: bool,
 }
 
+/// Where the fused kernel's first run leaves the factors' entry counts, and their scans.
+enum Counts {
+    /// Without pivoting: each matrix's counts of L, then of U (`2·batch`), scanned, then the
+    /// totals of L and U, written by the second run.
+    Matrices { starts: GpuVec<u32>, scan: Scan, scan_total: GpuVec<u32> },
+    /// With partial pivoting: each row's, in L's and U's rank directories (scanned there),
+    /// with their totals.
+    Rows { scans: [Scan; 2], totals: [GpuVec<u32>; 2] },
+}
+
 struct Densified<T: Scalar> {
     lu: BatchedLu<T>,
+    /// Without pivoting, the factors' pattern from A's flags (`bitmap_lu_pattern.wgsl`);
+    /// with pivoting they keep the entries that are not zero.
+    pattern: Option<Kernel<bitmap_lu_pattern::Shader>>,
     dense: GpuDense<T>,
     steps: [StructureSteps; 2],
     /// Bound by the densify in place of the entry arrays it does not write.
@@ -107,9 +129,12 @@ impl<T: Scalar> Fused<T> {
         {
             return Ok(None);
         }
-        // The scratch holds the whole batch densely: past one binding, the dense route's
-        // batch would not bind either.
-        let scratch = (rows as u64).saturating_mul(n as u64).saturating_mul(size);
+        // With partial pivoting the scratch holds the whole batch densely: past one binding,
+        // the dense route's batch would not bind either.
+        let no_pivot = pivoting == Pivoting::None;
+        let scratch_len = if no_pivot { 1 } else { rows * n };
+        let batch = rows / n.max(1);
+        let scratch = (scratch_len as u64).saturating_mul(size);
         if scratch > limits.max_storage_buffer_binding_size {
             return Err(Error::LimitExceeded {
                 what: format!("the dense scratch of a bitmap LU of {} matrices of {n} x {n}", rows / n.max(1)),
@@ -118,15 +143,23 @@ impl<T: Scalar> Fused<T> {
                 max: limits.max_storage_buffer_binding_size,
             });
         }
-        let no_pivot = pivoting == Pivoting::None;
         let overrides = bitmap_lu::Overrides { wg_size, team, stage: stage_len, slice };
         let kernel = |count| ctx.kernel_in_mode(subgroups, bitmap_lu::Flags { count, no_pivot }, overrides);
         Ok(Some(Fused {
-            scratch: ctx.zeros(rows * n)?,
+            scratch: ctx.zeros(scratch_len)?,
             count: kernel(true)?,
             store: kernel(false)?,
-            scans: [Scan::new(ctx, rows)?, Scan::new(ctx, rows)?],
-            totals: [ctx.zeros(1)?, ctx.zeros(1)?],
+            counts: match no_pivot {
+                true => Counts::Matrices {
+                    starts: ctx.zeros(2 * batch + 2)?,
+                    scan: Scan::new(ctx, 2 * batch)?,
+                    scan_total: ctx.zeros(1)?,
+                },
+                false => Counts::Rows {
+                    scans: [Scan::new(ctx, rows)?, Scan::new(ctx, rows)?],
+                    totals: [ctx.zeros(1)?, ctx.zeros(1)?],
+                },
+            },
             team,
             wg_size,
             subgroups,
@@ -135,8 +168,8 @@ impl<T: Scalar> Fused<T> {
 }
 
 impl<T: Scalar> BitmapLu<T> {
-    /// Plans the factorization: `Pivoting::None` is seed 004's elimination (the pattern of
-    /// the factors is the fill of A's), `Pivoting::Partial` LAPACK's `getrf`,
+    /// Plans the factorization: `Pivoting::None` is seed 004's elimination (the factors'
+    /// pattern is A's with its fill), `Pivoting::Partial` LAPACK's `getrf`,
     /// `Pivoting::Tournament` the blocked LU's tournament for large n.
     pub fn new(ctx: &Context, n: usize, batch: usize, pivoting: Pivoting) -> Result<Self> {
         let rows = n
@@ -147,8 +180,13 @@ impl<T: Scalar> BitmapLu<T> {
             None => {
                 let dense = GpuDense::zeros(ctx, rows, n, DenseLayout::RowMajor)?;
                 dense_panel(ctx, &dense)?;
+                let pattern = match pivoting {
+                    Pivoting::None => Some(ctx.plain_kernel(Default::default(), Default::default())?),
+                    _ => None,
+                };
                 Engine::Dense(Box::new(Densified {
                     lu: BatchedLu::new(ctx, n, batch, pivoting)?,
+                    pattern,
                     dense,
                     steps: [StructureSteps::new(ctx, rows, n)?, StructureSteps::new(ctx, rows, n)?],
                     no_entries: [ctx.zeros(1)?, ctx.zeros(1)?],
@@ -168,12 +206,18 @@ impl<T: Scalar> BitmapLu<T> {
     }
 
     /// Device bytes the plan holds beyond its input and its factors: the pivots, the infos,
-    /// on the fused route the dense scratch and the scans' totals (not their block sums,
-    /// 1/256 of the rows), on the dense route the dense batch and the dense engine's own
+    /// on the fused route the dense scratch (partial pivoting) and the counts (not their
+    /// scans' block sums, 1/1024 of them), on the dense route the dense batch and the dense engine's own
     /// ([`BatchedLu::extra_bytes`]).
     pub fn extra_bytes(&self) -> u64 {
         let engine = match &self.engine {
-            Engine::Fused(f) => f.scratch.byte_len() + f.totals.iter().map(|t| t.byte_len()).sum::<u64>(),
+            Engine::Fused(f) => {
+                let counts = match &f.counts {
+                    Counts::Matrices { starts, scan_total, .. } => starts.byte_len() + scan_total.byte_len(),
+                    Counts::Rows { totals, .. } => totals.iter().map(|t| t.byte_len()).sum(),
+                };
+                f.scratch.byte_len() + counts
+            }
             Engine::Dense(d) => d.dense.byte_len() + d.lu.extra_bytes(),
         };
         self.pivots.byte_len() + self.info.byte_len() + engine
@@ -215,21 +259,48 @@ impl<T: Scalar> BitmapLu<T> {
                     pivots: self.pivots.bind(),
                     info: self.info.bind(),
                     scratch: f.scratch.bind(),
+                    matrix_starts: match &f.counts {
+                        Counts::Matrices { starts, .. } => starts.bind(),
+                        Counts::Rows { totals, .. } => totals[0].bind(),
+                    },
                 };
                 rec.dispatch(&f.count, params, bindings(), workgroups)?;
-                let rows = self.n * self.batch;
-                f.scans[0].record(rec, l.rank_directory(), rows, &f.totals[0])?;
-                f.scans[1].record(rec, u.rank_directory(), rows, &f.totals[1])?;
+                match &f.counts {
+                    Counts::Matrices { starts, scan, scan_total } => {
+                        scan.record(rec, starts, 2 * self.batch, scan_total)?
+                    }
+                    Counts::Rows { scans, totals } => {
+                        let rows = self.n * self.batch;
+                        scans[0].record(rec, l.rank_directory(), rows, &totals[0])?;
+                        scans[1].record(rec, u.rank_directory(), rows, &totals[1])?;
+                    }
+                }
                 rec.dispatch(&f.store, params, bindings(), workgroups)
             }
             Engine::Dense(d) => {
                 a.record_to_dense(rec, &mut d.dense, &d.no_entries)?;
                 d.lu.record_factor_in_place(rec, &mut d.dense, &mut self.pivots, &mut self.info)?;
                 let panel = dense_panel(&self.ctx, &d.dense)?;
+                if let Some(pattern) = &d.pattern {
+                    let params = bitmap_lu_pattern::Params {
+                        n: self.n as u32,
+                        batch: self.batch as u32,
+                        words: a.words_per_row() as u32,
+                    };
+                    let bindings = bitmap_lu_pattern::Bindings {
+                        a_flags: a.flags().bind(),
+                        l_flags: self.l.flags().bind(),
+                        u_flags: self.u.flags().bind(),
+                    };
+                    rec.dispatch(pattern, params, bindings, self.batch as u64)?;
+                }
                 let parts = [(&self.l, Part::StrictlyLower, &d.steps[0]), (&self.u, Part::Upper, &d.steps[1])];
                 for (out, part, steps) in parts {
                     let source = DensePart { layout: DenseLayout::RowMajor, part, block_rows: self.n };
-                    record_from_dense(rec, panel, source, out, steps)?;
+                    match d.pattern {
+                        Some(_) => record_dense_values(rec, panel, source, out, steps)?,
+                        None => record_from_dense(rec, panel, source, out, steps)?,
+                    }
                 }
                 Ok(())
             }
@@ -240,11 +311,16 @@ impl<T: Scalar> BitmapLu<T> {
     /// counts and returns each matrix's info.
     pub fn finish(&mut self) -> Result<Vec<u32>> {
         let mut batch = self.ctx.batch();
-        let [l_total, u_total] = match &self.engine {
-            Engine::Fused(f) => [&f.totals[0], &f.totals[1]],
-            Engine::Dense(d) => [d.steps[0].total(), d.steps[1].total()],
+        let totals = match &self.engine {
+            Engine::Fused(f) => match &f.counts {
+                Counts::Matrices { starts, .. } => {
+                    let at = 2 * self.batch;
+                    [batch.read_back_range(starts, at..at + 1)?, batch.read_back_range(starts, at + 1..at + 2)?]
+                }
+                Counts::Rows { totals, .. } => [batch.read_back(&totals[0])?, batch.read_back(&totals[1])?],
+            },
+            Engine::Dense(d) => [batch.read_back(d.steps[0].total())?, batch.read_back(d.steps[1].total())?],
         };
-        let totals = [batch.read_back(l_total)?, batch.read_back(u_total)?];
         let info = batch.read_back(&self.info)?;
         batch.submit()?;
         let [l_total, u_total] = totals;
