@@ -234,10 +234,12 @@ fn build_shader(index: usize, name: &str, path: &Path, root: &Path) -> Result<Sh
         };
         match reflect(&source) {
             Ok(interface) => {
-                let signature = format!(
-                    "{:?}{:?}{:?}{:?}",
-                    interface.params, interface.bindings, interface.overrides, interface.raw_structs
-                );
+                // Overrides are set by name, and naga lists a module's in the order it first
+                // uses them, which may differ between variants: compared as a set.
+                let mut overrides = interface.overrides.clone();
+                overrides.sort();
+                let signature =
+                    format!("{:?}{:?}{:?}{:?}", interface.params, interface.bindings, overrides, interface.raw_structs);
                 match signatures.get(&element) {
                     None => {
                         signatures.insert(element, signature);

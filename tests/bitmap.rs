@@ -527,6 +527,19 @@ fn lu<T: Scalar>() {
                 }
             }
         }
+        // Batches past one counting workgroup (1,024 lanes: 256 matrices of 3², 64 of 9²).
+        for (n, batch) in [(3usize, 1100usize), (9, 300)] {
+            let label = format!("{mode} {} {batch} x {n}²", T::KIND.name());
+            let host = bitmap(&lu_batch::<T>(n, batch, 0.3, true, &[], seed + 3 * n as u64));
+            let mut plan = BitmapLu::<T>::new(ctx, n, batch, Pivoting::None).unwrap();
+            poison_lu(&plan);
+            let info = plan.factor(&GpuBitmap::upload(ctx, &host).unwrap()).unwrap();
+            let (l, u, want_info) = reference::bitmap_lu(&host, n, false);
+            assert_eq!(info, want_info, "{label}: info");
+            let tol = 100.0 * n as f64 * tolerance::<T>();
+            check_same(&format!("{label} L"), &plan.l().read_blocking().unwrap(), &l, tol);
+            check_same(&format!("{label} U"), &plan.u().read_blocking().unwrap(), &u, tol);
+        }
         let a = GpuBitmap::<T>::upload(ctx, &bitmap(&lu_batch::<T>(4, 3, 0.5, true, &[], seed))).unwrap();
         let mut plan = BitmapLu::<T>::new(ctx, 4, 2, Pivoting::None).unwrap();
         assert!(matches!(plan.factor(&a), Err(Error::DimensionMismatch { .. })));

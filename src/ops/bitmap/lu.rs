@@ -82,9 +82,11 @@ struct Fused<T: Scalar> {
 
 /// Where the fused kernel's first run leaves the factors' entry counts, and their scans.
 enum Counts {
-    /// Without pivoting: each matrix's counts of L, then of U (`2·batch`), scanned, then the
-    /// totals of L and U, written by the second run.
-    Matrices { starts: GpuVec<u32>, scan: Scan, scan_total: GpuVec<u32> },
+    /// Without pivoting: the first run's `groups` workgroups' (of `group_matrices` matrices)
+    /// counts of L, then of U, scanned; the totals of L and U, written by the second run; each
+    /// matrix's counts of L, then of U, before it in its workgroup (`bitmap_lu.wgsl`'s
+    /// `count_pattern`).
+    Matrices { starts: GpuVec<u32>, scan: Scan, scan_total: GpuVec<u32>, groups: usize, group_matrices: u32 },
     /// With partial pivoting: each row's, in L's and U's rank directories (scanned there),
     /// with their totals.
     Rows { scans: [Scan; 2], totals: [GpuVec<u32>; 2] },
@@ -143,17 +145,37 @@ impl<T: Scalar> Fused<T> {
                 max: limits.max_storage_buffer_binding_size,
             });
         }
-        let overrides = bitmap_lu::Overrides { wg_size, team, stage: stage_len, slice };
-        let kernel = |count| ctx.kernel_in_mode(subgroups, bitmap_lu::Flags { count, no_pivot }, overrides);
+        let overrides = bitmap_lu::Overrides { wg_size, team, stage: stage_len, slice, items: 1 };
+        let kernel = |count, overrides| ctx.kernel_in_mode(subgroups, bitmap_lu::Flags { count, no_pivot }, overrides);
+        // Without pivoting the first run (the pattern) scans its rows' counts in workgroups
+        // of up to 1,024 lanes, so that the host scans few of them (one dispatch; 1,024 lanes
+        // measured 131 µs for the whole LU of 10,000 × 32² on the H200, 32 to 256 lanes
+        // 136–138); its stage is unused. A workgroup's row counts (at most 32 a row) are
+        // summed in 16 bits.
+        let exchange = if subgroups { 0 } else { size + 4 };
+        let mut count_wg = limits.max_compute_invocations_per_workgroup.min(1024).max(wg_size);
+        while count_wg > wg_size
+            && count_wg as u64 * (8 + exchange) + size > limits.max_compute_workgroup_storage_size as u64
+        {
+            count_wg /= 2;
+        }
+        let count = match no_pivot {
+            true => kernel(true, bitmap_lu::Overrides { wg_size: count_wg, stage: 1, ..overrides })?,
+            false => kernel(true, overrides)?,
+        };
+        let group_matrices = count_wg / team;
+        let groups = batch.div_ceil(group_matrices as usize);
         Ok(Some(Fused {
             scratch: ctx.zeros(scratch_len)?,
-            count: kernel(true)?,
-            store: kernel(false)?,
+            count,
+            store: kernel(false, overrides)?,
             counts: match no_pivot {
                 true => Counts::Matrices {
-                    starts: ctx.zeros(2 * batch + 2)?,
-                    scan: Scan::new(ctx, 2 * batch)?,
+                    starts: ctx.zeros(2 * groups + 2 + 2 * batch)?,
+                    scan: Scan::new(ctx, 2 * groups)?,
                     scan_total: ctx.zeros(1)?,
+                    groups,
+                    group_matrices,
                 },
                 false => Counts::Rows {
                     scans: [Scan::new(ctx, rows)?, Scan::new(ctx, rows)?],
@@ -241,7 +263,11 @@ impl<T: Scalar> BitmapLu<T> {
         check_len("bitmap lu", "A columns", self.n, a.cols())?;
         match &mut self.engine {
             Engine::Fused(f) => {
-                let params = bitmap_lu::Params { n: self.n as u32, batch: self.batch as u32 };
+                let (count_workgroups, group_matrices) = match &f.counts {
+                    Counts::Matrices { groups, group_matrices, .. } => (*groups as u64, *group_matrices),
+                    Counts::Rows { .. } => (0, 1),
+                };
+                let params = bitmap_lu::Params { n: self.n as u32, batch: self.batch as u32, group_matrices };
                 let workgroups = (self.batch as u64).div_ceil((f.wg_size / f.team) as u64);
                 let (l, u) = (&self.l, &self.u);
                 let bindings = || bitmap_lu::Bindings {
@@ -264,12 +290,13 @@ impl<T: Scalar> BitmapLu<T> {
                         Counts::Rows { totals, .. } => totals[0].bind(),
                     },
                 };
-                rec.dispatch(&f.count, params, bindings(), workgroups)?;
                 match &f.counts {
-                    Counts::Matrices { starts, scan, scan_total } => {
-                        scan.record(rec, starts, 2 * self.batch, scan_total)?
+                    Counts::Matrices { starts, scan, scan_total, groups, .. } => {
+                        rec.dispatch(&f.count, params, bindings(), count_workgroups)?;
+                        scan.record(rec, starts, 2 * groups, scan_total)?
                     }
                     Counts::Rows { scans, totals } => {
+                        rec.dispatch(&f.count, params, bindings(), workgroups)?;
                         let rows = self.n * self.batch;
                         scans[0].record(rec, l.rank_directory(), rows, &totals[0])?;
                         scans[1].record(rec, u.rank_directory(), rows, &totals[1])?;
@@ -313,8 +340,8 @@ impl<T: Scalar> BitmapLu<T> {
         let mut batch = self.ctx.batch();
         let totals = match &self.engine {
             Engine::Fused(f) => match &f.counts {
-                Counts::Matrices { starts, .. } => {
-                    let at = 2 * self.batch;
+                Counts::Matrices { starts, groups, .. } => {
+                    let at = 2 * groups;
                     [batch.read_back_range(starts, at..at + 1)?, batch.read_back_range(starts, at + 1..at + 2)?]
                 }
                 Counts::Rows { totals, .. } => [batch.read_back(&totals[0])?, batch.read_back(&totals[1])?],
