@@ -118,7 +118,7 @@ impl<T: Scalar> GpuBitmap<T> {
         {
             let mut rec = batch.recorder();
             let part = DensePart { layout: a.layout(), part: Part::All, block_rows: a.rows() };
-            record_from_dense(&mut rec, panel, part, &out, &steps)?;
+            record_from_dense(&mut rec, panel, part, &out, &steps, false)?;
         }
         let total = batch.read_back(steps.total())?;
         batch.submit()?;
@@ -270,28 +270,20 @@ pub(crate) struct DensePart {
     pub(crate) block_rows: usize,
 }
 
-/// Records `out ← the bitmap of dense` (`out` allocated with room for the entries): flags,
-/// structure steps, values.
+/// Records `out ← the bitmap of dense` (`out` allocated with room for the entries): its
+/// flags (those of the values that are not zero, unless `flags_set`: a pattern given), the
+/// structure steps, the values at the flags.
 pub(crate) fn record_from_dense<T: Scalar>(
     rec: &mut Recorder<'_, '_>,
     dense: &GpuVec<T>,
     source: DensePart,
     out: &GpuBitmap<T>,
     steps: &StructureSteps,
+    flags_set: bool,
 ) -> Result<()> {
-    record_dense_pass(rec, dense, source, out, false)?;
-    record_dense_values(rec, dense, source, out, steps)
-}
-
-/// Records the structure steps of `out`, whose flags are set, and its values from `dense`
-/// at those flags.
-pub(crate) fn record_dense_values<T: Scalar>(
-    rec: &mut Recorder<'_, '_>,
-    dense: &GpuVec<T>,
-    source: DensePart,
-    out: &GpuBitmap<T>,
-    steps: &StructureSteps,
-) -> Result<()> {
+    if !flags_set {
+        record_dense_pass(rec, dense, source, out, false)?;
+    }
     steps.record(rec, out, None)?;
     record_dense_pass(rec, dense, source, out, true)
 }

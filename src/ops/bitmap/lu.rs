@@ -14,7 +14,7 @@
 //! back (without pivoting, into the pattern computed from A's flags by
 //! `shaders/bitmap_lu_pattern.wgsl`).
 
-use super::convert::{dense_panel, record_dense_values, record_from_dense, DensePart, Part};
+use super::convert::{dense_panel, record_from_dense, DensePart, Part};
 use super::StructureSteps;
 use crate::analysis::scan::Scan;
 use crate::context::Context;
@@ -324,10 +324,7 @@ impl<T: Scalar> BitmapLu<T> {
                 let parts = [(&self.l, Part::StrictlyLower, &d.steps[0]), (&self.u, Part::Upper, &d.steps[1])];
                 for (out, part, steps) in parts {
                     let source = DensePart { layout: DenseLayout::RowMajor, part, block_rows: self.n };
-                    match d.pattern {
-                        Some(_) => record_dense_values(rec, panel, source, out, steps)?,
-                        None => record_from_dense(rec, panel, source, out, steps)?,
-                    }
+                    record_from_dense(rec, panel, source, out, steps, d.pattern.is_some())?;
                 }
                 Ok(())
             }
