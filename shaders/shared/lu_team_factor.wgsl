@@ -279,9 +279,14 @@ fn factor_rows(lane: TeamLane, row: RowBlocks) -> Factored {
         }
         let best = team_argmax(key, pos * 32u + t, me, lane.sg_size) % 32u;
 #endif
-        // The row at position k and the pivot row trade places (LAPACK's swap of step k).
+        // The row at position k and the pivot row trade places (LAPACK's swap of step k);
+        // without pivoting row k is at position k.
         let pivot_lane = base + best;
+#ifdef NO_PIVOT
+        let p = k;
+#else
         let p = shuffle_u32(pos, pivot_lane, me);
+#endif
         if pos == k {
             pos = p;
         }
