@@ -2,8 +2,8 @@
 // team reads row t of its matrix straight from A's bitmap, the team factors the matrix with
 // the team elimination (shared/lu_team_factor.wgsl: seed 004's with NO_PIVOT, else getrf's
 // partial pivoting) and writes L (strictly lower) and U (on and above the diagonal) into the
-// factors' bitmaps. The factors' positions need a scan over the whole
-// batch, so the kernel runs twice, COUNT first, around an exclusive scan:
+// factors' bitmaps. The factors' positions need a scan over the whole batch, so the kernel
+// runs twice, COUNT first, around an exclusive scan:
 // - NO_PIVOT: the factors' pattern does not depend on the values (A's entries and their
 //   fill: (i, j) is fill when some k < min(i, j) has l_ik and u_kj in the pattern), so COUNT
 //   computes it from A's flags alone (a flag word a lane, one shuffle a step), writes the
@@ -208,7 +208,9 @@ fn team_exclusive_add(v: u32, team: TeamLane) -> u32 {
 // flags of L and U and, with G the workgroups and g this one, into `matrix_starts`: g's
 // counts of L's and U's entries (at g and G + g, which the host scans), and each matrix's
 // counts in the rows of g before it (at `matrix_offset()` + `matrix` and + `batch +
-// matrix`). Every lane of the workgroup calls it.
+// matrix`). (A lane a matrix, its 32 words in registers and no shuffles, measured slower on
+// the H200: 144.7 against 131.1 µs for the whole LU of 10,000 × 32².) Every lane of the
+// workgroup calls it.
 fn count_pattern(team: TeamLane, matrix: u32, mine: bool, lane: Lane, workgroup: u32) {
     let n = params.n;
     let batch = params.batch;
