@@ -82,14 +82,24 @@ struct Fused<T: Scalar> {
 
 /// Where the fused kernel's first run leaves the factors' entry counts, and their scans.
 enum Counts {
-    /// Without pivoting: the first run's `groups` workgroups' (of `group_matrices` matrices)
+    /// Without pivoting: the first run's workgroups' (of `group_matrices` matrices each)
     /// counts of L, then of U, scanned; the totals of L and U, written by the second run; each
     /// matrix's counts of L, then of U, before it in its workgroup (`bitmap_lu.wgsl`'s
     /// `count_pattern`).
-    Matrices { starts: GpuVec<u32>, scan: Scan, scan_total: GpuVec<u32>, groups: usize, group_matrices: u32 },
+    Matrices { starts: GpuVec<u32>, scan: Scan, scan_total: GpuVec<u32>, group_matrices: u32 },
     /// With partial pivoting: each row's, in L's and U's rank directories (scanned there),
     /// with their totals.
     Rows { scans: [Scan; 2], totals: [GpuVec<u32>; 2] },
+}
+
+impl Counts {
+    /// Without pivoting, the first run's workgroups for a batch of `batch` matrices.
+    fn groups(&self, batch: usize) -> usize {
+        match self {
+            Counts::Matrices { group_matrices, .. } => batch.div_ceil(*group_matrices as usize),
+            Counts::Rows { .. } => 0,
+        }
+    }
 }
 
 struct Densified<T: Scalar> {
@@ -174,7 +184,6 @@ impl<T: Scalar> Fused<T> {
                     starts: ctx.zeros(2 * groups + 2 + 2 * batch)?,
                     scan: Scan::new(ctx, 2 * groups)?,
                     scan_total: ctx.zeros(1)?,
-                    groups,
                     group_matrices,
                 },
                 false => Counts::Rows {
@@ -263,9 +272,9 @@ impl<T: Scalar> BitmapLu<T> {
         check_len("bitmap lu", "A columns", self.n, a.cols())?;
         match &mut self.engine {
             Engine::Fused(f) => {
-                let (count_workgroups, group_matrices) = match &f.counts {
-                    Counts::Matrices { groups, group_matrices, .. } => (*groups as u64, *group_matrices),
-                    Counts::Rows { .. } => (0, 1),
+                let group_matrices = match &f.counts {
+                    Counts::Matrices { group_matrices, .. } => *group_matrices,
+                    Counts::Rows { .. } => 1,
                 };
                 let params = bitmap_lu::Params { n: self.n as u32, batch: self.batch as u32, group_matrices };
                 let workgroups = (self.batch as u64).div_ceil((f.wg_size / f.team) as u64);
@@ -291,8 +300,9 @@ impl<T: Scalar> BitmapLu<T> {
                     },
                 };
                 match &f.counts {
-                    Counts::Matrices { starts, scan, scan_total, groups, .. } => {
-                        rec.dispatch(&f.count, params, bindings(), count_workgroups)?;
+                    Counts::Matrices { starts, scan, scan_total, .. } => {
+                        let groups = f.counts.groups(self.batch);
+                        rec.dispatch(&f.count, params, bindings(), groups as u64)?;
                         scan.record(rec, starts, 2 * groups, scan_total)?
                     }
                     Counts::Rows { scans, totals } => {
@@ -337,8 +347,8 @@ impl<T: Scalar> BitmapLu<T> {
         let mut batch = self.ctx.batch();
         let totals = match &self.engine {
             Engine::Fused(f) => match &f.counts {
-                Counts::Matrices { starts, groups, .. } => {
-                    let at = 2 * groups;
+                Counts::Matrices { starts, .. } => {
+                    let at = 2 * f.counts.groups(self.batch);
                     [batch.read_back_range(starts, at..at + 1)?, batch.read_back_range(starts, at + 1..at + 2)?]
                 }
                 Counts::Rows { totals, .. } => [batch.read_back(&totals[0])?, batch.read_back(&totals[1])?],
