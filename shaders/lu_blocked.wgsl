@@ -1,17 +1,17 @@
 // Blocked right-looking LU with partial pivoting for matrices past workgroup memory (LAPACK
 // getrf's algorithm): for each panel of NB columns starting at column j0, four steps, each a
 // dispatch (`params.step`), on a batch of n × n matrices stacked by rows in `a`:
-//   PANEL  one workgroup per matrix factors the panel (rows j0.., columns j0..j0+nb) in
-//          global memory, column by column as lu_small does, swapping rows within the
-//          panel only; pivots[] as getrf's (0-based rows), info as LAPACK's;
+//   PANEL  where the panel (n × NB) fits in workgroup memory: one workgroup per matrix
+//          factors it there, column by column as lu_small does, swapping rows within the
+//          panel only; pivots[] as getrf's (0-based rows), info as LAPACK's. Taller
+//          panels pick their pivot rows in place (lu_tournament.wgsl);
 //   SWAP   the panel's row swaps applied to every column outside the panel, or to every
 //          column after a panel of lu_tournament.wgsl: their net effect as moves of whole
 //          rows (at most 2·nb), every moved entry read, then written;
 //   TRSM   U12 ← L11⁻¹·A12: a lane per column of the rows j0..j0+nb, L11 and the columns
 //          staged in workgroup memory;
-//   GEMM   A22 ← A22 − L21·U12: 64 × 64 tiles, a 4 × 4 block per lane, L21's slice staged
-//          in workgroup memory (U12's rows are read from global memory, coalesced: staging
-//          both would pass 32 KB of workgroup memory in f64).
+//   GEMM   A22 ← A22 − L21·U12: 64 × 64 tiles, a 4 × 4 block per lane, L21's and U12's
+//          slices staged in workgroup memory 16 columns (rows) at a time (8 KB in f32).
 // Workgroups index (matrix, tile) as matrix · tiles + tile.
 #import entry
 #import real
@@ -51,32 +51,20 @@ const SWAP_COLS: u32 = 32u;
 const NONE: u32 = 0xffffffffu;
 // Columns a TRSM workgroup solves (up to WG_SIZE; set by the host from workgroup memory).
 override TRSM_COLS: u32 = 128u;
-// TILE · NB for the SWAP and GEMM steps' pipeline, the most of that and
+// TILE · NB for the SWAP step's pipeline, the most of that and
 // NB · NB + NB · TRSM_COLS for the TRSM's, 1 for the panel's (set by the host).
 override LEFT: u32 = 5120u;
 var<workgroup> left: array<Real, LEFT>;
-// The panel's pipeline where the first panel (n rows × NB) fits in workgroup memory: n · NB;
-// 1 otherwise (the panel is then factored in global memory).
+// The GEMM's stage (set by the host: 2 · 16 · K_CHUNK vec4s in the GEMM's pipeline, 1 in the
+// others).
+const K_CHUNK: u32 = 16u;
+override GEMM_STAGE: u32 = 1u;
+var<workgroup> gemm_stage: array<vec4<Real>, GEMM_STAGE>;
+// The panel's pipeline: n · NB (the first panel, n rows × NB); 1 in the others.
 override PANEL_TILE: u32 = 1u;
 var<workgroup> panel_tile: array<Real, PANEL_TILE>;
 
-// The row i ≥ k of the largest |a[i, k]|, the first on ties; k when all are NaN.
-fn find_pivot(m: u32, k: u32, lane: Lane) -> u32 {
-    let n = params.n;
-    var key = -1.0;
-    var row = k;
-    for (var i = k + lane.index; i < n; i += WG_SIZE) {
-        let v = f32(abs(a[at(m, i, k)]));
-        if v > key {
-            key = v;
-            row = i;
-        }
-    }
-    return group_argmax(key, row, lane, k).slot;
-}
-
-// The panel factored in workgroup memory (rows j0.., NB columns a row): the same steps as
-// `panel`, without a global-memory round trip in them.
+// The panel factored in workgroup memory (rows j0.., NB columns a row).
 fn panel_staged(m: u32, lane: Lane) {
     let n = params.n;
     let j0 = params.j0;
@@ -142,48 +130,11 @@ fn panel_staged(m: u32, lane: Lane) {
 }
 
 fn panel(m: u32, lane: Lane) {
-    let n = params.n;
-    let end = params.j0 + params.nb;
     // The first panel starts the matrix's info (only lane 0 writes it, in order).
     if params.j0 == 0u && lane.index == 0u {
         info[m] = 0u;
     }
-    if PANEL_TILE > 1u {
-        panel_staged(m, lane);
-        return;
-    }
-    for (var k = params.j0; k < end; k++) {
-        let p = find_pivot(m, k, lane);
-        if p != k {
-            for (var j = params.j0 + lane.index; j < end; j += WG_SIZE) {
-                let t = a[at(m, k, j)];
-                a[at(m, k, j)] = a[at(m, p, j)];
-                a[at(m, p, j)] = t;
-            }
-        }
-        if lane.index == 0u {
-            pivots[m * n + k] = p;
-        }
-        storageBarrier();
-        workgroupBarrier();
-        let pivot = a[at(m, k, k)];
-        if pivot == 0.0 {
-            if lane.index == 0u && info[m] == 0u {
-                info[m] = k + 1u;
-            }
-            continue;
-        }
-        let inverse = 1.0 / pivot;
-        for (var i = k + 1u + lane.index; i < n; i += WG_SIZE) {
-            let l = a[at(m, i, k)] * inverse;
-            a[at(m, i, k)] = l;
-            for (var j = k + 1u; j < end; j++) {
-                a[at(m, i, j)] = fma(-l, a[at(m, k, j)], a[at(m, i, j)]);
-            }
-        }
-        storageBarrier();
-        workgroupBarrier();
-    }
+    panel_staged(m, lane);
 }
 
 // The panel's interchanges as moves: row dst_row[e] takes what row src_row[e] held before
@@ -297,51 +248,96 @@ fn trsm(m: u32, tile: u32, lane: Lane) {
     }
 }
 
-fn gemm(m: u32, tile: u32, lane: Lane) {
+// A chunk of K_CHUNK columns of L21's tile and K_CHUNK rows of U12's, staged: the vec4 at
+// k · 16 + r holds L21's rows r, r + 16, r + 32, r + 48 of column k (a lane's four rows),
+// the one at 16 · K_CHUNK + k · 16 + c U12's columns c, c + 16, c + 32, c + 48 of row k.
+fn stage_chunk(m: u32, row0: u32, col0: u32, kc: u32, lane: Lane) {
     let j0 = params.j0;
-    let nb = params.nb;
     let n = params.n;
-    let first = j0 + nb;
-    let side = (n - first + TILE - 1u) / TILE;
-    let row0 = first + (tile / side) * TILE;
-    let col0 = first + (tile % side) * TILE;
-    // Stage L21's rows row0.. (zeros past n).
-    for (var e = lane.index; e < TILE * NB; e += WG_SIZE) {
-        let r = e / NB;
-        let k = e % NB;
-        var l = Real(0.0);
-        if row0 + r < n && k < nb {
-            l = a[at(m, row0 + r, j0 + k)];
+    // L21: consecutive lanes take consecutive columns of one row (64 contiguous bytes).
+    for (var e = lane.index; e < 16u * K_CHUNK; e += WG_SIZE) {
+        let r = e / K_CHUNK;
+        let k = kc + e % K_CHUNK;
+        var l = vec4<Real>(0.0);
+        for (var q = 0u; q < 4u; q++) {
+            if row0 + r + 16u * q < n && k < params.nb {
+                l[q] = a[at(m, row0 + r + 16u * q, j0 + k)];
+            }
         }
-        left[e] = l;
+        gemm_stage[(e % K_CHUNK) * 16u + r] = l;
     }
-    workgroupBarrier();
-    let lr = lane.index / 16u;
-    let lc = lane.index % 16u;
-    var sums: array<vec4<Acc>, 4>;
-    for (var k = 0u; k < nb; k++) {
-        var u = vec4<Acc>(0.0);
+    // U12: consecutive lanes take consecutive columns of one row.
+    for (var e = lane.index; e < 16u * K_CHUNK; e += WG_SIZE) {
+        let k = kc + e / 16u;
+        let c = e % 16u;
+        var u = vec4<Real>(0.0);
+        for (var q = 0u; q < 4u; q++) {
+            if col0 + c + 16u * q < n && k < params.nb {
+                u[q] = a[at(m, j0 + k, col0 + c + 16u * q)];
+            }
+        }
+        gemm_stage[16u * K_CHUNK + e] = u;
+    }
+}
+
+// C's entries (i, col0 + lc + 16·c) for c = 0..3 (zeros past n).
+fn load_c_row(m: u32, i: u32, col0: u32, lc: u32) -> vec4<Acc> {
+    var v = vec4<Acc>(0.0);
+    if i < params.n {
         for (var c = 0u; c < 4u; c++) {
             let j = col0 + lc + 16u * c;
-            if j < n {
-                u[c] = Acc(a[at(m, j0 + k, j)]);
-            }
-        }
-        for (var q = 0u; q < 4u; q++) {
-            sums[q] = fma(vec4<Acc>(Acc(left[(lr + 16u * q) * NB + k])), u, sums[q]);
-        }
-    }
-    for (var q = 0u; q < 4u; q++) {
-        let i = row0 + lr + 16u * q;
-        if i < n {
-            for (var c = 0u; c < 4u; c++) {
-                let j = col0 + lc + 16u * c;
-                if j < n {
-                    a[at(m, i, j)] = Real(Acc(a[at(m, i, j)]) - sums[q][c]);
-                }
+            if j < params.n {
+                v[c] = Acc(a[at(m, i, j)]);
             }
         }
     }
+    return v;
+}
+
+fn store_c_row(m: u32, i: u32, col0: u32, lc: u32, v: vec4<Acc>) {
+    if i < params.n {
+        for (var c = 0u; c < 4u; c++) {
+            let j = col0 + lc + 16u * c;
+            if j < params.n {
+                a[at(m, i, j)] = Real(v[c]);
+            }
+        }
+    }
+}
+
+// A lane's 4 × 4 outputs are rows lr + 16·q and columns lc + 16·c of the tile, so that C's
+// loads and stores are coalesced across lc; both operands come from the stage as one vec4
+// each a step (16 FMAs for two loads). C is loaded before the chunks so that its latency
+// overlaps theirs.
+fn gemm(m: u32, tile: u32, lane: Lane) {
+    let first = params.j0 + params.nb;
+    let side = (params.n - first + TILE - 1u) / TILE;
+    let row0 = first + (tile / side) * TILE;
+    let col0 = first + (tile % side) * TILE;
+    let lr = lane.index / 16u;
+    let lc = lane.index % 16u;
+    var c0 = load_c_row(m, row0 + lr, col0, lc);
+    var c1 = load_c_row(m, row0 + lr + 16u, col0, lc);
+    var c2 = load_c_row(m, row0 + lr + 32u, col0, lc);
+    var c3 = load_c_row(m, row0 + lr + 48u, col0, lc);
+    for (var kc = 0u; kc < params.nb; kc += K_CHUNK) {
+        stage_chunk(m, row0, col0, kc, lane);
+        workgroupBarrier();
+        for (var k = 0u; k < K_CHUNK; k++) {
+            let l = vec4<Acc>(gemm_stage[k * 16u + lr]);
+            let u = vec4<Acc>(gemm_stage[16u * K_CHUNK + k * 16u + lc]);
+            c0 = fma(vec4<Acc>(-l.x), u, c0);
+            c1 = fma(vec4<Acc>(-l.y), u, c1);
+            c2 = fma(vec4<Acc>(-l.z), u, c2);
+            c3 = fma(vec4<Acc>(-l.w), u, c3);
+        }
+        // The next chunk overwrites the stage.
+        workgroupBarrier();
+    }
+    store_c_row(m, row0 + lr, col0, lc, c0);
+    store_c_row(m, row0 + lr + 16u, col0, lc, c1);
+    store_c_row(m, row0 + lr + 32u, col0, lc, c2);
+    store_c_row(m, row0 + lr + 48u, col0, lc, c3);
 }
 
 fn run(workgroup: u32, lane: Lane) {

@@ -9,9 +9,19 @@
 //               panel's pivot rows, turned into getrf's interchanges (`pivots`: row j0 + k
 //               swapped with pivots[j0 + k], in order), and it writes the pivot rows' block,
 //               factored in its order (L11, U11), into the picks' rows, and info.
+//               A leaf that is the only workgroup (every row of the panel in one) is the
+//               panel's exact partial pivoting: it then writes every row, the others'
+//               multipliers included, and LOWER is not needed.
 //   (lu_blocked's SWAP then applies the interchanges to whole rows.)
 //   LOWER       every workgroup (a pipeline of small ones) solves WG_SIZE of the rows
 //               below the block for their multipliers, L21 = A21·U11⁻¹, a lane per row.
+//   COLUMN      exact partial pivoting for a panel taller than a workgroup: a dispatch per
+//               column k = 0..nb (`params.count`), a lane per row of the panel. Dispatch k
+//               finds column k − 1's pivot row among the workgroups' candidates of the
+//               dispatch before (each workgroup alike), applies that step to its unpicked
+//               rows, and publishes its best row for column k. Rows do not move (the pivot
+//               row is read where it is, never written once picked); the last dispatch
+//               writes the interchanges, and SWAP moves the rows.
 // A lane holds its row's panel columns in eight named vec4 registers (an indexed array would
 // spill to memory), so a workgroup takes WG_SIZE rows; only the pivot rows pass through
 // workgroup memory.
@@ -23,6 +33,7 @@
 
 const TOURNAMENT: u32 = 0u;
 const LOWER: u32 = 1u;
+const COLUMN: u32 = 2u;
 
 const NB: u32 = 32u;
 // An empty candidate slot.
@@ -41,6 +52,8 @@ struct Params {
     tiles: u32,
     // TOURNAMENT: the picks this round reads (an offset into a matrix's part of `cand`, and
     // their count; count 0 at the leaves, which read rows j0.. of A), and where it writes.
+    // COLUMN: count is the dispatch's column k; a matrix's part of `cand` holds two sets
+    // (by k's parity) of a (key, row) per workgroup, then the picks from word 4 · tiles.
     src: u32,
     count: u32,
     dst: u32,
@@ -228,8 +241,11 @@ fn tournament(m: u32, group: u32, lane: Lane) {
     }
     // The last round: its picks, eliminated in the order chosen, hold the pivot rows' block
     // factored (L11 left of each row's step, U11 from it on). They go back to the picks' rows,
-    // which the interchanges then bring to rows j0.. (the other rows keep A's values).
-    if used && id != NONE {
+    // which the interchanges then bring to rows j0.. (the other rows keep A's values, for
+    // LOWER) — or, where this round was the only leaf, every row goes back: each was
+    // eliminated by every pivot row and holds its multipliers.
+    let only_leaf = params.count == 0u;
+    if (used || only_leaf) && id != NONE {
         store_row(m, id, r0, r1, r2, r3, r4, r5, r6, r7);
     }
     if lane.index == 0u {
@@ -241,6 +257,103 @@ fn tournament(m: u32, group: u32, lane: Lane) {
         if zero != 0u && info[m] == 0u {
             info[m] = params.j0 + zero;
         }
+    }
+}
+
+fn column(m: u32, group: u32, lane: Lane) {
+    let j0 = params.j0;
+    let nb = params.nb;
+    let k = params.count;
+    let groups = params.tiles;
+    let base = m * params.stride;
+    let picked = base + 4u * groups;
+    // Column k − 1's pivot row: the best of the workgroups' candidates of the dispatch
+    // before, the least row on equal keys, and the earlier columns' picks: loaded a lane
+    // each (one load's latency, not one a candidate), the picks into workgroup memory, which
+    // the argmax's barrier publishes.
+    var mine = Best(-3.0, NONE);
+    if k > 0u {
+        let before = base + ((k - 1u) & 1u) * 2u * groups;
+        for (var g = lane.index; g < groups; g += WG_SIZE) {
+            let other = Best(bitcast<f32>(cand[before + 2u * g]), cand[before + 2u * g + 1u]);
+            if other.key > mine.key || (other.key == mine.key && other.slot < mine.slot) {
+                mine = other;
+            }
+        }
+    }
+    if lane.index + 1u < k {
+        picks[lane.index] = cand[picked + lane.index];
+    }
+    let winner = group_argmax(mine.key, mine.slot, lane, 0u);
+    let p = select(NONE, winner.slot, k > 0u && winner.key != KEY_USED);
+    let i = j0 + group * WG_SIZE + lane.index;
+    var used = i >= params.n || (p != NONE && i == p);
+    for (var s = 0u; s + 1u < k; s++) {
+        used = used || picks[s] == i;
+    }
+    var key = KEY_USED;
+    if !used {
+        // Only the blocks from column k − 1's on change or are read.
+        let first = select(0u, (k - 1u) / 4u, k > 0u);
+        var r0 = vec4<Real>(0.0);
+        var r1 = r0;
+        var r2 = r0;
+        var r3 = r0;
+        var r4 = r0;
+        var r5 = r0;
+        var r6 = r0;
+        var r7 = r0;
+        if first <= 0u { r0 = load_block(m, i, 0u); }
+        if first <= 1u { r1 = load_block(m, i, 1u); }
+        if first <= 2u { r2 = load_block(m, i, 2u); }
+        if first <= 3u { r3 = load_block(m, i, 3u); }
+        if first <= 4u { r4 = load_block(m, i, 4u); }
+        if first <= 5u { r5 = load_block(m, i, 5u); }
+        if first <= 6u { r6 = load_block(m, i, 6u); }
+        r7 = load_block(m, i, 7u);
+        if p != NONE {
+            let s = k - 1u;
+            let pivot = a[at(m, p, j0 + s)];
+            // A zero pivot (the column is zero on every row left): nothing to eliminate.
+            if !(pivot == 0.0) {
+                let l = block_column(r0, r1, r2, r3, r4, r5, r6, r7, s) / pivot;
+                if first <= 0u { r0 = step_block(r0, 0u, s, l, load_block(m, p, 0u), true); store_block(m, i, 0u, r0); }
+                if first <= 1u { r1 = step_block(r1, 1u, s, l, load_block(m, p, 1u), true); store_block(m, i, 1u, r1); }
+                if first <= 2u { r2 = step_block(r2, 2u, s, l, load_block(m, p, 2u), true); store_block(m, i, 2u, r2); }
+                if first <= 3u { r3 = step_block(r3, 3u, s, l, load_block(m, p, 3u), true); store_block(m, i, 3u, r3); }
+                if first <= 4u { r4 = step_block(r4, 4u, s, l, load_block(m, p, 4u), true); store_block(m, i, 4u, r4); }
+                if first <= 5u { r5 = step_block(r5, 5u, s, l, load_block(m, p, 5u), true); store_block(m, i, 5u, r5); }
+                if first <= 6u { r6 = step_block(r6, 6u, s, l, load_block(m, p, 6u), true); store_block(m, i, 6u, r6); }
+                r7 = step_block(r7, 7u, s, l, load_block(m, p, 7u), true);
+                store_block(m, i, 7u, r7);
+            }
+        }
+        if k < nb {
+            let v = f32(abs(block_column(r0, r1, r2, r3, r4, r5, r6, r7, k)));
+            key = select(KEY_NAN, v, v == v);
+        }
+    }
+    let best = group_argmax(key, i, lane, 1u);
+    if lane.index == 0u && k < nb {
+        let now = base + (k & 1u) * 2u * groups + 2u * group;
+        cand[now] = bitcast<u32>(best.key);
+        cand[now + 1u] = best.slot;
+    }
+    if group != 0u || lane.index != 0u || k == 0u {
+        if group == 0u && lane.index == 0u && j0 == 0u {
+            // The first panel starts the matrix's info; later panels keep the first zero.
+            info[m] = 0u;
+        }
+        return;
+    }
+    cand[picked + k - 1u] = p;
+    if p != NONE && a[at(m, p, j0 + k - 1u)] == 0.0 && info[m] == 0u {
+        info[m] = j0 + k;
+    }
+    if k == nb {
+        // picks[0 .. nb − 1] were loaded above.
+        picks[k - 1u] = p;
+        interchanges(m);
     }
 }
 
@@ -311,6 +424,7 @@ fn run(workgroup: u32, lane: Lane) {
     let tile = workgroup % params.tiles;
     switch params.step {
         case TOURNAMENT: { tournament(m, tile, lane); }
-        default: { lower(m, tile, lane); }
+        case LOWER: { lower(m, tile, lane); }
+        default: { column(m, tile, lane); }
     }
 }

@@ -138,23 +138,42 @@ fn check_options<T: Scalar>(
         let piv = &pivots_host[b * n..(b + 1) * n];
         // The twin pivots partially (a tournament gets the same info: a column that is zero
         // after elimination is zero whichever rows were eliminated).
-        let (_, twin_pivots, twin_info) = lu_factor(&one, pivoting != Pivoting::None);
+        let (twin_factors, twin_pivots, twin_info) = lu_factor(&one, pivoting != Pivoting::None);
         let what = format!(
             "{} n {n} batch {batch} matrix {b} {:?} {pivoting:?} {}",
             plan.describe(),
             kind_of(b),
             T::KIND.name()
         );
-        assert_eq!(info[b], twin_info, "{what}: info");
-        if twin_info != 0 {
+        // Singular by chance: where the twin keeps a pivot of rounding size, an exact zero in
+        // one precision and a tiny value in the other are both right (f32 rounds the last
+        // pivot to 0 about once in 10⁸ random matrices while the f64 twin keeps ~1e-8; see
+        // tests/bitmap.rs's LU). Rounding size is measured against the pivot's column of A,
+        // to which u_kk scales (A·D = L·(U·D)), so a graded matrix's small columns are not
+        // taken for cancellations. The planted zero column is a zero pivot in any precision.
+        let by_chance = !matches!(kind_of(b), Kind::Singular)
+            && (0..n).any(|k| {
+                let column = (0..n).fold(0.0f64, |m, i| m.max(one.data()[i * n + k].to_f64().abs()));
+                twin_factors[k * n + k].abs() <= 100.0 * n as f64 * epsilon::<T>() * column
+            });
+        if by_chance {
+            assert!(info[b] as usize <= n, "{what}: info {} past {n} columns", info[b]);
+        } else {
+            assert_eq!(info[b], twin_info, "{what}: info");
+        }
+        if info[b] != 0 || twin_info != 0 {
             continue; // a singular matrix: the rest of its factors are LAPACK's, unchecked here
         }
-        let error = lu_backward_error(&one, lu, piv);
-        assert!(error <= bound, "{what}: ‖PA − LU‖/‖A‖ = {error:e} > {bound:e}");
         // The bench's O(n²) check agrees: small on these factors, large on a wrong one.
         let v: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 * 0.125).collect();
-        let along = lu_residual_along(&one, lu, piv, &v);
-        assert!(along <= bound, "{what}: along a vector {along:e} > {bound:e}");
+        // A pivot of rounding size (a tournament's multipliers past it are not bounded): the
+        // backward error is left unchecked on that matrix, as in tests/bitmap.rs.
+        if !by_chance {
+            let error = lu_backward_error(&one, lu, piv);
+            assert!(error <= bound, "{what}: ‖PA − LU‖/‖A‖ = {error:e} > {bound:e}");
+            let along = lu_residual_along(&one, lu, piv, &v);
+            assert!(along <= bound, "{what}: along a vector {along:e} > {bound:e}");
+        }
         // (Past n ≈ 64 a dominant matrix's norm hides the planted error.)
         if n > 1 && !matches!(kind_of(b), Kind::Shuffled) {
             let mut wrong = lu.to_vec();
@@ -211,6 +230,16 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
                 check_algorithm::<f64>(ctx, n, 2, Pivoting::Partial, LuAlgorithm::Blocked, &kinds, &mut rng);
             }
         }
+        // Partial pivoting with rows in registers, 64 a workgroup: panels of more rows take a
+        // dispatch per column (n = 300: two workgroups of 256 lanes, then one), the rest one
+        // workgroup's round (65: the first panel by columns, the second in one round).
+        for n in [65, 129, 300] {
+            let options = LuOptions { tournament_rows: Some(64), ..options.clone() };
+            check_options::<f32>(ctx, n, 4, Pivoting::Partial, &options, &kinds, &mut rng);
+            if ctx.supports::<f64>() && n == 300 {
+                check_options::<f64>(ctx, n, 2, Pivoting::Partial, &options, &kinds, &mut rng);
+            }
+        }
         let e = BatchedLu::<f32>::with_options(ctx, 40, 1, Pivoting::None, &options).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
     }
@@ -254,8 +283,8 @@ fn tournament_lu_factors_matrices_of_several_rounds() {
         assert!(largest <= 1.0 + 1e-5, "{mode}: a multiplier of {largest} after one round");
         // Small and larger matrices take the other kernels, which pivot partially.
         check_batch::<f32>(ctx, 20, 3, Pivoting::Tournament, &kinds, &mut rng);
-        // Misuse: the knob without a tournament, or out of range.
-        for (pivoting, rows) in [(Pivoting::Partial, 64), (Pivoting::Tournament, 32), (Pivoting::Tournament, 96)] {
+        // Misuse: the knob without pivoting, or out of range.
+        for (pivoting, rows) in [(Pivoting::None, 64), (Pivoting::Tournament, 32), (Pivoting::Partial, 96)] {
             let e = BatchedLu::<f32>::with_options(ctx, 300, 1, pivoting, &blocked(Some(rows))).unwrap_err();
             assert!(matches!(e, Error::InvalidArgument(_)), "{pivoting:?} {rows}: {e:?}");
         }

@@ -12,7 +12,9 @@
 //! Three kernels ([`LuAlgorithm`]): a team of lanes per matrix with rows in registers
 //! (n ≤ 32), a workgroup per matrix in workgroup memory (seed 004's scheme), and a blocked
 //! right-looking factorization in global memory for larger n, whose panels pivot partially
-//! (one workgroup per panel) or by a tournament ([`Pivoting::Tournament`], many). With
+//! (in workgroup memory where a panel fits; else rows in registers, one workgroup where the
+//! panel's rows fit one, a dispatch per column past that) or by a tournament
+//! ([`Pivoting::Tournament`], many workgroups, fewer dispatches). With
 //! partial pivoting, pivots may differ from LAPACK's where two candidates' magnitudes tie
 //! within rounding (the search compares in f32, f64 values too) and the multipliers are at
 //! most 1; a tournament's pivots are its own and its multipliers may exceed 1. The factors
@@ -55,12 +57,16 @@ const BLOCKED_WG: u32 = 256;
 const PANEL: usize = 32;
 /// Side of its GEMM tiles (`TILE` there).
 const GEMM_TILE: usize = 64;
+/// Columns of L21 (rows of U12) its GEMM stages at a time (`K_CHUNK` there).
+const GEMM_CHUNK: usize = 16;
 /// Columns a workgroup of its row swaps moves (`SWAP_COLS` there).
 const SWAP_COLS: usize = 32;
 /// Rows a workgroup of the tournament's multipliers solves, a lane each: the lanes work
 /// alone, so small workgroups spread them over more of the GPU (H100, 4096²: 3.9 → 3.4 ms
 /// from 256, a smaller gain than predicted: the time is in each lane's own chain).
 const LOWER_ROWS: usize = 64;
+/// Rows a workgroup of partial pivoting's dispatch per column takes, a lane each.
+const COLUMN_ROWS: usize = 256;
 /// The blocked LU's steps by number (`params.step` of `shaders/lu_blocked.wgsl`).
 const STEP_NAMES: [&str; 4] = ["panel", "swap", "trsm", "gemm"];
 
@@ -119,10 +125,14 @@ pub struct LuOptions {
     /// 1024. By default, for [`LuAlgorithm::Workgroup`] about one per eight entries (32 to
     /// 256), for [`LuAlgorithm::Team`] the largest subgroup size (32 or more).
     pub workgroup_size: Option<u32>,
-    /// [`Pivoting::Tournament`]: rows a workgroup of the tournament takes (a lane each), a
+    /// The blocked LU: rows a workgroup of a panel's rows in registers takes (a lane each), a
     /// power of two from 64 (and the largest subgroup size) to the most invocations a
-    /// workgroup has (at most 1024). Default: 256, or the most below that fit in workgroup
-    /// memory. Unused where the team or workgroup kernel factors (small n).
+    /// workgroup has (at most 1024). [`Pivoting::Tournament`]: a round's workgroups
+    /// (default: 256, or the most below that fit in workgroup memory); partial pivoting:
+    /// panels of up to this many rows are factored by one workgroup, taller ones by a
+    /// dispatch per column (default: the most that fit, up to 1024; set, it also replaces
+    /// the panel in workgroup memory of smaller n). Unused where the team or workgroup kernel
+    /// factors (small n).
     pub tournament_rows: Option<u32>,
 }
 
@@ -139,30 +149,45 @@ enum Factor<T: Scalar> {
         wg_size: u32,
     },
     Blocked {
-        panel: Kernel<lu_blocked::Shader, T>,
+        panel: BlockedPanel<T>,
         steps: Kernel<lu_blocked::Shader, T>,
+        gemm: Kernel<lu_blocked::Shader, T>,
         trsm: Kernel<lu_blocked::Shader, T>,
-        staged: bool,
-        tournament: Option<Tournament<T>>,
         /// Columns a workgroup of the triangular solve takes.
         trsm_cols: usize,
     },
 }
 
-/// The panel of a blocked LU by tournament pivoting (`shaders/lu_tournament.wgsl`).
-struct Tournament<T: Scalar> {
+/// How the blocked LU factors its panels.
+enum BlockedPanel<T: Scalar> {
+    /// Partial pivoting, the panel (n × 32) in workgroup memory, rows swapped there
+    /// (`lu_blocked.wgsl`'s PANEL step).
+    Staged(Kernel<lu_blocked::Shader, T>),
+    /// The rows stay in place while their pivots are picked (by a tournament, or partial
+    /// pivoting with rows in registers), then move with whole rows in the swaps.
+    Picked(PickedPanel<T>),
+}
+
+/// The panel of a blocked LU whose pivot rows are picked without moving rows
+/// (`shaders/lu_tournament.wgsl`), then brought up by the swaps: by a tournament, or by
+/// partial pivoting (one workgroup's round where the rows fit it, a dispatch per column
+/// where they do not).
+struct PickedPanel<T: Scalar> {
+    tournament: bool,
     kernel: Kernel<lu_tournament::Shader, T>,
     /// The multipliers' pipeline: workgroups of [`LOWER_ROWS`] lanes, for more of them.
     lower: Kernel<lu_tournament::Shader, T>,
-    /// Rows a workgroup takes, a lane each (`WG_SIZE`).
+    /// Partial pivoting's dispatch per column: workgroups of [`COLUMN_ROWS`] lanes.
+    column: Kernel<lu_tournament::Shader, T>,
+    /// Rows a workgroup of a round takes, a lane each (`WG_SIZE`).
     rows: usize,
     /// Each round's picks, `stride` words a matrix in two halves that the rounds alternate.
     picks: GpuVec<u32>,
     stride: usize,
 }
 
-impl<T: Scalar> Tournament<T> {
-    fn new(ctx: &Context, n: usize, batch: usize, rows: Option<u32>) -> Result<Self> {
+impl<T: Scalar> PickedPanel<T> {
+    fn new(ctx: &Context, n: usize, batch: usize, tournament: bool, rows: Option<u32>) -> Result<Self> {
         let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
         let limits = ctx.limits();
         let most = limits.max_compute_invocations_per_workgroup.min(limits.max_compute_workgroup_size_x).min(1024);
@@ -198,11 +223,13 @@ impl<T: Scalar> Tournament<T> {
                 })
             }
             Some(r) => r,
-            // 256 where it fits: a round's steps slow down with a workgroup's subgroups (H100,
-            // 4096²: 30.0 ms at 256 rows against 32.2 at 128, 30.7 at 512, 38.2 at 1024;
-            // benches/results/h100-2026-11-24-lu-tournament-rows.log).
+            // A tournament: 256 where it fits: a round's steps slow down with a workgroup's
+            // subgroups (H100, 4096²: 30.0 ms at 256 rows against 32.2 at 128, 30.7 at 512,
+            // 38.2 at 1024; benches/results/h100-2026-11-24-lu-tournament-rows.log). Partial
+            // pivoting: the most, so that more panels take one round.
             None => {
-                match (least.ilog2()..=most.min(256).ilog2()).rev().map(|e| 1u32 << e).find(|&r| bytes(r) <= budget) {
+                let widest = if tournament { most.min(256) } else { most };
+                match (least.ilog2()..=widest.ilog2()).rev().map(|e| 1u32 << e).find(|&r| bytes(r) <= budget) {
                     Some(r) => r,
                     None => {
                         return Err(Error::LimitExceeded {
@@ -215,7 +242,9 @@ impl<T: Scalar> Tournament<T> {
                 }
             }
         };
-        let stride = 2 * n.div_ceil(rows as usize) * PANEL;
+        // A round's picks (two sets); a dispatch per column's candidates (two sets of a key and
+        // a row a workgroup) and picks.
+        let stride = (2 * n.div_ceil(rows as usize) * PANEL).max(4 * n.div_ceil(COLUMN_ROWS) + PANEL);
         let words = batch.checked_mul(stride).filter(|&w| w <= u32::MAX as usize).ok_or_else(|| {
             Error::InvalidArgument(format!("the tournament's picks for {batch} matrices of {n} rows pass 2^32"))
         })?;
@@ -223,9 +252,11 @@ impl<T: Scalar> Tournament<T> {
             let slots = slots(rows);
             lu_tournament::Overrides { wg_size: rows, slots, slot_blocks: 2 * slots * 8, slot_keys: 2 * slots }
         };
-        Ok(Tournament {
+        Ok(PickedPanel {
+            tournament,
             kernel: ctx.kernel(Default::default(), overrides(rows))?,
             lower: ctx.kernel(Default::default(), overrides(LOWER_ROWS as u32))?,
+            column: ctx.kernel(Default::default(), overrides(COLUMN_ROWS as u32))?,
             rows: rows as usize,
             picks: ctx.zeros(words.max(1))?,
             stride,
@@ -310,8 +341,10 @@ impl<T: Scalar> BatchedLu<T> {
             _ => ((n * n / 8).next_power_of_two() as u32).clamp(least, 256),
         };
         let wg_size = options.workgroup_size.unwrap_or(default_wg);
-        if options.tournament_rows.is_some() && pivoting != Pivoting::Tournament {
-            return Err(Error::InvalidArgument("LuOptions: tournament_rows is for Pivoting::Tournament".into()));
+        if options.tournament_rows.is_some() && pivoting == Pivoting::None {
+            return Err(Error::InvalidArgument(
+                "LuOptions: tournament_rows is for the blocked LU, which pivots".into(),
+            ));
         }
         if algorithm == LuAlgorithm::Blocked && wg_size != BLOCKED_WG {
             return Err(Error::InvalidArgument(format!("LuOptions: the blocked LU runs {BLOCKED_WG} lanes")));
@@ -331,8 +364,6 @@ impl<T: Scalar> BatchedLu<T> {
                 // the pivot search's keys and rows.
                 // (Beside the argmax's keys and rows, the swaps' moves: under 1 KiB.)
                 let staged = (n * PANEL) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 1024 <= budget;
-                let panel_tile = if staged { (n * PANEL) as u32 } else { 1 };
-                let panel = lu_blocked::Overrides { panel_tile, left: 1, ..Default::default() };
                 // The triangular solve's columns a workgroup: as many as fit beside L11 (its
                 // stage shares `left` with the GEMM's tile of L21).
                 let left = |cols: usize| (PANEL * PANEL + PANEL * cols).max(GEMM_TILE * PANEL);
@@ -348,22 +379,32 @@ impl<T: Scalar> BatchedLu<T> {
                 // The triangular solve has a pipeline of its own: its stage would cut the
                 // GEMM's resident workgroups.
                 let steps = lu_blocked::Overrides { panel_tile: 1, left: left(0) as u32, ..Default::default() };
+                // The GEMM's stage: 16 columns of L21's tile and 16 rows of U12's, as vec4s.
+                let gemm = lu_blocked::Overrides {
+                    panel_tile: 1,
+                    left: 1,
+                    gemm_stage: (2 * GEMM_TILE * GEMM_CHUNK / 4) as u32,
+                    ..Default::default()
+                };
                 let trsm = lu_blocked::Overrides {
                     panel_tile: 1,
                     left: left(trsm_cols) as u32,
                     trsm_cols: trsm_cols as u32,
                     ..Default::default()
                 };
-                let tournament = match pivoting {
-                    Pivoting::Tournament => Some(Tournament::new(ctx, n, batch, options.tournament_rows)?),
-                    _ => None,
+                let tournament = pivoting == Pivoting::Tournament;
+                let panel = match tournament || !staged || options.tournament_rows.is_some() {
+                    true => BlockedPanel::Picked(PickedPanel::new(ctx, n, batch, tournament, options.tournament_rows)?),
+                    false => BlockedPanel::Staged(ctx.kernel(
+                        Default::default(),
+                        lu_blocked::Overrides { panel_tile: (n * PANEL) as u32, left: 1, ..Default::default() },
+                    )?),
                 };
                 Factor::Blocked {
-                    panel: ctx.kernel(Default::default(), panel)?,
+                    panel,
                     steps: ctx.kernel(Default::default(), steps)?,
+                    gemm: ctx.kernel(Default::default(), gemm)?,
                     trsm: ctx.kernel(Default::default(), trsm)?,
-                    staged: staged && tournament.is_none(),
-                    tournament,
                     trsm_cols,
                 }
             }
@@ -501,32 +542,31 @@ impl<T: Scalar> BatchedLu<T> {
                 lu_team::Bindings { source, a, pivots, info },
                 (self.batch as u64).div_ceil((wg_size / team) as u64),
             ),
-            Factor::Blocked { panel, steps, trsm, tournament, trsm_cols, .. } => {
+            Factor::Blocked { .. } => {
                 if out_of_place {
                     crate::ops::blas1::copy_range(rec, source, a, lu.panels()[0].byte_len())?;
                 }
-                let kernels = [panel, steps, trsm, steps];
                 let mut sink =
                     |_: &'static str, record: &mut dyn FnMut(&mut Recorder<'_, '_>) -> Result<()>| record(rec);
-                self.record_blocked(&mut sink, kernels, tournament.as_ref(), *trsm_cols, a, pivots, info)
+                self.record_blocked(&mut sink, a, pivots, info)
             }
         }
     }
 
-    /// The blocked factorization's steps, panel by panel; `kernels` by step (panel, swap,
-    /// triangular solve, GEMM). Each dispatch goes through `sink` with the step's name (one
-    /// recorder for a run, a timed pass each for [`BatchedLu::profile_factor`]).
-    #[allow(clippy::too_many_arguments)]
+    /// The blocked factorization's steps, panel by panel: the panel, the swaps, the
+    /// triangular solve and the GEMM (and, after a tournament's swaps, the multipliers). Each
+    /// dispatch goes through `sink` with the step's name (one recorder for a run, a timed
+    /// pass each for [`BatchedLu::profile_factor`]).
     fn record_blocked(
         &self,
         sink: &mut StepSink<'_>,
-        kernels: [&Kernel<lu_blocked::Shader, T>; 4],
-        tournament: Option<&Tournament<T>>,
-        trsm_cols: usize,
         a: Bind<'_, T>,
         pivots: Bind<'_, u32>,
         info: Bind<'_, u32>,
     ) -> Result<()> {
+        let Factor::Blocked { panel, steps, trsm, gemm, trsm_cols } = &self.factor else {
+            return Err(Error::InvalidArgument("record_blocked: not a blocked plan".into()));
+        };
         let (n, batch) = (self.n, self.batch);
         let bindings = lu_blocked::Bindings { a, pivots, info };
         for j0 in (0..n).step_by(PANEL) {
@@ -540,25 +580,30 @@ impl<T: Scalar> BatchedLu<T> {
                 j0: j0 as u32,
                 nb: nb as u32,
                 tiles: tiles as u32,
-                whole_rows: tournament.is_some() as u32,
+                whole_rows: matches!(panel, BlockedPanel::Picked(_)) as u32,
             };
-            // (step, workgroups per matrix); steps without work are skipped; with a
-            // tournament, its rounds take the panel's place and its multipliers follow the
-            // swaps.
-            let steps = [(0, 1), (1, n.div_ceil(SWAP_COLS)), (2, rest.div_ceil(trsm_cols)), (3, side * side)];
-            let panel = PanelOf { n, batch, j0, nb, a, pivots, info };
-            for (number, tiles) in steps {
-                match (tournament, number) {
-                    (Some(t), 0) => t.record_rounds(sink, &panel)?,
-                    (_, _) if tiles == 0 => {}
-                    (_, _) => sink(STEP_NAMES[number as usize], &mut |rec| {
-                        rec.dispatch(kernels[number as usize], step(number, tiles), bindings, (batch * tiles) as u64)
-                    })?,
+            let dispatch = |sink: &mut StepSink<'_>, kernel, number: u32, tiles: usize| match tiles {
+                0 => Ok(()),
+                _ => sink(STEP_NAMES[number as usize], &mut |rec| {
+                    rec.dispatch(kernel, step(number, tiles), bindings, (batch * tiles) as u64)
+                }),
+            };
+            let lower = match panel {
+                BlockedPanel::Staged(kernel) => {
+                    dispatch(sink, kernel, 0, 1)?;
+                    None
                 }
-                if let (Some(t), 1) = (tournament, number) {
-                    t.record_lower(sink, &panel)?;
+                BlockedPanel::Picked(picked) => {
+                    let panel = PanelOf { n, batch, j0, nb, a, pivots, info };
+                    picked.record_picks(sink, &panel)?.then_some((picked, panel))
                 }
+            };
+            dispatch(sink, steps, 1, n.div_ceil(SWAP_COLS))?;
+            if let Some((picked, panel)) = lower {
+                picked.record_lower(sink, &panel)?;
             }
+            dispatch(sink, trsm, 2, rest.div_ceil(*trsm_cols))?;
+            dispatch(sink, gemm, 3, side * side)?;
         }
         Ok(())
     }
@@ -592,7 +637,7 @@ impl<T: Scalar> BatchedLu<T> {
         };
         let mut batch = self.ctx.batch();
         match &self.factor {
-            Factor::Blocked { panel, steps, trsm, tournament, trsm_cols, .. } if self.n > 0 && self.batch > 0 => {
+            Factor::Blocked { .. } if self.n > 0 && self.batch > 0 => {
                 let (ab, pb, ib) = (a.panels()[0].bind(), pivots.bind(), info.bind());
                 let mut sink = |name: &'static str, record: &mut dyn FnMut(&mut Recorder<'_, '_>) -> Result<()>| {
                     if profiler.len() == profiler.capacity() {
@@ -601,8 +646,7 @@ impl<T: Scalar> BatchedLu<T> {
                     }
                     batch.timed(&mut profiler, name, |rec| record(rec))
                 };
-                let kernels = [panel, steps, trsm, steps];
-                self.record_blocked(&mut sink, kernels, tournament.as_ref(), *trsm_cols, ab, pb, ib)?;
+                self.record_blocked(&mut sink, ab, pb, ib)?;
             }
             _ => batch.timed(&mut profiler, "factor", |rec| self.record_factor_in_place(rec, a, pivots, &mut info))?,
         }
@@ -616,13 +660,13 @@ impl<T: Scalar> BatchedLu<T> {
         match &self.factor {
             Factor::Workgroup { in_place, .. } => format!("workgroup of {}", in_place.workgroup_size()),
             Factor::Team { team, .. } => format!("team of {team} lanes"),
-            Factor::Blocked { tournament: Some(t), .. } => {
-                format!("blocked, panels of {PANEL} by tournaments of {} rows", t.rows)
+            Factor::Blocked { panel: BlockedPanel::Picked(p), .. } if p.tournament => {
+                format!("blocked, panels of {PANEL} by tournaments of {} rows", p.rows)
             }
-            Factor::Blocked { staged, .. } => {
-                let memory = if *staged { "workgroup" } else { "global" };
-                format!("blocked, panels of {PANEL} in {memory} memory")
+            Factor::Blocked { panel: BlockedPanel::Picked(p), .. } => {
+                format!("blocked, panels of {PANEL} with rows in registers, {} a workgroup", p.rows)
             }
+            Factor::Blocked { .. } => format!("blocked, panels of {PANEL} in workgroup memory"),
         }
     }
 
@@ -659,7 +703,7 @@ impl<T: Scalar> BatchedLu<T> {
     /// Extra device bytes the plan holds (the tournament's picks).
     pub fn extra_bytes(&self) -> u64 {
         match &self.factor {
-            Factor::Blocked { tournament: Some(t), .. } => t.picks.byte_len(),
+            Factor::Blocked { panel: BlockedPanel::Picked(p), .. } => p.picks.byte_len(),
             _ => 0,
         }
     }
@@ -682,19 +726,34 @@ impl<T: Scalar> BatchedLu<T> {
     }
 }
 
-impl<T: Scalar> Tournament<T> {
-    /// Records a panel's rounds, until one workgroup is left (it writes the pivot rows'
-    /// block factored and the interchanges).
-    fn record_rounds(&self, sink: &mut StepSink<'_>, p: &PanelOf<'_, T>) -> Result<()> {
+impl<T: Scalar> PickedPanel<T> {
+    /// Records the picking of a panel's pivot rows; returns whether the rows below them
+    /// still need their multipliers (after the swaps, [`record_lower`](Self::record_lower)).
+    /// Panels of up to `rows` rows: one workgroup's round, exact partial pivoting, which
+    /// writes every row. Taller: a tournament's rounds until one workgroup is left (it
+    /// writes the pivot rows' block factored and the interchanges), or partial pivoting's
+    /// dispatch per column, which writes every row.
+    fn record_picks(&self, sink: &mut StepSink<'_>, p: &PanelOf<'_, T>) -> Result<bool> {
+        let rows = p.n - p.j0;
+        if !self.tournament && rows > self.rows {
+            let tiles = rows.div_ceil(COLUMN_ROWS);
+            for k in 0..=p.nb as u32 {
+                let params = self.params(p, 2, tiles, [0, k, 0]);
+                let workgroups = (p.batch * tiles) as u64;
+                sink("columns", &mut |rec| rec.dispatch(&self.column, params, self.bindings(p), workgroups))?;
+            }
+            return Ok(false);
+        }
         let half = (self.stride / 2) as u32;
         // The leaves read rows j0.. (count 0); each round then reads the last one's picks.
-        let (mut groups, mut src, mut count, mut dst) = ((p.n - p.j0).div_ceil(self.rows), 0, 0, 0);
+        let leaves = rows.div_ceil(self.rows);
+        let (mut groups, mut src, mut count, mut dst) = (leaves, 0, 0, 0);
         loop {
             let params = self.params(p, 0, groups, [src, count, dst]);
             let workgroups = (p.batch * groups) as u64;
             sink("rounds", &mut |rec| rec.dispatch(&self.kernel, params, self.bindings(p), workgroups))?;
             if groups == 1 {
-                return Ok(());
+                return Ok(leaves > 1);
             }
             count = (groups * p.nb) as u32;
             (src, dst) = (dst, half - dst);
