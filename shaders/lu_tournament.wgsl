@@ -339,9 +339,13 @@ fn column(m: u32, group: u32, lane: Lane) {
         cand[now] = bitcast<u32>(best.key);
         cand[now + 1u] = best.slot;
     }
-    if group != 0u || lane.index != 0u || k == 0u {
-        if group == 0u && lane.index == 0u && j0 == 0u {
-            // The first panel starts the matrix's info; later panels keep the first zero.
+    // One lane of the matrix keeps the record: column k − 1's pick, info, the interchanges.
+    if group != 0u || lane.index != 0u {
+        return;
+    }
+    if k == 0u {
+        // The first panel starts the matrix's info; later panels keep the first zero.
+        if j0 == 0u {
             info[m] = 0u;
         }
         return;

@@ -177,8 +177,10 @@ struct PickedPanel<T: Scalar> {
     kernel: Kernel<lu_tournament::Shader, T>,
     /// The multipliers' pipeline: workgroups of [`LOWER_ROWS`] lanes, for more of them.
     lower: Kernel<lu_tournament::Shader, T>,
-    /// Partial pivoting's dispatch per column: workgroups of [`COLUMN_ROWS`] lanes.
+    /// Partial pivoting's dispatch per column: workgroups of `column_rows` lanes
+    /// ([`COLUMN_ROWS`], or `rows` where fewer).
     column: Kernel<lu_tournament::Shader, T>,
+    column_rows: usize,
     /// Rows a workgroup of a round takes, a lane each (`WG_SIZE`).
     rows: usize,
     /// Each round's picks, `stride` words a matrix in two halves that the rounds alternate.
@@ -244,7 +246,8 @@ impl<T: Scalar> PickedPanel<T> {
         };
         // A round's picks (two sets); a dispatch per column's candidates (two sets of a key and
         // a row a workgroup) and picks.
-        let stride = (2 * n.div_ceil(rows as usize) * PANEL).max(4 * n.div_ceil(COLUMN_ROWS) + PANEL);
+        let column_rows = COLUMN_ROWS.min(rows as usize);
+        let stride = (2 * n.div_ceil(rows as usize) * PANEL).max(4 * n.div_ceil(column_rows) + PANEL);
         let words = batch.checked_mul(stride).filter(|&w| w <= u32::MAX as usize).ok_or_else(|| {
             Error::InvalidArgument(format!("the tournament's picks for {batch} matrices of {n} rows pass 2^32"))
         })?;
@@ -256,7 +259,8 @@ impl<T: Scalar> PickedPanel<T> {
             tournament,
             kernel: ctx.kernel(Default::default(), overrides(rows))?,
             lower: ctx.kernel(Default::default(), overrides(LOWER_ROWS as u32))?,
-            column: ctx.kernel(Default::default(), overrides(COLUMN_ROWS as u32))?,
+            column: ctx.kernel(Default::default(), overrides(column_rows as u32))?,
+            column_rows,
             rows: rows as usize,
             picks: ctx.zeros(words.max(1))?,
             stride,
@@ -736,7 +740,7 @@ impl<T: Scalar> PickedPanel<T> {
     fn record_picks(&self, sink: &mut StepSink<'_>, p: &PanelOf<'_, T>) -> Result<bool> {
         let rows = p.n - p.j0;
         if !self.tournament && rows > self.rows {
-            let tiles = rows.div_ceil(COLUMN_ROWS);
+            let tiles = rows.div_ceil(self.column_rows);
             for k in 0..=p.nb as u32 {
                 let params = self.params(p, 2, tiles, [0, k, 0]);
                 let workgroups = (p.batch * tiles) as u64;
@@ -744,16 +748,27 @@ impl<T: Scalar> PickedPanel<T> {
             }
             return Ok(false);
         }
+        let leaves = rows.div_ceil(self.rows);
+        if leaves == 1 {
+            // One round, by the narrowest pipeline that holds the rows: a step's cost grows
+            // with a workgroup's subgroups (H200: ~3 µs at 1,024 lanes; H100: ~1.3 at 256).
+            let narrowest = [(LOWER_ROWS, &self.lower), (self.column_rows, &self.column)]
+                .into_iter()
+                .find(|&(lanes, _)| rows <= lanes)
+                .map_or(&self.kernel, |(_, kernel)| kernel);
+            let params = self.params(p, 0, 1, [0; 3]);
+            sink("rounds", &mut |rec| rec.dispatch(narrowest, params, self.bindings(p), p.batch as u64))?;
+            return Ok(false);
+        }
         let half = (self.stride / 2) as u32;
         // The leaves read rows j0.. (count 0); each round then reads the last one's picks.
-        let leaves = rows.div_ceil(self.rows);
         let (mut groups, mut src, mut count, mut dst) = (leaves, 0, 0, 0);
         loop {
             let params = self.params(p, 0, groups, [src, count, dst]);
             let workgroups = (p.batch * groups) as u64;
             sink("rounds", &mut |rec| rec.dispatch(&self.kernel, params, self.bindings(p), workgroups))?;
             if groups == 1 {
-                return Ok(leaves > 1);
+                return Ok(true);
             }
             count = (groups * p.nb) as u32;
             (src, dst) = (dst, half - dst);
