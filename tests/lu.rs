@@ -231,10 +231,11 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
             }
         }
         // Partial pivoting with rows in registers, 64 a workgroup: panels of more rows take a
-        // dispatch per column (n = 300: two workgroups of 256 lanes, then one), the rest one
-        // workgroup's round (65: the first panel by columns, the second in one round).
-        for n in [65, 129, 300] {
-            let options = LuOptions { tournament_rows: Some(64), ..options.clone() };
+        // dispatch per column in workgroups of 64 (n = 300: five, then fewer), the rest one
+        // workgroup's round (65: the first panel by columns, the second in one round); with
+        // 256 a workgroup, n = 300's first two panels by columns in two workgroups of 256.
+        for (n, rows) in [(65, 64), (129, 64), (300, 64), (300, 256)] {
+            let options = LuOptions { tournament_rows: Some(rows), ..options.clone() };
             check_options::<f32>(ctx, n, 4, Pivoting::Partial, &options, &kinds, &mut rng);
             if ctx.supports::<f64>() && n == 300 {
                 check_options::<f64>(ctx, n, 2, Pivoting::Partial, &options, &kinds, &mut rng);
@@ -424,5 +425,23 @@ fn lu_profile_names_every_step() {
         assert_eq!(names, steps, "{pivoting:?}");
         let error = lu_backward_error(&data, a.read_blocking().unwrap().data(), &pivots.read_blocking().unwrap());
         assert!(error <= 8.0 * n as f64 * 1.2e-7, "{pivoting:?}: {error:e}");
+    }
+}
+
+/// Empty batches and 0 × 0 matrices plan and factor (nothing to do) on every kernel that
+/// takes them.
+#[test]
+fn lu_of_empty_batches_and_matrices() {
+    let ctx = common::context();
+    for algorithm in [LuAlgorithm::Auto, LuAlgorithm::Workgroup, LuAlgorithm::Blocked] {
+        for (n, batch) in [(0, 3), (5, 0), (0, 0)] {
+            let options = LuOptions { algorithm, ..Default::default() };
+            let what = format!("{algorithm:?} n {n} batch {batch}");
+            let plan = BatchedLu::<f32>::with_options(ctx, n, batch, Pivoting::Partial, &options).expect(&what);
+            let host = DenseMatrix::try_new(batch * n, n, Vec::<f32>::new()).unwrap();
+            let mut a = GpuDense::upload(ctx, &host, DenseLayout::RowMajor).expect(&what);
+            let mut pivots = ctx.zeros::<u32>(batch * n).expect(&what);
+            assert_eq!(plan.factor(&mut a, &mut pivots).expect(&what), vec![0; batch], "{what}");
+        }
     }
 }

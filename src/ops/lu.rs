@@ -183,6 +183,8 @@ struct PickedPanel<T: Scalar> {
     column_rows: usize,
     /// Rows a workgroup of a round takes, a lane each (`WG_SIZE`).
     rows: usize,
+    /// Whether `lower`'s workgroups hold whole subgroups, so that a round can run on them.
+    lower_rounds: bool,
     /// Each round's picks, `stride` words a matrix in two halves that the rounds alternate.
     picks: GpuVec<u32>,
     stride: usize,
@@ -262,6 +264,7 @@ impl<T: Scalar> PickedPanel<T> {
             column: ctx.kernel(Default::default(), overrides(column_rows as u32))?,
             column_rows,
             rows: rows as usize,
+            lower_rounds: LOWER_ROWS as u32 >= least,
             picks: ctx.zeros(words.max(1))?,
             stride,
         })
@@ -401,7 +404,7 @@ impl<T: Scalar> BatchedLu<T> {
                     true => BlockedPanel::Picked(PickedPanel::new(ctx, n, batch, tournament, options.tournament_rows)?),
                     false => BlockedPanel::Staged(ctx.kernel(
                         Default::default(),
-                        lu_blocked::Overrides { panel_tile: (n * PANEL) as u32, left: 1, ..Default::default() },
+                        lu_blocked::Overrides { panel_tile: (n * PANEL).max(1) as u32, left: 1, ..Default::default() },
                     )?),
                 };
                 Factor::Blocked {
@@ -754,6 +757,7 @@ impl<T: Scalar> PickedPanel<T> {
             // with a workgroup's subgroups (H200: ~3 µs at 1,024 lanes; H100: ~1.3 at 256).
             let narrowest = [(LOWER_ROWS, &self.lower), (self.column_rows, &self.column)]
                 .into_iter()
+                .filter(|&(lanes, _)| lanes > LOWER_ROWS || self.lower_rounds)
                 .find(|&(lanes, _)| rows <= lanes)
                 .map_or(&self.kernel, |(_, kernel)| kernel);
             let params = self.params(p, 0, 1, [0; 3]);
