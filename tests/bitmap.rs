@@ -766,3 +766,19 @@ fn operands_of_another_context_are_refused() {
     let mut lu = BitmapLu::<f32>::new(one, 4, 5, Pivoting::None).unwrap();
     mismatch(lu.factor(&b).map(drop));
 }
+
+/// Empty batches and 0 × 0 matrices factor (nothing to do) on both pivotings: no entries in
+/// L or U, every info 0.
+#[test]
+fn lu_of_empty_batches_and_matrices() {
+    let ctx: &Context = common::context();
+    for pivoting in [Pivoting::None, Pivoting::Partial] {
+        for (n, batch) in [(0, 3), (5, 0), (0, 0)] {
+            let what = format!("{pivoting:?} n {n} batch {batch}");
+            let a = GpuBitmap::upload(ctx, &bitmap(&CsrMatrix::<f32>::zeros(n * batch, n).unwrap())).expect(&what);
+            let mut plan = BitmapLu::<f32>::new(ctx, n, batch, pivoting).expect(&what);
+            assert_eq!(plan.factor(&a).expect(&what), vec![0; batch], "{what}");
+            assert_eq!((plan.l().nnz(), plan.u().nnz()), (0, 0), "{what}");
+        }
+    }
+}

@@ -120,7 +120,9 @@ impl<T: Scalar> Fused<T> {
     /// more (the engine's team LU measured fastest so on the H100), or several smaller.
     /// `None` (the dense route) where the adapter binds too few buffers or the workgroup
     /// does not fit its limits.
-    fn new(ctx: &Context, n: usize, rows: usize, pivoting: Pivoting) -> Result<Option<Self>> {
+    fn new(ctx: &Context, n: usize, batch: usize, pivoting: Pivoting) -> Result<Option<Self>> {
+        // (The batch is not rows / n: with n = 0 there are matrices but no rows.)
+        let rows = n * batch;
         let limits = ctx.limits();
         if n > 32 || limits.max_storage_buffers_per_shader_stage < FUSED_BINDINGS {
             return Ok(None);
@@ -145,11 +147,10 @@ impl<T: Scalar> Fused<T> {
         // the dense route's batch would not bind either.
         let no_pivot = pivoting == Pivoting::None;
         let scratch_len = if no_pivot { 1 } else { rows * n };
-        let batch = rows / n.max(1);
         let scratch = (scratch_len as u64).saturating_mul(size);
         if scratch > limits.max_storage_buffer_binding_size {
             return Err(Error::LimitExceeded {
-                what: format!("the dense scratch of a bitmap LU of {} matrices of {n} x {n}", rows / n.max(1)),
+                what: format!("the dense scratch of a bitmap LU of {batch} matrices of {n} x {n}"),
                 limit: "max_storage_buffer_binding_size",
                 requested: scratch,
                 max: limits.max_storage_buffer_binding_size,
@@ -206,7 +207,7 @@ impl<T: Scalar> BitmapLu<T> {
         let rows = n
             .checked_mul(batch)
             .ok_or_else(|| Error::InvalidArgument(format!("a batch of {batch} matrices of {n} rows passes usize")))?;
-        let engine = match Fused::new(ctx, n, rows, pivoting)? {
+        let engine = match Fused::new(ctx, n, batch, pivoting)? {
             Some(fused) => Engine::Fused(Box::new(fused)),
             None => {
                 let dense = GpuDense::zeros(ctx, rows, n, DenseLayout::RowMajor)?;
