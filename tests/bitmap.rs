@@ -29,9 +29,9 @@ fn bitmap<T: Scalar>(a: &CsrMatrix<T>) -> BitmapMatrix<T> {
 }
 
 /// Generated shapes: every width the issue names, densities 0.1% to 100%, empty rows and
-/// columns, no entries, 0×0, and rows of 63 nearly full words.
+/// columns, no entries, 0×0, 7×0, 0×7, and rows of 63 nearly full words.
 fn generated<T: Scalar>(seed: u64) -> Vec<(String, CsrMatrix<T>)> {
-    let shapes: [(usize, usize, f64); 13] = [
+    let shapes: [(usize, usize, f64); 15] = [
         (40, 1, 0.5),
         (37, 31, 0.3),
         (33, 32, 0.1),
@@ -45,6 +45,8 @@ fn generated<T: Scalar>(seed: u64) -> Vec<(String, CsrMatrix<T>)> {
         (20, 300, 0.0),
         (9, 2000, 0.9),
         (0, 0, 0.5),
+        (7, 0, 0.5),
+        (0, 7, 0.5),
     ];
     shapes
         .iter()
@@ -308,6 +310,7 @@ fn multiply<T: Scalar>() {
             (5, 40, 9000, 0.02),
             (3, 20, 20000, 0.05),
             (0, 0, 5, 0.5),
+            (6, 0, 5, 0.5),
             (10, 20, 30, 0.0),
         ]
         .iter()

@@ -1198,3 +1198,28 @@ fn restarts_are_per_system() {
         }
     }
 }
+
+/// A system of 0 unknowns: every method stops at once (b = 0: x = 0, SciPy's convention),
+/// with and without Jacobi.
+#[test]
+fn empty_systems_stop_at_once() {
+    let ctx = common::context();
+    let a = GpuSparse::from_csr(ctx, &CsrMatrix::<f32>::zeros(0, 0).unwrap(), Conversion::Csr).unwrap();
+    let spmv = Spmv::new(ctx, &a, SpmvAlgorithm::Auto).unwrap();
+    let jacobi = Jacobi::new(ctx, &a).unwrap();
+    let options = SolverOptions::default();
+    for preconditioned in [false, true] {
+        let precond = || preconditioned.then(|| (&jacobi).into());
+        let b: GpuVec<f32> = ctx.zeros(0).unwrap();
+        let reports = [
+            Cg::new(ctx, &spmv, precond(), options).unwrap().solve(&b, &mut ctx.zeros(0).unwrap()),
+            BiCgStab::new(ctx, &spmv, precond(), options).unwrap().solve(&b, &mut ctx.zeros(0).unwrap()),
+            Gmres::new(ctx, &spmv, precond(), options).unwrap().solve(&b, &mut ctx.zeros(0).unwrap()),
+        ];
+        for (method, report) in ["cg", "bicgstab", "gmres"].into_iter().zip(reports) {
+            let report = report.unwrap_or_else(|e| panic!("{method} preconditioned {preconditioned}: {e:?}"));
+            assert_eq!(report.reason, StopReason::Converged, "{method} preconditioned {preconditioned}");
+            assert_eq!(report.iterations, 0, "{method} preconditioned {preconditioned}");
+        }
+    }
+}

@@ -371,9 +371,24 @@ fn unsolvable_input_and_misuse_are_typed_errors() {
         let mut x = ctx.zeros::<f32>(2).unwrap();
         assert!(matches!(plan.solve(&foreign, &mut x), Err(Error::ContextMismatch(_))));
     }
-    // 0 × 0: nothing to do.
+    // 0 × 0: nothing to do, every algorithm, transposed or not, one or four right-hand sides.
     let empty = GpuSparse::from_csr(ctx, &CsrMatrix::<f32>::zeros(0, 0).unwrap(), Conversion::Csr).unwrap();
-    let plan = TriangularSolve::new(ctx, &empty, Triangle::Upper, Diagonal::Unit, SptrsvAlgorithm::Auto).unwrap();
-    let (b0, mut x0) = (ctx.zeros::<f32>(0).unwrap(), ctx.zeros::<f32>(0).unwrap());
-    assert_eq!(plan.solve(&b0, &mut x0).unwrap().relaunches, 0);
+    let algorithms = [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder, SptrsvAlgorithm::Auto];
+    for (algorithm, transposed) in algorithms.into_iter().flat_map(|a| [(a, false), (a, true)]) {
+        let what = format!("0 x 0 {} transposed {transposed}", algorithm.name());
+        let plan = |rhs| {
+            let options = SptrsvOptions { rhs, ..Default::default() };
+            let (side, unit) = (Triangle::Upper, Diagonal::Unit);
+            match transposed {
+                true => TriangularSolve::transposed_with_options(ctx, &empty, side, unit, algorithm, options),
+                false => TriangularSolve::with_options(ctx, &empty, side, unit, algorithm, options),
+            }
+            .expect(&what)
+        };
+        let (b0, mut x0) = (ctx.zeros::<f32>(0).unwrap(), ctx.zeros::<f32>(0).unwrap());
+        assert_eq!(plan(1).solve(&b0, &mut x0).expect(&what).relaunches, 0, "{what}");
+        let dense = |cols| GpuDense::zeros(ctx, 0, cols, DenseLayout::RowMajor).unwrap();
+        let (b4, mut x4) = (dense(4), dense(4));
+        assert_eq!(plan(4).solve_dense(&b4, &mut x4).expect(&what).relaunches, 0, "{what}");
+    }
 }
