@@ -27,8 +27,10 @@ const MAX_FILE_ORDER: usize = 4096;
 pub struct LuOp<T>(PhantomData<T>);
 
 /// An algorithm name, optionally with `:wg=…`, `:pivot=partial|tournament` (partial by
-/// default: `auto` is getrf's partial pivoting) and `:rows=…` (the tournament's rows a
-/// workgroup); `:profile` prints the GPU time of each step once (`BatchedLu::profile_factor`).
+/// default: `auto` is getrf's partial pivoting) and `:rows=…` (the blocked LU's rows a
+/// workgroup, `LuOptions::tournament_rows`: a tournament's rounds, or the tallest panel
+/// partial pivoting factors in one workgroup); `:profile` prints the GPU time of each step
+/// once (`BatchedLu::profile_factor`).
 fn parse_variant(name: &str) -> Option<(LuOptions, Pivoting, bool)> {
     let mut parts = name.split(':');
     let mut options = LuOptions { algorithm: LuAlgorithm::from_name(parts.next()?)?, ..Default::default() };
