@@ -186,8 +186,8 @@ struct PickedPanel<T: Scalar> {
     column_rows: usize,
     /// Rows a workgroup of a round takes, a lane each (`WG_SIZE`).
     rows: usize,
-    /// Whether `lower`'s workgroups hold whole subgroups, so that a round can run on them.
-    lower_rounds: bool,
+    /// The fewest lanes a round's workgroup may have (whole subgroups, 64 at least).
+    least: usize,
     /// Each round's picks, `stride` words a matrix in two halves that the rounds alternate.
     picks: GpuVec<u32>,
     stride: usize,
@@ -267,7 +267,7 @@ impl<T: Scalar> PickedPanel<T> {
             column: ctx.kernel(Default::default(), overrides(column_rows as u32))?,
             column_rows,
             rows: rows as usize,
-            lower_rounds: LOWER_ROWS as u32 >= least,
+            least: least as usize,
             picks: ctx.zeros(words.max(1))?,
             stride,
         })
@@ -760,8 +760,7 @@ impl<T: Scalar> PickedPanel<T> {
             // with a workgroup's subgroups (H200: ~3 µs at 1,024 lanes; H100: ~1.3 at 256).
             let narrowest = [(LOWER_ROWS, &self.lower), (self.column_rows, &self.column)]
                 .into_iter()
-                .filter(|&(lanes, _)| lanes > LOWER_ROWS || self.lower_rounds)
-                .find(|&(lanes, _)| rows <= lanes)
+                .find(|&(lanes, _)| lanes >= self.least && rows <= lanes)
                 .map_or(&self.kernel, |(_, kernel)| kernel);
             let params = self.params(p, 0, 1, [0; 3]);
             sink("rounds", &mut |rec| rec.dispatch(narrowest, params, self.bindings(p), p.batch as u64))?;
