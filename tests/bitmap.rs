@@ -98,7 +98,7 @@ fn conversions<T: Scalar>() {
             // A's signed entries can cancel in a row, and with a handful of entries (70x64 at
             // 0.001) the largest row may be such a sum: measured against |A|·x (x > 0).
             let terms = reference::spmv_csr(1.0, &common::matrix_magnitudes(&host_csr), &x, 0.0, &zeros);
-            let error = common::max_error_relative_to_terms(&y.read_blocking().unwrap(), &y_ref, &terms);
+            let error = reference::max_error_relative_to_terms(&y.read_blocking().unwrap(), &y_ref, &terms);
             assert!(error <= tolerance::<T>(), "{label}: to CSR: error {error:e}");
             let mut back = back;
             back.update_values(&host_csr).expect("the pattern built on the GPU is the host's");
@@ -386,7 +386,7 @@ fn spmv<T: Scalar>() {
                     plan.run(T::from_f64(alpha), &gpu, &gx, T::from_f64(beta), &mut y).unwrap();
                     let want = reference::spmv_csr(alpha, &a, &x, beta, &y0);
                     let got = y.read_blocking().unwrap();
-                    let error = common::max_error_relative_to_terms(&got, &want, &terms(alpha, beta));
+                    let error = reference::max_error_relative_to_terms(&got, &want, &terms(alpha, beta));
                     assert!(error <= tolerance::<T>(), "{label}: plan {p} α {alpha} β {beta}: error {error:e}");
                 }
                 // α and β as device scalars (read by the pass that stores y).
@@ -394,7 +394,8 @@ fn spmv<T: Scalar>() {
                 let mut y = ctx.upload(&y0).unwrap();
                 plan.run(&alpha, &gpu, &gx, &beta, &mut y).unwrap();
                 let want = reference::spmv_csr(-2.5, &a, &x, 0.5, &y0);
-                let error = common::max_error_relative_to_terms(&y.read_blocking().unwrap(), &want, &terms(-2.5, 0.5));
+                let error =
+                    reference::max_error_relative_to_terms(&y.read_blocking().unwrap(), &want, &terms(-2.5, 0.5));
                 assert!(error <= tolerance::<T>(), "{label}: plan {p}, device α and β: error {error:e}");
             }
             // A plan that cuts rows takes matrices of its row count only.

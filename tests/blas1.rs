@@ -42,8 +42,8 @@ fn elementwise_ops<T: Scalar>(seed: u64) {
             // α·x and β·y can cancel in an entry (a one-entry vector fails relative to its
             // result): the sums are measured against the scale of their terms, |α·x| + |β·y|.
             let check_sum = |what: &str, got: &GpuVec<T>, beta: f64| {
-                let magnitude = |v: &[T]| v.iter().map(|e| T::from_f64(e.to_f64().abs())).collect::<Vec<T>>();
-                let terms = twin::axpby(a.to_f64().abs(), &magnitude(&x), beta.abs(), &magnitude(&y0));
+                let terms =
+                    twin::axpby(a.to_f64().abs(), &common::magnitudes(&x), beta.abs(), &common::magnitudes(&y0));
                 let want = twin::axpby(a.to_f64(), &x, beta, &y0);
                 let error = error_relative_to_terms(&got.read_blocking().unwrap(), &want, &terms);
                 assert!(

@@ -29,6 +29,14 @@ pub fn error_relative_to_terms<T: Scalar>(y: &[T], y_ref: &[f64], terms: &[f64])
     scaled_with(y, y_ref, terms, norm_2)
 }
 
+/// `‖y − y_ref‖∞ / ‖terms‖∞`: [`error_relative_to_terms`] by the worst entry, as
+/// [`max_relative_error`] is [`relative_error`] by the worst entry (in a matrix of a handful
+/// of entries the largest reference entry may itself be a cancelled sum).
+pub fn max_error_relative_to_terms<T: Scalar>(y: &[T], y_ref: &[f64], terms: &[f64]) -> f64 {
+    assert_eq!(terms.len(), y_ref.len(), "terms and reference lengths differ");
+    scaled_with(y, y_ref, terms, norm_inf)
+}
+
 fn relative_with<T: Scalar>(y: &[T], y_ref: &[f64], norm: fn(&[f64]) -> f64) -> f64 {
     scaled_with(y, y_ref, y_ref, norm)
 }

@@ -18,7 +18,7 @@ mod spmv;
 mod sptrsv;
 
 pub use bitmap::{bitmap_add, bitmap_lu, bitmap_multiply, lu_pattern};
-pub use compare::{error_relative_to_terms, max_relative_error, relative_error};
+pub use compare::{error_relative_to_terms, max_error_relative_to_terms, max_relative_error, relative_error};
 pub use incomplete::{
     apply_incomplete, diagonal_factor, diagonal_incomplete_factor, exact_incomplete_factor, has_diagonal_form,
     incomplete_factor,

@@ -192,27 +192,3 @@ pub fn magnitudes<T: Scalar>(v: &[T]) -> Vec<T> {
 pub fn matrix_magnitudes<T: Scalar>(a: &CsrMatrix<T>) -> CsrMatrix<T> {
     a.map_values(|v| T::from_f64(v.to_f64().abs()))
 }
-
-/// `‖y − y_ref‖∞ / ‖terms‖∞`: [`wgsparse::reference::max_relative_error`] (the worst entry,
-/// so one bad row cannot hide in a long vector) measured against the terms' scale, `terms`
-/// being the twin run on the operands' magnitudes (`|α|·|A|·|x| + |β|·|y₀|`), which does
-/// not shrink when the entries cancel (the largest reference entry may itself be a
-/// cancelled sum in a matrix of a handful of entries). The NaN conventions of
-/// [`wgsparse::reference::error_relative_to_terms`], entry by entry.
-pub fn max_error_relative_to_terms<T: Scalar>(y: &[T], y_ref: &[f64], terms: &[f64]) -> f64 {
-    assert_eq!(y.len(), y_ref.len(), "result and reference lengths differ");
-    assert_eq!(terms.len(), y_ref.len(), "terms and reference lengths differ");
-    // Against a unit scale, one entry's error is |y_i − ref_i| (0 where both are the same
-    // non-finite value, infinite on any other non-finite mismatch).
-    let worst = (0..y.len())
-        .map(|i| wgsparse::reference::error_relative_to_terms(&y[i..=i], &y_ref[i..=i], &[1.0]))
-        .fold(0.0f64, |m, e| if e.is_nan() { f64::INFINITY } else { m.max(e) });
-    let scale = terms.iter().filter(|t| t.is_finite()).fold(0.0f64, |m, t| m.max(t.abs()));
-    if worst == 0.0 {
-        0.0
-    } else if scale == 0.0 {
-        f64::INFINITY
-    } else {
-        worst / scale
-    }
-}
