@@ -82,10 +82,10 @@ fn panel_staged(m: u32, lane: Lane) {
     let row_lane = lane.index / NB;
     let row_lanes = WG_SIZE / NB;
     for (var kk = 0u; kk < nb; kk++) {
-        var key = -1.0;
+        var key = KEY_NONE;
         var row = kk;
         for (var r = kk + lane.index; r < rows; r += WG_SIZE) {
-            let v = f32(abs(panel_tile[r * NB + kk]));
+            let v = pivot_key(panel_tile[r * NB + kk]);
             if v > key {
                 key = v;
                 row = r;

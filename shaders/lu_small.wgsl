@@ -26,10 +26,10 @@ fn find_pivot(lane: Lane, k: u32) {
     let n = params.n;
 #ifdef SUBGROUP
     if lane.index < lane.sg_size {
-        var best = -1.0;
+        var best = Real(-1.0);
         var row = k;
         for (var i = k + lane.sg_lane; i < n; i += lane.sg_size) {
-            let v = f32(abs(tile[i * n + k]));
+            let v = abs(tile[i * n + k]);
             if v > best {
                 best = v;
                 row = i;

@@ -38,9 +38,6 @@ const COLUMN: u32 = 2u;
 const NB: u32 = 32u;
 // An empty candidate slot.
 const NONE: u32 = 0xffffffffu;
-// Keys: a used (or empty) row never wins; a NaN loses to every number.
-const KEY_USED: f32 = -2.0;
-const KEY_NAN: f32 = -1.0;
 
 struct Params {
     step: u32,
@@ -53,7 +50,8 @@ struct Params {
     // TOURNAMENT: the picks this round reads (an offset into a matrix's part of `cand`, and
     // their count; count 0 at the leaves, which read rows j0.. of A), and where it writes.
     // COLUMN: count is the dispatch's column k; a matrix's part of `cand` holds two sets
-    // (by k's parity) of a (key, row) per workgroup, then the picks from word 4 · tiles.
+    // (by k's parity) of a candidate (key, row: CANDIDATE_WORDS) per workgroup, then the
+    // picks.
     src: u32,
     count: u32,
     dst: u32,
@@ -76,11 +74,38 @@ override SLOT_KEYS: u32 = 64u;
 // Each step's candidates' rows (two sets, by the step's parity, so that a step's writes never
 // meet a slower lane's reads of the step before), as vec4 blocks.
 var<workgroup> slot_rows: array<vec4<Real>, SLOT_BLOCKS>;
-var<workgroup> slot_keys: array<f32, SLOT_KEYS>;
+var<workgroup> slot_keys: array<Key, SLOT_KEYS>;
 var<workgroup> slot_ids: array<u32, SLOT_KEYS>;
 var<workgroup> ids: array<u32, WG_SIZE>;
 var<workgroup> top: array<vec4<Real>, 256>;
 var<workgroup> picks: array<u32, NB>;
+
+// A candidate in `cand`: its key's words, then its row.
+#ifdef F64
+const CANDIDATE_WORDS: u32 = 3u;
+
+fn store_candidate(w: u32, best: Best) {
+    let bits = bitcast<u64>(best.key);
+    cand[w] = u32(bits & 0xfffffffflu);
+    cand[w + 1u] = u32(bits >> 32u);
+    cand[w + 2u] = best.slot;
+}
+
+fn load_candidate(w: u32) -> Best {
+    return Best(bitcast<f64>((u64(cand[w + 1u]) << 32u) | u64(cand[w])), cand[w + 2u]);
+}
+#else
+const CANDIDATE_WORDS: u32 = 2u;
+
+fn store_candidate(w: u32, best: Best) {
+    cand[w] = best.key;
+    cand[w + 1u] = best.slot;
+}
+
+fn load_candidate(w: u32) -> Best {
+    return Best(cand[w], cand[w + 1u]);
+}
+#endif
 
 // Block b (columns 4b … 4b+3 of the panel) of row i (zeros past the panel).
 fn load_block(m: u32, i: u32, b: u32) -> vec4<Real> {
@@ -116,6 +141,10 @@ fn store_row(m: u32, i: u32, r0: vec4<Real>, r1: vec4<Real>, r2: vec4<Real>, r3:
 // Step k on block b of a row: the columns after k lose l times the pivot row's block u; with
 // `keep_l`, column k becomes l.
 fn step_block(r: vec4<Real>, b: u32, k: u32, l: Real, u: vec4<Real>, keep_l: bool) -> vec4<Real> {
+    // A block wholly after column k (k is uniform: a branch, not a select a column).
+    if 4u * b > k {
+        return fma(vec4<Real>(-l), u, r);
+    }
     let columns = block_columns(b);
     let updated = select(r, fma(vec4<Real>(-l), u, r), columns > vec4<u32>(k));
     return select(updated, vec4<Real>(l), columns == vec4<u32>(k) & vec4<bool>(keep_l));
@@ -168,11 +197,9 @@ fn tournament(m: u32, group: u32, lane: Lane) {
     // 1 + the panel column of the first zero pivot (every lane's, alike).
     var zero = 0u;
     for (var k = 0u; k < nb; k++) {
-        var key = KEY_USED;
-        if !used {
-            let v = f32(abs(block_column(r0, r1, r2, r3, r4, r5, r6, r7, k)));
-            key = select(KEY_NAN, v, v == v);
-        }
+        // The row's column k: its key now, its multiplier once the pivot is known.
+        let x = block_column(r0, r1, r2, r3, r4, r5, r6, r7, k);
+        let key = select(pivot_key(x), KEY_USED, used);
         let parity = k & 1u;
 #ifdef SUBGROUP
         // Each subgroup's best row publishes itself, then every lane picks among them: one
@@ -185,7 +212,7 @@ fn tournament(m: u32, group: u32, lane: Lane) {
             slot_ids[index] = mine.slot;
         }
         workgroupBarrier();
-        var best = Best(-3.0, NONE);
+        var best = Best(KEY_NONE, NONE);
         for (var g = lane.sg_lane; g < WG_SIZE / lane.sg_size; g += lane.sg_size) {
             let other = Best(slot_keys[parity * SLOTS + g], slot_ids[parity * SLOTS + g]);
             if other.key > best.key || (other.key == best.key && other.slot < best.slot) {
@@ -218,7 +245,7 @@ fn tournament(m: u32, group: u32, lane: Lane) {
         used = used || (found && slot == best.slot);
         // A zero pivot (the column is zero on every row left): nothing to eliminate.
         if found && !used && !(pivot == 0.0) {
-            let l = block_column(r0, r1, r2, r3, r4, r5, r6, r7, k) / pivot;
+            let l = x / pivot;
             let first = k / 4u;
             if first <= 0u { r0 = step_block(r0, 0u, k, l, slot_rows[u], true); }
             if first <= 1u { r1 = step_block(r1, 1u, k, l, slot_rows[u + 1u], true); }
@@ -266,16 +293,16 @@ fn column(m: u32, group: u32, lane: Lane) {
     let k = params.count;
     let groups = params.tiles;
     let base = m * params.stride;
-    let picked = base + 4u * groups;
+    let picked = base + 2u * CANDIDATE_WORDS * groups;
     // Column k − 1's pivot row: the best of the workgroups' candidates of the dispatch
     // before, the least row on equal keys, and the earlier columns' picks: loaded a lane
     // each (one load's latency, not one a candidate), the picks into workgroup memory, which
     // the argmax's barrier publishes.
-    var mine = Best(-3.0, NONE);
+    var mine = Best(KEY_NONE, NONE);
     if k > 0u {
-        let before = base + ((k - 1u) & 1u) * 2u * groups;
+        let before = base + ((k - 1u) & 1u) * CANDIDATE_WORDS * groups;
         for (var g = lane.index; g < groups; g += WG_SIZE) {
-            let other = Best(bitcast<f32>(cand[before + 2u * g]), cand[before + 2u * g + 1u]);
+            let other = load_candidate(before + CANDIDATE_WORDS * g);
             if other.key > mine.key || (other.key == mine.key && other.slot < mine.slot) {
                 mine = other;
             }
@@ -329,15 +356,12 @@ fn column(m: u32, group: u32, lane: Lane) {
             }
         }
         if k < nb {
-            let v = f32(abs(block_column(r0, r1, r2, r3, r4, r5, r6, r7, k)));
-            key = select(KEY_NAN, v, v == v);
+            key = pivot_key(block_column(r0, r1, r2, r3, r4, r5, r6, r7, k));
         }
     }
     let best = group_argmax(key, i, lane, 1u);
     if lane.index == 0u && k < nb {
-        let now = base + (k & 1u) * 2u * groups + 2u * group;
-        cand[now] = bitcast<u32>(best.key);
-        cand[now + 1u] = best.slot;
+        store_candidate(base + ((k & 1u) * groups + group) * CANDIDATE_WORDS, best);
     }
     // One lane of the matrix keeps the record: column k − 1's pick, info, the interchanges.
     if group != 0u || lane.index != 0u {

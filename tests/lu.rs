@@ -30,6 +30,11 @@ enum Kind {
     /// dominant entry, whichever way of pivoting, so the interchanges are known (rows named
     /// twice, pivots inside a panel's block).
     Shuffled,
+    /// Shuffled, scaled by 1e-60 in f64 (1e-30 in f32): past f32's range, where magnitudes
+    /// rounded to f32 would all tie at zero.
+    Tiny,
+    /// Shuffled, scaled by 1e60 in f64 (1e30 in f32): where they would all tie at infinity.
+    Huge,
 }
 
 fn matrix<T: Scalar>(n: usize, kind: Kind, rng: &mut Rng) -> Vec<T> {
@@ -46,7 +51,7 @@ fn matrix<T: Scalar>(n: usize, kind: Kind, rng: &mut Rng) -> Vec<T> {
         Kind::Singular => (0..n).for_each(|i| m[i * n + n / 2] = 0.0),
         Kind::Tied => (0..n).for_each(|i| m[i * n] = if m[i * n] < 0.0 { -1.0 } else { 1.0 }),
         Kind::LastPivot => m[(n - 1) * n] = -2.0,
-        Kind::Shuffled => {
+        Kind::Shuffled | Kind::Tiny | Kind::Huge => {
             (0..n).for_each(|i| m[i * n + i] = n as f64 + 1.0);
             // Fisher–Yates on the rows.
             for i in (1..n).rev() {
@@ -57,7 +62,13 @@ fn matrix<T: Scalar>(n: usize, kind: Kind, rng: &mut Rng) -> Vec<T> {
             }
         }
     }
-    m.into_iter().map(T::from_f64).collect()
+    let exponent = if T::KIND == wgsparse::ElementKind::F32 { 30 } else { 60 };
+    let scale = match kind {
+        Kind::Tiny => 10f64.powi(-exponent),
+        Kind::Huge => 10f64.powi(exponent),
+        _ => 1.0,
+    };
+    m.into_iter().map(|v| T::from_f64(v * scale)).collect()
 }
 
 fn epsilon<T: Scalar>() -> f64 {
@@ -175,7 +186,7 @@ fn check_options<T: Scalar>(
             assert!(along <= bound, "{what}: along a vector {along:e} > {bound:e}");
         }
         // (Past n ≈ 64 a dominant matrix's norm hides the planted error.)
-        if n > 1 && !matches!(kind_of(b), Kind::Shuffled) {
+        if n > 1 && !matches!(kind_of(b), Kind::Shuffled | Kind::Tiny | Kind::Huge) {
             let mut wrong = lu.to_vec();
             wrong[n * n - 1] = T::from_f64(wrong[n * n - 1].to_f64() + 1.0);
             assert!(lu_residual_along(&one, &wrong, piv, &v) > bound, "{what}: a wrong factor passes");
@@ -184,7 +195,8 @@ fn check_options<T: Scalar>(
             let largest = (0..n).flat_map(|i| (0..i).map(move |j| lu[i * n + j].to_f64().abs())).fold(0.0, f64::max);
             assert!(largest <= 1.0 + 1e-6, "{what}: a multiplier of {largest}");
         }
-        if matches!(kind_of(b), Kind::Dominant | Kind::Shuffled) || pivoting == Pivoting::None {
+        if matches!(kind_of(b), Kind::Dominant | Kind::Shuffled | Kind::Tiny | Kind::Huge) || pivoting == Pivoting::None
+        {
             assert_eq!(piv, &twin_pivots[..], "{what}: pivots");
         }
         if pivoting != Pivoting::None {
@@ -289,6 +301,33 @@ fn tournament_lu_factors_matrices_of_several_rounds() {
             let e = BatchedLu::<f32>::with_options(ctx, 300, 1, pivoting, &blocked(Some(rows))).unwrap_err();
             assert!(matches!(e, Error::InvalidArgument(_)), "{pivoting:?} {rows}: {e:?}");
         }
+    }
+}
+
+/// Pivot order past f32's range: shuffled dominant matrices scaled by 1e∓60 (f64), whose
+/// pivots are known, through every kernel's search (the team, the small and workgroup
+/// kernels, the blocked LU's panel in workgroup memory, by rows in registers in one round and
+/// by a dispatch per column, the tournament). Keys rounded to f32 tie there and pick the
+/// first row left.
+#[test]
+fn lu_pivots_past_f32_range() {
+    let mut rng = Rng::new(common::seed("lu past f32 range"));
+    let kinds = [Kind::Tiny, Kind::Huge];
+    let blocked = |rows| LuOptions { algorithm: LuAlgorithm::Blocked, tournament_rows: rows, ..Default::default() };
+    for (mode, ctx) in common::contexts() {
+        if !ctx.supports::<f64>() {
+            continue;
+        }
+        eprintln!("{mode}");
+        for n in [5, 33, 63] {
+            check_batch::<f64>(ctx, n, 2, Pivoting::Partial, &kinds, &mut rng);
+        }
+        for (n, rows) in [(65, None), (129, Some(64)), (300, Some(64))] {
+            check_options::<f64>(ctx, n, 2, Pivoting::Partial, &blocked(rows), &kinds, &mut rng);
+        }
+        check_options::<f64>(ctx, 129, 2, Pivoting::Tournament, &blocked(Some(64)), &kinds, &mut rng);
+        // f32 in its own range: 1e∓30.
+        check_options::<f32>(ctx, 129, 2, Pivoting::Partial, &blocked(Some(64)), &kinds, &mut rng);
     }
 }
 

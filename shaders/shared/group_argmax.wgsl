@@ -1,26 +1,54 @@
-// The workgroup's largest key (above -3) and the least slot holding it (`slot` is the lane's
-// own, distinct per lane). With subgroups: a subgroup reduction, one barrier, and every
+// The workgroup's largest key and the least slot holding it (`slot` is the lane's own,
+// distinct per lane). With subgroups: a subgroup reduction, one barrier, and every
 // subgroup reduces the subgroups' partials itself; `parity` alternates between calls so that a
 // call's writes never meet a slower lane's reads of the one before. Without subgroups: a
 // tree in workgroup memory. Needs WG_SIZE.
+//
+// Keys order pivot candidates: no candidate < a used row (never a pivot) < NaN < every
+// number by magnitude (`pivot_key`). In f32 a key is the magnitude's bits, which order like
+// the value, above three sentinels: the subgroup reductions are integer ones (a single
+// instruction where the hardware reduces integers, as NVIDIA's since Ampere does). In f64 it
+// is the magnitude itself, so that entries past f32's range keep their order.
+#ifdef F64
+alias Key = f64;
+const KEY_NONE: Key = -3.0;
+const KEY_USED: Key = -2.0;
+const KEY_NAN: Key = -1.0;
+
+fn pivot_key(v: Real) -> Key {
+    let magnitude = abs(v);
+    return select(KEY_NAN, magnitude, magnitude == magnitude);
+}
+#else
+alias Key = u32;
+const KEY_NONE: Key = 0u;
+const KEY_USED: Key = 1u;
+const KEY_NAN: Key = 2u;
+
+fn pivot_key(v: Real) -> Key {
+    let magnitude = abs(v);
+    return select(KEY_NAN, bitcast<u32>(magnitude) + 3u, magnitude == magnitude);
+}
+#endif
+
 struct Best {
-    key: f32,
+    key: Key,
     slot: u32,
 }
 
 #ifdef SUBGROUP
 // Two sets (by parity) of one partial per subgroup; subgroups have 2 lanes or more. (Sized
 // by the override itself: naga 30 panics on an override expression as a size.)
-var<workgroup> partial_keys: array<f32, WG_SIZE>;
+var<workgroup> partial_keys: array<Key, WG_SIZE>;
 var<workgroup> partial_slots: array<u32, WG_SIZE>;
 
 // The best of (key, slot) over the subgroup, the least slot on equal keys.
-fn subgroup_best(key: f32, slot: u32) -> Best {
+fn subgroup_best(key: Key, slot: u32) -> Best {
     let top = subgroupMax(key);
     return Best(top, subgroupMin(select(0xffffffffu, slot, key == top)));
 }
 
-fn group_argmax(key: f32, slot: u32, lane: Lane, parity: u32) -> Best {
+fn group_argmax(key: Key, slot: u32, lane: Lane, parity: u32) -> Best {
     let mine = subgroup_best(key, slot);
     let subgroups = WG_SIZE / lane.sg_size;
     let base = (parity & 1u) * (WG_SIZE / 2u);
@@ -30,7 +58,7 @@ fn group_argmax(key: f32, slot: u32, lane: Lane, parity: u32) -> Best {
     }
     workgroupBarrier();
     // Every subgroup reduces the partials itself, a lane each (no second barrier).
-    var best = Best(-3.0, 0xffffffffu);
+    var best = Best(KEY_NONE, 0xffffffffu);
     for (var g = lane.sg_lane; g < subgroups; g += lane.sg_size) {
         let other = Best(partial_keys[base + g], partial_slots[base + g]);
         if other.key > best.key || (other.key == best.key && other.slot < best.slot) {
@@ -40,10 +68,10 @@ fn group_argmax(key: f32, slot: u32, lane: Lane, parity: u32) -> Best {
     return subgroup_best(best.key, best.slot);
 }
 #else
-var<workgroup> tree_keys: array<f32, WG_SIZE>;
+var<workgroup> tree_keys: array<Key, WG_SIZE>;
 var<workgroup> tree_slots: array<u32, WG_SIZE>;
 
-fn group_argmax(key: f32, slot: u32, lane: Lane, parity: u32) -> Best {
+fn group_argmax(key: Key, slot: u32, lane: Lane, parity: u32) -> Best {
     tree_keys[lane.index] = key;
     tree_slots[lane.index] = slot;
     workgroupBarrier();

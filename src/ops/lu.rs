@@ -177,7 +177,11 @@ enum BlockedPanel<T: Scalar> {
 /// where they do not).
 struct PickedPanel<T: Scalar> {
     tournament: bool,
-    kernel: Kernel<lu_tournament::Shader, T>,
+    /// A round's pipeline for every power of two of lanes from `least` to `rows`: a panel of
+    /// one round takes the narrowest that holds its rows (a step's cost grows with a
+    /// workgroup's subgroups: H200 ~3 µs at 1,024 lanes, H100 ~1.3 at 256), a tournament's
+    /// rounds the widest.
+    rounds: Vec<Kernel<lu_tournament::Shader, T>>,
     /// The multipliers' pipeline: workgroups of [`LOWER_ROWS`] lanes, for more of them.
     lower: Kernel<lu_tournament::Shader, T>,
     /// Partial pivoting's dispatch per column: workgroups of `column_rows` lanes
@@ -252,7 +256,9 @@ impl<T: Scalar> PickedPanel<T> {
         // A round's picks (two sets); a dispatch per column's candidates (two sets of a key and
         // a row a workgroup) and picks.
         let column_rows = COLUMN_ROWS.min(rows as usize);
-        let stride = (2 * n.div_ceil(rows as usize) * PANEL).max(4 * n.div_ceil(column_rows) + PANEL);
+        // A candidate's words: its key (the element's magnitude in f64, its bits in f32) and row.
+        let candidate_words = T::KIND.size() as usize / 4 + 1;
+        let stride = (2 * n.div_ceil(rows as usize) * PANEL).max(2 * candidate_words * n.div_ceil(column_rows) + PANEL);
         let words = batch.checked_mul(stride).filter(|&w| w <= u32::MAX as usize).ok_or_else(|| {
             Error::InvalidArgument(format!("the tournament's picks for {batch} matrices of {n} rows pass 2^32"))
         })?;
@@ -262,7 +268,9 @@ impl<T: Scalar> PickedPanel<T> {
         };
         Ok(PickedPanel {
             tournament,
-            kernel: ctx.kernel(Default::default(), overrides(rows))?,
+            rounds: (least.ilog2()..=rows.ilog2())
+                .map(|e| ctx.kernel(Default::default(), overrides(1 << e)))
+                .collect::<Result<_>>()?,
             lower: ctx.kernel(Default::default(), overrides(LOWER_ROWS as u32))?,
             column: ctx.kernel(Default::default(), overrides(column_rows as u32))?,
             column_rows,
@@ -756,12 +764,9 @@ impl<T: Scalar> PickedPanel<T> {
         }
         let leaves = rows.div_ceil(self.rows);
         if leaves == 1 {
-            // One round, by the narrowest pipeline that holds the rows: a step's cost grows
-            // with a workgroup's subgroups (H200: ~3 µs at 1,024 lanes; H100: ~1.3 at 256).
-            let narrowest = [(LOWER_ROWS, &self.lower), (self.column_rows, &self.column)]
-                .into_iter()
-                .find(|&(lanes, _)| lanes >= self.least && rows <= lanes)
-                .map_or(&self.kernel, |(_, kernel)| kernel);
+            // One round, by the narrowest pipeline that holds the rows.
+            let lanes = rows.next_power_of_two().max(self.least);
+            let narrowest = &self.rounds[(lanes.ilog2() - self.least.ilog2()) as usize];
             let params = self.params(p, 0, 1, [0; 3]);
             sink("rounds", &mut |rec| rec.dispatch(narrowest, params, self.bindings(p), p.batch as u64))?;
             return Ok(false);
@@ -772,7 +777,8 @@ impl<T: Scalar> PickedPanel<T> {
         loop {
             let params = self.params(p, 0, groups, [src, count, dst]);
             let workgroups = (p.batch * groups) as u64;
-            sink("rounds", &mut |rec| rec.dispatch(&self.kernel, params, self.bindings(p), workgroups))?;
+            let widest = &self.rounds[self.rounds.len() - 1];
+            sink("rounds", &mut |rec| rec.dispatch(widest, params, self.bindings(p), workgroups))?;
             if groups == 1 {
                 return Ok(true);
             }
