@@ -15,13 +15,11 @@
 //! (in workgroup memory where a panel fits; else rows in registers, one workgroup where the
 //! panel's rows fit one, a dispatch per column past that) or by a tournament
 //! ([`Pivoting::Tournament`], many workgroups, fewer dispatches). With
-//! partial pivoting, pivots may differ from LAPACK's where two candidates' magnitudes tie
-//! within rounding (the search compares in f32, f64 values too) and the multipliers are at
-//! most 1 — in f64, while the entries stay within f32's range: past ~3.4e38 candidates tie as
-//! infinities, below ~1.2e-38 they lose precision and then tie as zeros (scale such a
-//! matrix first; measured on lavapipe at 1e40: backward error 7e-14 at n = 200, ~50× the
-//! usual); a tournament's pivots are its own and its multipliers may exceed 1. The factors
-//! are checked by their backward error.
+//! partial pivoting the pivot is the largest magnitude, the first row on ties, compared in
+//! the element's own precision (f64 magnitudes past f32's range keep their order:
+//! `tests/lu.rs`, `lu_pivots_past_f32_range`), so the pivots are LAPACK's and the
+//! multipliers at most 1; a tournament's pivots are its own and its multipliers may exceed
+//! 1. The factors are checked by their backward error.
 
 use super::common::{check_len, Operands};
 use crate::context::Context;
