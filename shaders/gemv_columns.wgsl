@@ -10,4 +10,10 @@ fn unit_get(u: Units, k: u32) -> Acc {
     return u[k];
 }
 
+fn unit_set(u: Units, k: u32, v: Acc) -> Units {
+    var w = u;
+    w[k] = v;
+    return w;
+}
+
 #import gemv_columns_body

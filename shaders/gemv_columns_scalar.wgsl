@@ -10,4 +10,8 @@ fn unit_get(u: Units, k: u32) -> Acc {
     return u;
 }
 
+fn unit_set(u: Units, k: u32, v: Acc) -> Units {
+    return v;
+}
+
 #import gemv_columns_body

@@ -4,9 +4,13 @@
 // columns and walks down them, so the lanes of a row read it coalesced and x[i] is one value
 // for all of them (a broadcast from cache). A workgroup holds COLS columns × (WG_SIZE / COLS)
 // row lanes and takes one strip of `strip` rows; its row lanes' sums meet in workgroup
-// memory, added in row-lane order. With no rows, strip 0 still writes β·y. With PARTIAL a strip's sums go to
-// partials[strip_index * columns + column] unscaled; with SUM x is all ones, which turns
-// this kernel into the fixed-order adder of those partials (and of the rows kernel's).
+// memory, added in row-lane order. With no rows, strip 0 still writes β·y.
+// With STRIPS (more than one strip) the pass is still one dispatch: each strip publishes its
+// column sums with their ready state and counts its arrival at its block of columns; the strip
+// that arrives last adds every strip's sums in strip order (shared/ready_sums.wgsl: a sum
+// it cannot see yet it recomputes, as that strip did), so y is the same whoever arrives last.
+// With SUM x is all ones, which turns this kernel into the fixed-order adder of the rows
+// kernel's partial sums.
 #import entry
 #import real
 #import spmv_store
@@ -17,6 +21,9 @@ struct Params {
     col_blocks: u32,
     strip: u32,
     strips: u32,
+    // STRIPS, tests: m > 0 withholds the sums of strips s with s % m = m − 1 (never
+    // published, as if not visible yet), which the completing group must recompute.
+    withhold: u32,
     scaling: Scaling,
 }
 
@@ -26,13 +33,30 @@ var<immediate> params: Params;
 @group(0) @binding(2) var<storage, read> alpha_dev: array<Real>;
 @group(0) @binding(3) var<storage, read> beta_dev: array<Real>;
 @group(0) @binding(4) var<storage, read_write> y: array<Real>;
-@group(0) @binding(5) var<storage, read_write> partials: array<Real>;
+// STRIPS: a counter per block of columns, then two sets of strips × columns sums.
+@group(0) @binding(5) var<storage, read_write> scratch: array<atomic<u32>>;
 
 override WG_SIZE: u32 = 256u;
 // Unit columns per workgroup: a power of two dividing WG_SIZE.
 override COLS: u32 = 256u;
+// The most strips (the host's MAX_SPLITS).
+const MAX_STRIPS: u32 = 1024u;
+const MISSING_WORDS: u32 = MAX_STRIPS / 32u;
 
 var<workgroup> column_sums: array<Units, WG_SIZE>;
+// STRIPS: the parity, then the completing group's view of the arrival, and the strips whose
+// sums it could not see (a bit each; the lanes set them, then a plain copy is read uniformly).
+// Little workgroup memory: it bounds the workgroups an SM holds.
+var<workgroup> arrival: u32;
+var<workgroup> missing: array<atomic<u32>, MISSING_WORDS>;
+var<workgroup> missing_copy: array<u32, MISSING_WORDS>;
+var<workgroup> missing_any: u32;
+
+#import ready_sums
+
+fn sum_word(parity: u32, slot: u32) -> u32 {
+    return params.col_blocks + (parity * params.strips * params.units * UNIT_LEN + slot) * VALUE_WORDS;
+}
 
 fn x_at(i: u32) -> Acc {
 #ifdef SUM
@@ -42,17 +66,32 @@ fn x_at(i: u32) -> Acc {
 #endif
 }
 
-fn run(workgroup: u32, lane: Lane) {
+// The row lanes' `sums` added in row-lane order, in the lanes of row lane 0 (zero in the
+// others). Uniform (barriers; a call after another finds every read of the one before done).
+fn add_row_lanes(sums: Units, lane: Lane) -> Units {
+    workgroupBarrier();
+    column_sums[lane.index] = sums;
+    workgroupBarrier();
+    var total = Units(0.0);
+    if lane.index < COLS {
+        total = column_sums[lane.index];
+        for (var r = 1u; r < WG_SIZE / COLS; r++) {
+            total += column_sums[r * COLS + lane.index];
+        }
+    }
+    return total;
+}
+
+// The column sums of strip `strip` (rows strip·strip …), in the lanes of row lane 0: each
+// row lane walks every row_lanes-th row, two sums alternating. Uniform.
+fn strip_sums(strip: u32, col: u32, lane: Lane) -> Units {
     let row_lanes = WG_SIZE / COLS;
-    let col = (workgroup % params.col_blocks) * COLS + lane.index % COLS;
-    let strip = workgroup / params.col_blocks;
-    let row_lane = lane.index / COLS;
     let start = min(strip * params.strip, params.rows);
     let end = min(start + params.strip, params.rows);
     var even = Units(0.0);
     var odd = Units(0.0);
     if col < params.units {
-        var i = start + row_lane;
+        var i = start + lane.index / COLS;
         for (; i + row_lanes < end; i += 2u * row_lanes) {
             even += Units(a[i * params.units + col]) * x_at(i);
             odd += Units(a[(i + row_lanes) * params.units + col]) * x_at(i + row_lanes);
@@ -61,23 +100,126 @@ fn run(workgroup: u32, lane: Lane) {
             even += Units(a[i * params.units + col]) * x_at(i);
         }
     }
-    column_sums[lane.index] = even + odd;
-    workgroupBarrier();
-    // Past the strips: workgroups a folded grid adds.
-    if row_lane != 0u || col >= params.units || strip >= params.strips {
+    return add_row_lanes(even + odd, lane);
+}
+
+fn store_block(col: u32, total: Units, mine: bool) {
+    if mine {
+        for (var k = 0u; k < UNIT_LEN; k++) {
+            store_y(col * UNIT_LEN + k, unit_get(total, k));
+        }
+    }
+}
+
+fn run(workgroup: u32, lane: Lane) {
+    let block = workgroup % params.col_blocks;
+    let col = block * COLS + lane.index % COLS;
+    let strip = workgroup / params.col_blocks;
+    // Past the strips: workgroups a folded grid adds (the whole workgroup alike).
+    if strip >= params.strips {
         return;
     }
-    var total = column_sums[lane.index];
-    for (var r = 1u; r < row_lanes; r++) {
-        total += column_sums[r * COLS + lane.index];
+#ifdef STRIPS
+    // The set this run publishes in, loaded while the strip is summed (its barriers publish it).
+    if lane.index == 0u {
+        arrival = counter_parity(block);
     }
-    for (var k = 0u; k < UNIT_LEN; k++) {
-        let column = col * UNIT_LEN + k;
-        let sum = unit_get(total, k);
-#ifdef PARTIAL
-        partials[strip * params.units * UNIT_LEN + column] = Real(sum);
-#else
-        store_y(column, sum);
+    for (var w = lane.index; w < MISSING_WORDS; w += WG_SIZE) {
+        atomicStore(&missing[w], 0u);
+    }
 #endif
+    let total = strip_sums(strip, col, lane);
+    // The lanes that hold a column's sums.
+    let mine = lane.index < COLS && col < params.units;
+#ifdef STRIPS
+    let outputs = params.units * UNIT_LEN;
+    let parity = arrival;
+    let withheld = params.withhold != 0u && strip % params.withhold == params.withhold - 1u;
+    if mine {
+        for (var k = 0u; k < UNIT_LEN; k++) {
+            let slot = strip * outputs + col * UNIT_LEN + k;
+            if !withheld {
+                publish_sum(parity, slot, unit_get(total, k));
+            }
+            clear_sum(1u - parity, slot);
+        }
     }
+    workgroupBarrier();
+    if lane.index == 0u {
+        let done = (atomicAdd(&scratch[block], 1u) & ~SET_BIT) + 1u;
+        arrival = select(0u, 1u + parity, done == params.strips);
+    }
+    let completes = workgroupUniformLoad(&arrival);
+    if completes == 0u {
+        return;
+    }
+    // The last to arrive adds the block's sums over the strips: strip s by row lane
+    // s mod row_lanes, in strip order, then the row lanes in order. Strips whose sums it
+    // cannot see yet are recomputed (by strip_sums, as they were), published in this group's
+    // view, and everything is read again.
+    let row_lanes = WG_SIZE / COLS;
+    for (var reading = 0u; reading < 2u; reading++) {
+        let check = reading == 0u;
+        var sums = Units(0.0);
+        if col < params.units {
+            // No branch on a loaded word until 32 strips are read (a branch would wait for
+            // each load before issuing the next): the strips not visible are bits of
+            // `pending` (bit j: the lane's j-th strip of the run), listed every 32.
+            let first = lane.index / COLS;
+            var pending = 0u;
+            var j = 0u;
+            for (var s = first; s < params.strips; s += row_lanes) {
+                var unit = Units(0.0);
+                var ready = true;
+                for (var k = 0u; k < UNIT_LEN; k++) {
+                    let published = published_sum(completes - 1u, s * outputs + col * UNIT_LEN + k);
+                    ready = ready & published.ready;
+                    unit = unit_set(unit, k, published.value);
+                }
+                pending |= select(0u, 1u << (j % 32u), check & !ready);
+                sums += unit;
+                j++;
+                if j % 32u == 0u || s + row_lanes >= params.strips {
+                    let run_start = first + (j - 1u) / 32u * 32u * row_lanes;
+                    while pending != 0u {
+                        let strip_missing = run_start + countTrailingZeros(pending) * row_lanes;
+                        pending &= pending - 1u;
+                        atomicOr(&missing[strip_missing / 32u], 1u << (strip_missing % 32u));
+                    }
+                }
+            }
+        }
+        workgroupBarrier();
+        if lane.index == 0u {
+            missing_any = 0u;
+            for (var w = 0u; w < MISSING_WORDS; w++) {
+                missing_copy[w] = atomicLoad(&missing[w]);
+                missing_any |= missing_copy[w];
+            }
+        }
+        if !check || workgroupUniformLoad(&missing_any) == 0u {
+            store_block(col, add_row_lanes(sums, lane), mine);
+            break;
+        }
+        for (var w = 0u; w < MISSING_WORDS; w++) {
+            var bits = workgroupUniformLoad(&missing_copy[w]);
+            while bits != 0u {
+                let s = 32u * w + countTrailingZeros(bits);
+                bits &= bits - 1u;
+                let again = strip_sums(s, col, lane);
+                if mine {
+                    for (var k = 0u; k < UNIT_LEN; k++) {
+                        publish_sum(completes - 1u, s * outputs + col * UNIT_LEN + k, unit_get(again, k));
+                    }
+                }
+            }
+        }
+        storageBarrier();
+    }
+    if lane.index == 0u {
+        reset_counter(block, completes);
+    }
+#else
+    store_block(col, total, mine);
+#endif
 }

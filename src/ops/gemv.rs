@@ -19,7 +19,7 @@
 //! product is not computed (y ← β·y); with no columns the product is zero.
 
 use super::blas1;
-use super::common::{check_len, Operands, ScalarBinds};
+use super::common::{check_len, ready_sums_scratch, recompute_pieces, Operands, ScalarBinds};
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::{GpuVec, ScalarArg};
@@ -106,8 +106,11 @@ struct Pass<T: Scalar> {
     y: std::ops::Range<usize>,
     /// Adds to y (β = 1): panels after the first of `Aᵀ·x` on row-major A.
     accumulate: bool,
-    /// The adder of the partial sums, when the product is cut (its block: parts × outputs).
+    /// The adder of the rows kernel's partial sums, when its rows are cut (its block: parts ×
+    /// outputs).
     finish: Option<(ColumnsShape, Kernel<gemv_columns_scalar::Shader, T>, usize)>,
+    /// The columns kernel's arrival counters and strips' sums, when its rows are cut.
+    strips: Option<GpuVec<u32>>,
 }
 
 /// A planned GEMV for one shape, layout and [`Transpose`], recorded many times.
@@ -121,8 +124,8 @@ pub struct Gemv<T: Scalar> {
     passes: Vec<Pass<T>>,
     /// Partial sums of cut products (one element where none is cut).
     partials: GpuVec<T>,
-    /// Bound as the adder's unused output: the partials it reads cannot be bound writable.
-    spare: GpuVec<T>,
+    /// Bound as the columns kernel's scratch where it has none (the adder's included).
+    spare_words: GpuVec<u32>,
 }
 
 impl<T: Scalar> std::fmt::Debug for Gemv<T> {
@@ -185,34 +188,43 @@ impl<T: Scalar> Gemv<T> {
                 (Product::Rows(shape, kernel), shape.splits as usize)
             } else {
                 let shape = columns_shape(wg, block.0, units, unit_len, options.columns, options.splits)?;
-                let partial = shape.strips > 1;
+                let strips = shape.strips > 1;
                 let kernel = if vec4 {
                     ColumnsKernel::Vec4(ctx.kernel(
-                        gemv_columns::Flags { partial, sum: false },
+                        gemv_columns::Flags { strips, sum: false },
                         gemv_columns::Overrides { wg_size: wg, cols: shape.columns },
                     )?)
                 } else {
                     ColumnsKernel::Scalar(ctx.kernel(
-                        gemv_columns_scalar::Flags { partial, sum: false },
+                        gemv_columns_scalar::Flags { strips, sum: false },
                         gemv_columns_scalar::Overrides { wg_size: wg, cols: shape.columns },
                     )?)
                 };
-                (Product::Columns(shape, kernel), shape.strips as usize)
+                // Its strips add up in the same dispatch (no adder).
+                (Product::Columns(shape, kernel), 1)
             };
             let outputs = y.len();
+            let strips = match &product {
+                Product::Columns(shape, _) if shape.strips > 1 => Some(ready_sums_scratch::<T>(
+                    ctx,
+                    shape.col_blocks as usize,
+                    shape.strips as usize * units * unit_len,
+                )?),
+                _ => None,
+            };
             let finish = if parts > 1 {
                 partial_len = partial_len.max(parts * outputs);
                 // Adds the parts × outputs partial sums down their columns, in part order.
                 let shape = columns_shape(wg, parts, outputs, 1, None, Some(1))?;
                 let kernel = ctx.kernel(
-                    gemv_columns_scalar::Flags { partial: false, sum: true },
+                    gemv_columns_scalar::Flags { strips: false, sum: true },
                     gemv_columns_scalar::Overrides { wg_size: wg, cols: shape.columns },
                 )?;
                 Some((shape, kernel, parts))
             } else {
                 None
             };
-            passes.push(Pass { panel, block, product, x, y, accumulate, finish });
+            passes.push(Pass { panel, block, product, x, y, accumulate, finish, strips });
         }
         Ok(Gemv {
             ctx: ctx.clone(),
@@ -223,13 +235,14 @@ impl<T: Scalar> Gemv<T> {
             transpose,
             passes,
             partials: ctx.zeros(partial_len)?,
-            spare: ctx.zeros(1)?,
+            spare_words: ctx.zeros(1)?,
         })
     }
 
     /// Device bytes this plan allocated (the partial sums).
     pub fn extra_bytes(&self) -> u64 {
-        self.partials.byte_len() + self.spare.byte_len()
+        let strips: u64 = self.passes.iter().filter_map(|p| p.strips.as_ref()).map(GpuVec::byte_len).sum();
+        self.partials.byte_len() + self.spare_words.byte_len() + strips
     }
 
     /// What the plan runs on its first panel, for reports: `rows vec4, 32 lanes × 4 segments`,
@@ -355,6 +368,8 @@ impl<T: Scalar> Gemv<T> {
                                 col_blocks: shape.col_blocks,
                                 strip: shape.strip,
                                 strips: shape.strips,
+                                // Tests: every third strip withheld.
+                                withhold: 3 * recompute_pieces(),
                                 scaling: scaling.params,
                             },
                             $module::Bindings {
@@ -363,7 +378,7 @@ impl<T: Scalar> Gemv<T> {
                                 alpha_dev: scaling.alpha_dev,
                                 beta_dev: scaling.beta_dev,
                                 y,
-                                partials,
+                                scratch: pass.strips.as_ref().unwrap_or(&self.spare_words).bind(),
                             },
                             workgroups,
                         )?
@@ -385,6 +400,7 @@ impl<T: Scalar> Gemv<T> {
                     col_blocks: shape.col_blocks,
                     strip: shape.strip,
                     strips: shape.strips,
+                    withhold: 0,
                     scaling: scaling.params,
                 },
                 gemv_columns_scalar::Bindings {
@@ -393,7 +409,7 @@ impl<T: Scalar> Gemv<T> {
                     alpha_dev: scaling.alpha_dev,
                     beta_dev: scaling.beta_dev,
                     y,
-                    partials: self.spare.bind(),
+                    scratch: self.spare_words.bind(),
                 },
                 shape.col_blocks as u64,
             )?;
@@ -498,4 +514,84 @@ fn columns_shape(
     let strips = (rows as u64).div_ceil(strip).max(1);
     let fits = |v: u64| u32::try_from(v).map_err(|_| Error::InvalidArgument(format!("gemv: {v} workgroups")));
     Ok(ColumnsShape { columns, col_blocks: fits(col_blocks)?, strip: fits(strip)?, strips: fits(strips)? })
+}
+
+/// The completing strip's fallback, which hardware takes when a strip's published sums are
+/// not visible yet: with every third strip's sums withheld (`RECOMPUTE_PIECES`), the
+/// completing strip must find and recompute exactly those, to the twin's result and bit for
+/// bit the result from the published sums.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::random_vector;
+    use crate::ops::common::RECOMPUTE_PIECES;
+    use crate::reference::{gemv_dense_t, relative_error};
+    use crate::{ContextOptions, DenseMatrix, ElementKind};
+
+    fn recomputed_strips_match<T: Scalar>() {
+        let tolerance = match T::KIND {
+            ElementKind::F32 => 1e-5,
+            ElementKind::F64 => 1e-12,
+        };
+        // Rows of vec4s and of single elements, cut into a few strips or many short ones,
+        // blocks of columns narrower than the rows; a block as wide as the workgroup (one
+        // row lane, which then reads every strip: 550 of them, past 32 a lane).
+        let cases = [
+            (1000, 64, 7, None),
+            (3001, 37, 13, Some(8)),
+            (300, 8, 1024, None),
+            (77, 1, 5, None),
+            (1100, 4, 1024, Some(256)),
+        ];
+        for subgroups in [true, false] {
+            let ctx =
+                Context::new_blocking(ContextOptions { subgroups, ..ContextOptions::from_env().unwrap() }).unwrap();
+            if !ctx.supports::<T>() {
+                continue;
+            }
+            for (i, &(rows, cols, splits, columns)) in cases.iter().enumerate() {
+                let values = random_vector(rows * cols, i as u64);
+                let a =
+                    DenseMatrix::try_new(rows, cols, values.iter().map(|&v| T::from_f64(v as f64)).collect()).unwrap();
+                let gpu = GpuDense::upload(&ctx, &a, DenseLayout::RowMajor).unwrap();
+                let options = GemvOptions { splits: Some(splits), columns, ..Default::default() };
+                let plan = Gemv::with_options(&ctx, &gpu, Transpose::Yes, &options).unwrap();
+                let what = format!("{rows}x{cols} {} {} subgroups {subgroups}", plan.describe(), T::KIND.name());
+                assert!(plan.describe().contains("strips"), "{what}: not cut");
+                let mut results = Vec::new();
+                for (run, recompute) in [false, true, false, true].into_iter().enumerate() {
+                    let x: Vec<T> =
+                        random_vector(rows, 100 + run as u64 % 2).iter().map(|&v| T::from_f64(v as f64)).collect();
+                    let mut y = ctx.upload(&vec![T::from_f64(f64::NAN); cols]).unwrap();
+                    RECOMPUTE_PIECES.set(recompute);
+                    let done = plan.run(T::from_f64(1.0), &gpu, &ctx.upload(&x).unwrap(), T::from_f64(0.0), &mut y);
+                    RECOMPUTE_PIECES.set(false);
+                    done.unwrap();
+                    let got = y.read_blocking().unwrap();
+                    let error = relative_error(&got, &gemv_dense_t(1.0, &a, &x, 0.0, &[]));
+                    assert!(error <= tolerance, "{what} run {run} recompute {recompute}: {error:e}");
+                    results.push(got);
+                }
+                // Runs 0 and 2 (published sums) and 1 and 3 (recomputed) on the same x each;
+                // the first x again: the same bits either way.
+                let bits = |v: &[T]| v.iter().map(|e| e.to_f64().to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&results[0]), bits(&results[2]), "{what}: published runs differ");
+                assert_eq!(bits(&results[1]), bits(&results[3]), "{what}: recomputed runs differ");
+                let x: Vec<T> = random_vector(rows, 101).iter().map(|&v| T::from_f64(v as f64)).collect();
+                let mut y = ctx.upload(&vec![T::from_f64(f64::NAN); cols]).unwrap();
+                plan.run(T::from_f64(1.0), &gpu, &ctx.upload(&x).unwrap(), T::from_f64(0.0), &mut y).unwrap();
+                assert_eq!(bits(&y.read_blocking().unwrap()), bits(&results[1]), "{what}: recomputed bits differ");
+            }
+        }
+    }
+
+    #[test]
+    fn recomputed_strips_match_f32() {
+        recomputed_strips_match::<f32>();
+    }
+
+    #[test]
+    fn recomputed_strips_match_f64() {
+        recomputed_strips_match::<f64>();
+    }
 }
