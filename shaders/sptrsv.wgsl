@@ -176,20 +176,18 @@ fn walk(e: u32, offset: u32) -> u32 {
     return select(e + offset, e - offset, params.upper != 0u);
 }
 
-fn read_entry(item: ptr<function, Item>, e: u32) -> Entry {
+// Entry `e` of the item's row, its column `col` loaded already (a batch's columns are loaded
+// before any is used). No branch on what was loaded: a lane's loads are issued back to back,
+// and a branch on a loaded word would wait for it first. So every entry reads the x slot of
+// its column, the pivot's and an outside entry's too (a slot that exists, and unused).
+fn read_entry(item: ptr<function, Item>, e: u32, col: u32) -> Entry {
     var entry: Entry;
-    let col = col_indices[e];
     let row = (*item).row;
     entry.col = col;
     entry.value = entry_value(e);
-    if col == row {
-        entry.kind = KIND_DIAGONAL;
-    } else if (col < row) == (params.upper == 0u) {
-        entry.kind = KIND_DEPENDENCY;
-        entry.predecessor = published(col * params.k + (*item).rhs);
-    } else {
-        entry.kind = KIND_OUTSIDE;
-    }
+    let dependency = col != row && (col < row) == (params.upper == 0u);
+    entry.kind = select(select(KIND_OUTSIDE, KIND_DIAGONAL, col == row), KIND_DEPENDENCY, dependency);
+    entry.predecessor = published(col * params.k + (*item).rhs);
     return entry;
 }
 
@@ -300,19 +298,33 @@ fn advance(item: ptr<function, Item>, long_row: u32) -> bool {
         let e1 = walk(e0, 1u);
         let e2 = walk(e0, 2u);
         let e3 = walk(e0, 3u);
-        // All reads first, then use: their loads are in flight together.
-        let a = read_entry(item, e0);
+        // All reads first, then use: the columns, then their predecessors, then the takes,
+        // so that each kind of load is in flight together.
+        let c0 = col_indices[e0];
+        var c1 = 0u;
+        var c2 = 0u;
+        var c3 = 0u;
+        if left > 1u {
+            c1 = col_indices[e1];
+        }
+        if left > 2u {
+            c2 = col_indices[e2];
+        }
+        if left > 3u {
+            c3 = col_indices[e3];
+        }
+        let a = read_entry(item, e0, c0);
         var b: Entry;
         var c: Entry;
         var d: Entry;
         if left > 1u {
-            b = read_entry(item, e1);
+            b = read_entry(item, e1, c1);
         }
         if left > 2u {
-            c = read_entry(item, e2);
+            c = read_entry(item, e2, c2);
         }
         if left > 3u {
-            d = read_entry(item, e3);
+            d = read_entry(item, e3, c3);
         }
         if !take(item, e0, a) {
             return progressed;
@@ -406,11 +418,25 @@ fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32
     helped.rhs = subgroupShuffle((*item).rhs, owner);
     let first = walk(subgroupShuffle((*item).next, owner), rank * BLOCK_PER_LANE);
     var ready = true;
-    for (var j = 0u; j < BLOCK_PER_LANE; j++) {
+    // Four entries at a time: their columns, then their predecessors, then the takes (a
+    // lane keeps walking after a miss so that its loads stay in flight together).
+    for (var j = 0u; j < BLOCK_PER_LANE; j += 4u) {
         let e = walk(first, j);
-        let entry = read_entry(&helped, e);
-        // A lane keeps walking after a miss so that its loads stay in flight together.
-        ready = take(&helped, e, entry) && ready;
+        let e1 = walk(e, 1u);
+        let e2 = walk(e, 2u);
+        let e3 = walk(e, 3u);
+        let c0 = col_indices[e];
+        let c1 = col_indices[e1];
+        let c2 = col_indices[e2];
+        let c3 = col_indices[e3];
+        let a = read_entry(&helped, e, c0);
+        let b = read_entry(&helped, e1, c1);
+        let c = read_entry(&helped, e2, c2);
+        let d = read_entry(&helped, e3, c3);
+        ready = take(&helped, e, a) && ready;
+        ready = take(&helped, e1, b) && ready;
+        ready = take(&helped, e2, c) && ready;
+        ready = take(&helped, e3, d) && ready;
     }
     if !subgroupAll(ready) {
         return false;
