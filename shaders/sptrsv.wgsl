@@ -418,25 +418,42 @@ fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32
     helped.rhs = subgroupShuffle((*item).rhs, owner);
     let first = walk(subgroupShuffle((*item).next, owner), rank * BLOCK_PER_LANE);
     var ready = true;
-    // Four entries at a time: their columns, then their predecessors, then the takes (a
-    // lane keeps walking after a miss so that its loads stay in flight together).
-    for (var j = 0u; j < BLOCK_PER_LANE; j += 4u) {
-        let e = walk(first, j);
-        let e1 = walk(e, 1u);
-        let e2 = walk(e, 2u);
-        let e3 = walk(e, 3u);
-        let c0 = col_indices[e];
+    // Eight entries at a time: their columns, then their predecessors, then the takes (a
+    // lane keeps walking after a miss so that its loads stay in flight together): two waits
+    // for memory per eight entries.
+    for (var j = 0u; j < BLOCK_PER_LANE; j += 8u) {
+        let e0 = walk(first, j);
+        let e1 = walk(e0, 1u);
+        let e2 = walk(e0, 2u);
+        let e3 = walk(e0, 3u);
+        let e4 = walk(e0, 4u);
+        let e5 = walk(e0, 5u);
+        let e6 = walk(e0, 6u);
+        let e7 = walk(e0, 7u);
+        let c0 = col_indices[e0];
         let c1 = col_indices[e1];
         let c2 = col_indices[e2];
         let c3 = col_indices[e3];
-        let a = read_entry(&helped, e, c0);
-        let b = read_entry(&helped, e1, c1);
-        let c = read_entry(&helped, e2, c2);
-        let d = read_entry(&helped, e3, c3);
-        ready = take(&helped, e, a) && ready;
-        ready = take(&helped, e1, b) && ready;
-        ready = take(&helped, e2, c) && ready;
-        ready = take(&helped, e3, d) && ready;
+        let c4 = col_indices[e4];
+        let c5 = col_indices[e5];
+        let c6 = col_indices[e6];
+        let c7 = col_indices[e7];
+        let r0 = read_entry(&helped, e0, c0);
+        let r1 = read_entry(&helped, e1, c1);
+        let r2 = read_entry(&helped, e2, c2);
+        let r3 = read_entry(&helped, e3, c3);
+        let r4 = read_entry(&helped, e4, c4);
+        let r5 = read_entry(&helped, e5, c5);
+        let r6 = read_entry(&helped, e6, c6);
+        let r7 = read_entry(&helped, e7, c7);
+        ready = take(&helped, e0, r0) && ready;
+        ready = take(&helped, e1, r1) && ready;
+        ready = take(&helped, e2, r2) && ready;
+        ready = take(&helped, e3, r3) && ready;
+        ready = take(&helped, e4, r4) && ready;
+        ready = take(&helped, e5, r5) && ready;
+        ready = take(&helped, e6, r6) && ready;
+        ready = take(&helped, e7, r7) && ready;
     }
     if !subgroupAll(ready) {
         return false;
