@@ -66,9 +66,6 @@ override WG_SIZE: u32 = 64u;
 // than 8: R-MAT's repeated solve 18.3 → 14.9 ms on the H100, the row-order one 52.9 → 39.9
 // (fewer rounds for its hub rows), nothing else slower (benches/NOTES.md, session 41).
 const BLOCK_PER_LANE: u32 = 32u;
-// Dependencies a lane reads before it uses the first: loads in flight instead of one at a
-// time (the inner walk is latency-bound).
-const BATCH: u32 = 4u;
 
 const KIND_DEPENDENCY: u32 = 0u;
 const KIND_DIAGONAL: u32 = 1u;
@@ -279,7 +276,7 @@ fn finish(item: ptr<function, Item>) {
     (*item).out_level = (*item).level + 1u;
 }
 
-// Walks the item's entries as far as published predecessors allow, BATCH at a time; whether
+// Walks the item's entries as far as published predecessors allow, four at a time; whether
 // it got further. Rows longer than a block are left to the team (long_row_block) until one
 // block or less remains, so that how a row's sum is grouped never depends on timing.
 fn advance(item: ptr<function, Item>, long_row: u32) -> bool {
