@@ -119,21 +119,17 @@ struct Published {
 }
 
 #ifdef F64
+// The three words loaded before any is tested (a branch on the first would hold the other
+// two back). Within a launch a word never turns DECODED (FINISH runs between launches), so
+// the order of the loads does not matter. Not ready: value and level are meaningless.
 fn published(j: u32) -> Published {
     let w2 = atomicLoad(&aux[j]);
-    if (w2 & TOP_BIT) != 0u {
-        return Published(false, Acc(0.0), 0u);
-    }
     let w0 = atomicLoad(&x[2u * j]);
     let w1 = atomicLoad(&x[2u * j + 1u]);
-    var bits = vec2<u32>(w0, w1);
-    if (w2 & DECODED) == 0u {
-        if ((w0 | w1) & TOP_BIT) != 0u {
-            return Published(false, Acc(0.0), 0u);
-        }
-        bits = decode_f64_bits(w0, w1, w2);
-    }
-    return Published(true, bitcast<f64>((u64(bits.y) << 32u) | u64(bits.x)), f64_level(w2));
+    let decoded = (w2 & DECODED) != 0u;
+    let ready = ((w2 & TOP_BIT) == 0u) & (decoded | (((w0 | w1) & TOP_BIT) == 0u));
+    let bits = select(decode_f64_bits(w0, w1, w2), vec2<u32>(w0, w1), decoded);
+    return Published(ready, bitcast<f64>((u64(bits.y) << 32u) | u64(bits.x)), f64_level(w2));
 }
 
 fn publish(j: u32, value: Acc, level: u32) {
