@@ -1,6 +1,6 @@
 // y = α·Sᵀ·x + β·y for a row-major block S of `rows` rows of `units` units (a unit is a
 // vec4 or one element: the including file aliases `Unit` and `Units`, the accumulator, and
-// defines `unit_get`). Seed 001's mapping turned to row-major data: a lane owns a unit of
+// defines `unit_get` and `unit_set`). Seed 001's mapping turned to row-major data: a lane owns a unit of
 // columns and walks down them, so the lanes of a row read it coalesced and x[i] is one value
 // for all of them (a broadcast from cache). A workgroup holds COLS columns × (WG_SIZE / COLS)
 // row lanes and takes one strip of `strip` rows; its row lanes' sums meet in workgroup
