@@ -215,7 +215,7 @@ fn tournament(m: u32, group: u32, lane: Lane) {
         var best = Best(KEY_NONE, NONE);
         for (var g = lane.sg_lane; g < WG_SIZE / lane.sg_size; g += lane.sg_size) {
             let other = Best(slot_keys[parity * SLOTS + g], slot_ids[parity * SLOTS + g]);
-            if other.key > best.key || (other.key == best.key && other.slot < best.slot) {
+            if beats(other, best) {
                 best = other;
             }
         }
@@ -303,7 +303,7 @@ fn column(m: u32, group: u32, lane: Lane) {
         let before = base + ((k - 1u) & 1u) * CANDIDATE_WORDS * groups;
         for (var g = lane.index; g < groups; g += WG_SIZE) {
             let other = load_candidate(before + CANDIDATE_WORDS * g);
-            if other.key > mine.key || (other.key == mine.key && other.slot < mine.slot) {
+            if beats(other, mine) {
                 mine = other;
             }
         }

@@ -36,6 +36,11 @@ struct Best {
     slot: u32,
 }
 
+// Whether `a` beats `b`: a larger key, or the least slot on equal keys.
+fn beats(a: Best, b: Best) -> bool {
+    return a.key > b.key || (a.key == b.key && a.slot < b.slot);
+}
+
 #ifdef SUBGROUP
 // Two sets (by parity) of one partial per subgroup; subgroups have 2 lanes or more. (Sized
 // by the override itself: naga 30 panics on an override expression as a size.)
@@ -61,7 +66,7 @@ fn group_argmax(key: Key, slot: u32, lane: Lane, parity: u32) -> Best {
     var best = Best(KEY_NONE, 0xffffffffu);
     for (var g = lane.sg_lane; g < subgroups; g += lane.sg_size) {
         let other = Best(partial_keys[base + g], partial_slots[base + g]);
-        if other.key > best.key || (other.key == best.key && other.slot < best.slot) {
+        if beats(other, best) {
             best = other;
         }
     }
@@ -77,11 +82,10 @@ fn group_argmax(key: Key, slot: u32, lane: Lane, parity: u32) -> Best {
     workgroupBarrier();
     for (var offset = WG_SIZE >> 1u; offset > 0u; offset >>= 1u) {
         if lane.index < offset {
-            let other_key = tree_keys[lane.index + offset];
-            let other = tree_slots[lane.index + offset];
-            if other_key > tree_keys[lane.index] || (other_key == tree_keys[lane.index] && other < tree_slots[lane.index]) {
-                tree_keys[lane.index] = other_key;
-                tree_slots[lane.index] = other;
+            let other = Best(tree_keys[lane.index + offset], tree_slots[lane.index + offset]);
+            if beats(other, Best(tree_keys[lane.index], tree_slots[lane.index])) {
+                tree_keys[lane.index] = other.key;
+                tree_slots[lane.index] = other.slot;
             }
         }
         workgroupBarrier();

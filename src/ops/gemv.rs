@@ -11,8 +11,10 @@
 //!   one output per invocation, turned to row-major data: a lane walks down a unit of
 //!   columns; tall blocks cut their rows into strips taken by separate workgroups.
 //!
-//! Segments and strips leave unscaled partial sums that the columns kernel adds up in a fixed
-//! order (its `SUM` variant), so results are deterministic. How to cut is chosen from the
+//! Segments leave unscaled partial sums that the columns kernel adds up in a fixed order (its
+//! `SUM` variant, a second dispatch); strips add up in their own dispatch, the last to arrive
+//! summing every strip in strip order (`STRIPS`). Either way results are deterministic. How to
+//! cut is chosen from the
 //! shape ([`GemvOptions`] overrides it): enough lanes for a large GPU, enough work per lane.
 //!
 //! BLAS conventions: with β = 0, y is not read (NaN there does not survive); with α = 0 the
@@ -171,7 +173,9 @@ impl<T: Scalar> Gemv<T> {
             let vec4 = block.1 % 4 == 0 && block.1 > 0;
             let unit_len = if vec4 { 4 } else { 1 };
             let units = block.1 / unit_len;
-            let (product, parts) = if rows_kernel {
+            // The product, the parts the adder sums (the rows kernel's segments), and the
+            // columns kernel's scratch for strips that add up in its own dispatch.
+            let (product, parts, strips) = if rows_kernel {
                 let shape = rows_shape(ctx, wg, block.0, units, options)?;
                 let (partial, lanes) = (shape.splits > 1, shape.lanes);
                 let kernel = if vec4 {
@@ -185,7 +189,7 @@ impl<T: Scalar> Gemv<T> {
                         gemv_rows_scalar::Overrides { wg_size: wg, lanes, ..Default::default() },
                     )?)
                 };
-                (Product::Rows(shape, kernel), shape.splits as usize)
+                (Product::Rows(shape, kernel), shape.splits as usize, None)
             } else {
                 let shape = columns_shape(wg, block.0, units, unit_len, options.columns, options.splits)?;
                 let strips = shape.strips > 1;
@@ -200,18 +204,15 @@ impl<T: Scalar> Gemv<T> {
                         gemv_columns_scalar::Overrides { wg_size: wg, cols: shape.columns },
                     )?)
                 };
-                // Its strips add up in the same dispatch (no adder).
-                (Product::Columns(shape, kernel), 1)
+                let scratch = if strips {
+                    let sums = shape.strips as usize * units * unit_len;
+                    Some(ready_sums_scratch::<T>(ctx, shape.col_blocks as usize, sums)?)
+                } else {
+                    None
+                };
+                (Product::Columns(shape, kernel), 1, scratch)
             };
             let outputs = y.len();
-            let strips = match &product {
-                Product::Columns(shape, _) if shape.strips > 1 => Some(ready_sums_scratch::<T>(
-                    ctx,
-                    shape.col_blocks as usize,
-                    shape.strips as usize * units * unit_len,
-                )?),
-                _ => None,
-            };
             let finish = if parts > 1 {
                 partial_len = partial_len.max(parts * outputs);
                 // Adds the parts × outputs partial sums down their columns, in part order.
