@@ -55,6 +55,13 @@ pub struct ContextOptions {
     /// allocation that runs out of memory frees them and tries again;
     /// [`Context::release_pooled_buffers`] frees them at once.
     pub buffer_pool_bytes: u64,
+    /// How long a wait for the GPU (a read to the host, [`Context::synchronize`]) polls the
+    /// device before it blocks the thread: a blocked thread wakes ~40 µs after the GPU
+    /// finishes on NVIDIA's Vulkan driver, a polling one within a µs, at the cost of a busy
+    /// core meanwhile. `None` (the default): [`DEFAULT_WAIT_SPIN`](crate::gpu::DEFAULT_WAIT_SPIN),
+    /// 1 ms, or none on a CPU adapter (a software driver needs the cores); `Some(ZERO)`
+    /// always blocks.
+    pub wait_spin: Option<std::time::Duration>,
 }
 
 impl Default for ContextOptions {
@@ -68,6 +75,7 @@ impl Default for ContextOptions {
             memory_budget_percent: None,
             memory_hints: wgpu::MemoryHints::Performance,
             buffer_pool_bytes: crate::gpu::DEFAULT_POOL_BYTES,
+            wait_spin: None,
         }
     }
 }
@@ -75,8 +83,9 @@ impl Default for ContextOptions {
 impl ContextOptions {
     /// Defaults, overridden by `WGSPARSE_ADAPTER` (adapter-name substring),
     /// `WGSPARSE_BACKEND` (`vulkan|metal|dx12|gl`, comma-separated) and
-    /// `WGSPARSE_SUBGROUPS=0` (force the no-subgroup path) and
-    /// `WGSPARSE_MEMORY_HINTS=performance|memory`.
+    /// `WGSPARSE_SUBGROUPS=0` (force the no-subgroup path),
+    /// `WGSPARSE_MEMORY_HINTS=performance|memory` and `WGSPARSE_WAIT_SPIN_US` (microseconds a
+    /// wait polls before it blocks; 0 always blocks).
     pub fn from_env() -> Result<Self> {
         let mut options = ContextOptions::default();
         if let Ok(name) = std::env::var("WGSPARSE_ADAPTER") {
@@ -95,6 +104,13 @@ impl ContextOptions {
         }
         if let Ok(v) = std::env::var("WGSPARSE_SUBGROUPS") {
             options.subgroups = !matches!(v.as_str(), "0" | "off" | "false" | "no");
+        }
+        if let Ok(v) = std::env::var("WGSPARSE_WAIT_SPIN_US") {
+            let us = v
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| Error::InvalidArgument(format!("WGSPARSE_WAIT_SPIN_US={v:?}: expected microseconds")))?;
+            options.wait_spin = Some(std::time::Duration::from_micros(us));
         }
         Ok(options)
     }
@@ -197,7 +213,10 @@ impl Context {
             })
             .await
             .map_err(|e| Error::RequestDevice(e.to_string()))?;
-        Self::from_device(Device::new(device, queue, true, options.buffer_pool_bytes), options.subgroups)
+        Self::from_device(
+            Device::new(device, queue, true, options.buffer_pool_bytes, options.wait_spin),
+            options.subgroups,
+        )
     }
 
     /// Blocking [`Context::new`].
@@ -219,7 +238,7 @@ impl Context {
                 "the device lacks the features {missing:?}; request them when opening it"
             )));
         }
-        Self::from_device(Device::new(device, queue, false, crate::gpu::DEFAULT_POOL_BYTES), subgroups)
+        Self::from_device(Device::new(device, queue, false, crate::gpu::DEFAULT_POOL_BYTES, None), subgroups)
     }
 
     fn from_device(device: Device, subgroups: bool) -> Result<Self> {

@@ -292,6 +292,42 @@ fn async_readback_never_blocks_the_thread() {
     assert!(relative_error(&result.unwrap(), &want) <= 1e-6);
 }
 
+/// A wait polls the device for `wait_spin` and then blocks: whichever way it ends, it
+/// returns only once the work is done (a callback the queue runs at completion has run) and
+/// reads return the work's result. Spins of zero (block at once), 1 µs (spent before the
+/// work is: poll, then block) and 60 s (poll to the end), on lavapipe too, where the default
+/// is not to spin.
+#[test]
+fn waits_poll_then_block_and_return_only_once_the_work_is_done() {
+    let seed = common::seed("wait spin");
+    let a = generate::random(2000, 2000, 0.01, seed);
+    let x = generate::random_vector(2000, seed + 1);
+    let want = spmv_csr(1.0, &a, &x, 0.0, &[]);
+    for spin in [Duration::ZERO, Duration::from_micros(1), Duration::from_secs(60)] {
+        let options = ContextOptions { wait_spin: Some(spin), ..ContextOptions::from_env().unwrap() };
+        let ctx = Context::new_blocking(options).unwrap();
+        let plan = Spmv::new(&ctx, &GpuSparse::from_csr(&ctx, &a, Conversion::Csr).unwrap(), SpmvAlgorithm::CsrThread)
+            .unwrap();
+        let x_gpu = ctx.upload(&x).unwrap();
+        let mut y = ctx.upload(&vec![f32::NAN; a.rows()]).unwrap();
+        for _ in 0..3 {
+            let mut batch = ctx.batch();
+            for _ in 0..50 {
+                plan.record(&mut batch.recorder(), 1.0, &x_gpu, 0.0, &mut y).unwrap();
+            }
+            batch.submit().unwrap();
+            let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = done.clone();
+            ctx.queue().on_submitted_work_done(move || flag.store(true, std::sync::atomic::Ordering::SeqCst));
+            ctx.synchronize().unwrap();
+            assert!(done.load(std::sync::atomic::Ordering::SeqCst), "spin {spin:?}: synchronize returned early");
+            let error = relative_error(&y.read_blocking().unwrap(), &want);
+            assert!(error <= 1e-5, "spin {spin:?}: {error:e}");
+            y.write(&vec![f32::NAN; a.rows()]).unwrap();
+        }
+    }
+}
+
 #[test]
 fn plans_and_device_objects_are_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}

@@ -201,21 +201,23 @@ pub fn measure(
 }
 
 /// The median of `runs` one-shot runs (none for ops without one), with the report of the
-/// last; relaunches are the most any run needed. Each run is checked as the end-to-end runs
-/// are (ops whose one-shot keeps its output, such as the solvers, are checked on it): the
-/// worst error comes back beside.
+/// last; relaunches are the most any run needed. The runs follow each other with no host work
+/// between them, as the peer's timed calls do (`wall_us` in peer_cusparse.py): a GPU left
+/// idle for 2–20 ms made a 165 µs bitmap sum take 250–530 µs on the H200 (benches/NOTES.md,
+/// session 46). The last run's output is then checked as the end-to-end runs are (ops whose
+/// one-shot keeps its output, such as the solvers, are checked on it); every run computes
+/// the same thing from the same operands.
 fn time_one_shot(op: &mut dyn Prepared, runs: usize) -> Result<(Option<(f64, OneShot)>, f64), OpError> {
     let mut times = Vec::with_capacity(runs);
     let mut last: Option<OneShot> = None;
-    let mut worst = 0f64;
     for _ in 0..runs.max(1) {
         let Some(shot) = op.one_shot()? else { return Ok((None, 0.0)) };
         times.push(shot.time.as_secs_f64() * 1e6);
-        let err = op.check();
-        worst = if err.is_nan() { f64::INFINITY } else { worst.max(err) };
         let relaunches = last.map_or(0, |l| l.relaunches).max(shot.relaunches);
         last = Some(OneShot { relaunches, ..shot });
     }
+    let err = op.check();
+    let worst = if err.is_nan() { f64::INFINITY } else { err };
     Ok((last.map(|shot| (Spread::of(times).median, shot)), worst))
 }
 

@@ -7,7 +7,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::bind_cache::BindGroupCache;
 use super::pool::{BatchMark, BufferPool, PooledBuffer, POOL_MIN_BYTES};
@@ -17,6 +17,10 @@ use crate::{Error, Result};
 /// How long a wait for the GPU lasts before it is given up with [`Error::Timeout`]: far past
 /// any sane op, so that a hung device (a driver without a watchdog) ends the wait.
 pub(crate) const WAIT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long a wait polls before it blocks, on adapters that are not the CPU
+/// ([`ContextOptions::wait_spin`](crate::ContextOptions::wait_spin)).
+pub const DEFAULT_WAIT_SPIN: Duration = Duration::from_millis(1);
 
 /// Identifies one device (and the context around it) within the process. Every device
 /// object carries the id of the device that made it, so operands of another context are
@@ -59,13 +63,22 @@ struct Inner {
     /// Large buffers kept for reuse.
     pool: Arc<BufferPool>,
     poller: Arc<Poller>,
+    /// How long [`Device::wait`] polls before it blocks.
+    wait_spin: Duration,
 }
 
 impl Device {
     /// Wraps an open device. With `own_callbacks`, wgsparse installs its device-lost and
     /// uncaptured-error handlers (devices it opened itself); otherwise the caller's stay.
-    /// Dropped buffers of 8 MiB and more are kept for reuse up to `pool_bytes`.
-    pub(crate) fn new(device: wgpu::Device, queue: wgpu::Queue, own_callbacks: bool, pool_bytes: u64) -> Self {
+    /// Dropped buffers of 8 MiB and more are kept for reuse up to `pool_bytes`; waits poll for
+    /// `wait_spin` before they block (`None`: [`DEFAULT_WAIT_SPIN`], none on a CPU adapter).
+    pub(crate) fn new(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        own_callbacks: bool,
+        pool_bytes: u64,
+        wait_spin: Option<Duration>,
+    ) -> Self {
         let lost = Arc::new(Mutex::new(None));
         if own_callbacks {
             // wgpu's default handler panics; errors are captured with scopes, and anything
@@ -76,9 +89,15 @@ impl Device {
                 *flag.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!("{reason:?}: {message}"));
             });
         }
+        let info = device.adapter_info();
+        // A software driver runs the work on the CPU cores a polling thread would take.
+        let wait_spin = wait_spin.unwrap_or(match info.device_type {
+            wgpu::DeviceType::Cpu => Duration::ZERO,
+            _ => DEFAULT_WAIT_SPIN,
+        });
         Device {
             inner: Arc::new(Inner {
-                info: device.adapter_info(),
+                info,
                 limits: device.limits(),
                 features: device.features(),
                 poller: Arc::new(Poller::default()),
@@ -89,6 +108,7 @@ impl Device {
                 bind_groups: BindGroupCache::default(),
                 staging: StagingPool::default(),
                 pool: BufferPool::new(pool_bytes),
+                wait_spin,
             }),
         }
     }
@@ -202,8 +222,11 @@ impl Device {
     /// out-of-memory as [`Error::OutOfMemory`], anything on a lost device as
     /// [`Error::DeviceLost`], other validation errors as [`Error::Validation`] (a wgsparse
     /// bug: inputs are validated before they reach wgpu).
+    /// A loss not yet known (its callback runs when the device is polled) is caught by the
+    /// scopes: a call on a lost device fails in them, and the error path polls. No poll before
+    /// the call, then: one-shot ops make many buffers, and a poll costs ~0.5–1 µs on NVIDIA.
     pub(crate) fn scoped<T>(&self, what: &str, f: impl FnOnce() -> T) -> Result<T> {
-        self.check_alive()?;
+        self.check_known_alive()?;
         let device = &self.inner.device;
         let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -229,8 +252,13 @@ impl Device {
     /// Waits until `submission` (all submitted work when `None`) has finished.
     pub(crate) fn wait(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<()> {
         self.check_alive()?;
-        let result =
-            self.inner.device.poll(wgpu::PollType::Wait { submission_index: submission, timeout: Some(WAIT_TIMEOUT) });
+        let result = match self.spin(submission.as_ref()) {
+            Some(done) => done,
+            None => self
+                .inner
+                .device
+                .poll(wgpu::PollType::Wait { submission_index: submission, timeout: Some(WAIT_TIMEOUT) }),
+        };
         self.check_alive()?;
         result.map(|_| ()).map_err(|e| match e {
             wgpu::PollError::Timeout => Error::Timeout(format!("the GPU did not finish within {WAIT_TIMEOUT:?}")),
@@ -243,6 +271,28 @@ impl Device {
                 Error::DeviceLost(why)
             }
         })
+    }
+
+    /// Polls without blocking until `submission` (the newest, if `None`) is done, for at most
+    /// the device's spin time: `None` once it is spent. On NVIDIA's Vulkan driver a blocking
+    /// wait returns ~40 µs after the GPU finishes and a poll costs ~0.4 µs (H200, an empty
+    /// submission waited for in 47.8 µs, polled for in 8.4: benches/NOTES.md, session 46).
+    fn spin(
+        &self,
+        submission: Option<&wgpu::SubmissionIndex>,
+    ) -> Option<std::result::Result<wgpu::PollStatus, wgpu::PollError>> {
+        if self.inner.wait_spin.is_zero() {
+            return None;
+        }
+        let start = Instant::now();
+        loop {
+            let poll = wgpu::PollType::Wait { submission_index: submission.cloned(), timeout: Some(Duration::ZERO) };
+            match self.inner.device.poll(poll) {
+                Err(wgpu::PollError::Timeout) if start.elapsed() < self.inner.wait_spin => std::hint::spin_loop(),
+                Err(wgpu::PollError::Timeout) => return None,
+                done => return Some(done),
+            }
+        }
     }
 
     /// Creates a buffer of at least `size` bytes (rounded up to [`ALLOCATION_GRANULE`]),

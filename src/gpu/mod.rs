@@ -9,8 +9,8 @@ mod scalar;
 mod vector;
 
 pub(crate) use bind_cache::{BindKey, Fast as FastHash};
-pub use device::DeviceId;
 pub(crate) use device::{next_object_id, Device};
+pub use device::{DeviceId, DEFAULT_WAIT_SPIN};
 pub use pool::DEFAULT_POOL_BYTES;
 pub(crate) use pool::{BatchMark, PooledBuffer};
 pub use readback::HostView;
