@@ -309,6 +309,9 @@ fn multiply<T: Scalar>() {
             (30, 3000, 40, 0.02),
             (5, 40, 9000, 0.02),
             (3, 20, 20000, 0.05),
+            // C of more than 4 MiB of positions, f32 and f64: its values are sized by the
+            // entry count read back between pattern and values (smaller Cs are one pass).
+            (1100, 30, 1000, 0.02),
             (0, 0, 5, 0.5),
             (6, 0, 5, 0.5),
             (10, 20, 30, 0.0),

@@ -5,8 +5,9 @@
 //! dense) build it in the same steps: the output's flags, then the popcount of each rank
 //! block, an exclusive scan of those counts (the directory then holds each block's absolute
 //! position, and the row starts follow), then the values, each written at its position.
-//! They submit their work and wait for the entry count (`A·B` waits once more between its
-//! pattern and its values, to allocate no more than the values it has).
+//! They submit their work and wait for the entry count (`A·B` with room for more than 4 MiB
+//! of C's values waits once more, between its pattern and its values, to allocate no more
+//! than the values it has).
 
 mod access;
 mod add;

@@ -1,6 +1,6 @@
 //! `C = A·B` on bitmaps: `C_ij = Σ a_ik·b_kj` over the k where both are stored. C's pattern
-//! first, its structure steps, the entry count read back to size C's values, then the
-//! values, by one of two schemes ([`MultiplyAlgorithm`]).
+//! first, its structure steps, then the values, by one of two schemes ([`MultiplyAlgorithm`]):
+//! in one submission where room for every position of C is small (4 MiB), otherwise with the entry count read back between them to size C's values.
 
 use super::StructureSteps;
 use crate::context::Context;
@@ -61,7 +61,9 @@ impl MultiplyAlgorithm {
     }
 }
 
-/// `A·B`, a new bitmap: two submissions, one wait between them for C's entry count.
+/// `A·B`, a new bitmap: one submission where C has at most 4 MiB of positions
+/// (C then keeps room for them all), otherwise two, with a wait between them for C's entry
+/// count.
 /// Sums run in k order (deterministic); a position whose products cancel stays stored.
 /// A's columns must match B's rows ([`Error::DimensionMismatch`]).
 pub fn multiply<T: Scalar>(
@@ -74,7 +76,8 @@ pub fn multiply<T: Scalar>(
 }
 
 /// `C = A·B` planned for two patterns: [`BitmapProduct::new`] builds C (its pattern, the
-/// entry count read back, then the values); [`record`](Self::record) recomputes C's values
+/// entry count read back, and the values: in the same submission for a small C, after the
+/// count for a larger one); [`record`](Self::record) recomputes C's values
 /// for new values of A and B with the same patterns (the numeric phase alone).
 pub struct BitmapProduct<T: Scalar> {
     ctx: Context,
@@ -97,58 +100,62 @@ impl<T: Scalar> BitmapProduct<T> {
         Operands::new(ctx, "bitmap multiply")?.owned("A", a.device_id())?.owned("B", b.device_id())?;
         check_len("bitmap multiply", "B rows", a.cols(), b.rows())?;
         let (rows, cols) = (a.rows(), b.cols());
-        let mut c = GpuBitmap::allocate(ctx, rows, cols, 0)?;
+        let one_pass = (rows as u64).saturating_mul(cols as u64).saturating_mul(T::stride()) <= ONE_PASS_BYTES;
+        let c = GpuBitmap::allocate(ctx, rows, cols, if one_pass { rows * cols } else { 0 })?;
         let steps = StructureSteps::new(ctx, rows, cols)?;
-        let bt = match algorithm.resolve() {
-            MultiplyAlgorithm::Outputs => Some(GpuBitmap::allocate(ctx, b.cols(), b.rows(), b.nnz())?),
-            _ => None,
+        let scheme = match algorithm.resolve() {
+            MultiplyAlgorithm::Outputs => Scheme::Outputs {
+                kernel: ctx.kernel(Default::default(), Default::default())?,
+                bt: Box::new(GpuBitmap::allocate(ctx, b.cols(), b.rows(), b.nnz())?),
+            },
+            _ => {
+                let (wg_size, chunk) = row_wise_shape::<T>(ctx, cols)?;
+                Scheme::RowWise {
+                    kernel: ctx.kernel(Default::default(), bitmap_multiply::Overrides { wg_size, chunk })?,
+                    chunks: cols.div_ceil(chunk as usize).max(1),
+                    b_cols: ctx.zeros::<u32>(b.nnz())?,
+                }
+            }
         };
-        let b_columns = match bt {
-            None => Some((ctx.zeros::<u32>(b.nnz())?, ctx.zeros::<u32>(1)?)),
-            Some(_) => None,
-        };
+        let mut product = BitmapProduct { ctx: ctx.clone(), scheme, patterns: (a.pattern_id(), b.pattern_id()), c };
+        // The export of B's columns binds a stand-in for the rows it does not write; kept
+        // until the batch has run.
+        let no_rows = ctx.zeros::<u32>(1)?;
         let mut batch = ctx.batch();
         {
             let mut rec = batch.recorder();
-            match &bt {
-                Some(bt) => {
+            match &product.scheme {
+                Scheme::Outputs { bt, .. } => {
                     let bt_steps = StructureSteps::new(ctx, bt.rows(), bt.cols())?;
                     b.record_transpose(&mut rec, bt, false)?;
                     bt_steps.record(&mut rec, bt, None)?;
-                    record_outputs_pattern(&mut rec, a, bt, &c)?;
+                    record_outputs_pattern(&mut rec, a, bt, &product.c)?;
                 }
-                None => record_row_pattern(&mut rec, a, b, &c)?,
+                Scheme::RowWise { b_cols, .. } => {
+                    record_row_pattern(&mut rec, a, b, &product.c)?;
+                    b.record_columns(&mut rec, b_cols, &no_rows)?;
+                }
             }
-            if let Some((cols, no_rows)) = &b_columns {
-                b.record_columns(&mut rec, cols, no_rows)?;
+            steps.record(&mut rec, &product.c, None)?;
+            if one_pass {
+                product.record_values(&mut rec, a, b)?;
             }
-            steps.record(&mut rec, &c, None)?;
         }
         let total = batch.read_back(steps.total())?;
         batch.submit()?;
         let nnz = total.wait()?[0] as usize;
-        c.reserve_values(ctx, nnz)?;
-        c.set_nnz(nnz)?;
-        let scheme = match bt {
-            Some(mut bt) => {
-                bt.set_nnz(b.nnz())?;
-                Scheme::Outputs { kernel: ctx.kernel(Default::default(), Default::default())?, bt: Box::new(bt) }
-            }
-            None => {
-                // The export has run (the count was waited for): its stand-in rows can go.
-                let (b_cols, _) = b_columns.expect("row-wise plans export B's columns");
-                let (wg_size, chunk) = row_wise_shape::<T>(ctx, c.cols())?;
-                Scheme::RowWise {
-                    kernel: ctx.kernel(Default::default(), bitmap_multiply::Overrides { wg_size, chunk })?,
-                    chunks: c.cols().div_ceil(chunk as usize).max(1),
-                    b_cols,
-                }
-            }
-        };
-        let product = BitmapProduct { ctx: ctx.clone(), scheme, patterns: (a.pattern_id(), b.pattern_id()), c };
-        let mut batch = ctx.batch();
-        product.record_values(&mut batch.recorder(), a, b)?;
-        batch.submit()?;
+        if let Scheme::Outputs { bt, .. } = &mut product.scheme {
+            bt.set_nnz(b.nnz())?;
+        }
+        if !one_pass {
+            product.c.reserve_values(ctx, nnz)?;
+        }
+        product.c.set_nnz(nnz)?;
+        if !one_pass {
+            let mut batch = ctx.batch();
+            product.record_values(&mut batch.recorder(), a, b)?;
+            batch.submit()?;
+        }
         Ok(product)
     }
 
@@ -270,6 +277,13 @@ fn row_wise_shape<T: Scalar>(ctx: &Context, cols: usize) -> Result<(u32, u32)> {
 
 /// Workgroup memory a row-wise workgroup's accumulators aim at.
 const ACCUMULATOR_BYTES: u64 = 4096;
+
+/// Up to this many bytes of values for every position of C, C gets them and one submission
+/// builds it (pattern, entry count, values); past it, C's values are sized to the entry count
+/// read back between the pattern and the values. A small product is bound by the host: the
+/// second batch and wait cost ~100 µs on an H200 against a 1024² product's 51 µs of values
+/// (benches/NOTES.md, session 46), and 4 MiB is a 1024² f32 matrix.
+const ONE_PASS_BYTES: u64 = 4 << 20;
 
 /// Records C's pattern by rows: the OR of B's rows k for the k stored in A's row i.
 fn record_row_pattern<T: Scalar>(
