@@ -86,9 +86,10 @@ fn group_last(v: u32, lane: Lane) -> u32 {
 }
 
 // `sum` plus the products of the word's entries (values from q, columns from `col0`), in
-// column order. The first four are loaded together, with no load waiting on another (past
-// the word's count their indices repeat the last entry's, and are not added); the rest, rare
-// below a density of 1/8, one at a time.
+// column order. The first four are loaded together, with no load waiting on another, and only
+// those the word has: a gather's cost is the cache lines its active lanes touch, so a lane
+// past its word's count stays out of it (a clamped index loaded anyway was half the gathers
+// at a density of 1/16). The rest, rare below a density of 1/8, one at a time.
 fn word_sum(word: u32, col0: u32, q: u32, start: Acc) -> Acc {
     let count = countOneBits(word);
     if count == 0u {
@@ -97,21 +98,32 @@ fn word_sum(word: u32, col0: u32, q: u32, start: Acc) -> Acc {
     var bits = word;
     let c0 = col0 + firstTrailingBit(bits);
     bits &= bits - 1u;
-    let c1 = select(c0, col0 + firstTrailingBit(bits), count > 1u);
+    let c1 = col0 + firstTrailingBit(bits);
     bits &= bits - 1u;
-    let c2 = select(c1, col0 + firstTrailingBit(bits), count > 2u);
+    let c2 = col0 + firstTrailingBit(bits);
     bits &= bits - 1u;
-    let c3 = select(c2, col0 + firstTrailingBit(bits), count > 3u);
+    let c3 = col0 + firstTrailingBit(bits);
     bits &= bits - 1u;
-    let last = q + count - 1u;
     let v0 = values[q];
-    let v1 = values[min(q + 1u, last)];
-    let v2 = values[min(q + 2u, last)];
-    let v3 = values[min(q + 3u, last)];
     let x0 = x[c0];
-    let x1 = x[c1];
-    let x2 = x[c2];
-    let x3 = x[c3];
+    var v1 = Real(0.0);
+    var x1 = Real(0.0);
+    var v2 = Real(0.0);
+    var x2 = Real(0.0);
+    var v3 = Real(0.0);
+    var x3 = Real(0.0);
+    if count > 1u {
+        v1 = values[q + 1u];
+        x1 = x[c1];
+    }
+    if count > 2u {
+        v2 = values[q + 2u];
+        x2 = x[c2];
+    }
+    if count > 3u {
+        v3 = values[q + 3u];
+        x3 = x[c3];
+    }
     var sum = fma(Acc(v0), Acc(x0), start);
     if count > 1u {
         sum = fma(Acc(v1), Acc(x1), sum);
