@@ -165,8 +165,8 @@ impl Device {
 
     /// A buffer for a device array of `size` bytes: a kept one when one fits (cleared), else
     /// a new one (zeroed by wgpu); returned to the pool when dropped if it is large. One
-    /// `mapped` at creation (an upload) is always new and never kept. Out of memory, the pool is emptied and the allocation
-    /// tried once more.
+    /// `mapped` at creation (an upload) is always new and never kept. Out of memory, the pool
+    /// is emptied and the allocation tried once more.
     pub(crate) fn array_buffer(&self, size: u64, usage: wgpu::BufferUsages, mapped: bool) -> Result<PooledBuffer> {
         let padded = size.max(1).div_ceil(ALLOCATION_GRANULE) * ALLOCATION_GRANULE;
         if !mapped && padded >= POOL_MIN_BYTES {

@@ -1,6 +1,7 @@
 //! `C = A·B` on bitmaps: `C_ij = Σ a_ik·b_kj` over the k where both are stored. C's pattern
 //! first, its structure steps, then the values, by one of two schemes ([`MultiplyAlgorithm`]):
-//! in one submission where room for every position of C is small (4 MiB), otherwise with the entry count read back between them to size C's values.
+//! in one submission where room for every position of C is small (4 MiB), otherwise with the
+//! entry count read back between them to size C's values.
 
 use super::StructureSteps;
 use crate::context::Context;
