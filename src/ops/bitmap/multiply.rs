@@ -148,11 +148,11 @@ impl<T: Scalar> BitmapProduct<T> {
         if let Scheme::Outputs { bt, .. } = &mut product.scheme {
             bt.set_nnz(b.nnz())?;
         }
-        if !one_pass {
+        if one_pass {
+            product.c.set_nnz(nnz)?;
+        } else {
             product.c.reserve_values(ctx, nnz)?;
-        }
-        product.c.set_nnz(nnz)?;
-        if !one_pass {
+            product.c.set_nnz(nnz)?;
             let mut batch = ctx.batch();
             product.record_values(&mut batch.recorder(), a, b)?;
             batch.submit()?;
