@@ -192,6 +192,59 @@ fn transposed_solve_matches_twin() {
     }
 }
 
+/// `Auto` on wide levels (more than `WIDE_LEVELS` rows a level) keeps row order, so its
+/// first solve keeps the level count and sorts nothing; a `LevelOrder` plan on the same
+/// matrix then captures again and keeps the level sets, which it uses from its second solve,
+/// while the `Auto` plan stays in row order. Every solve against the twin.
+#[test]
+fn auto_on_wide_levels_keeps_the_count_and_sorts_nothing() {
+    let seed = common::seed("auto_on_wide_levels_keeps_the_count_and_sorts_nothing");
+    let mut rng = Rng::new(seed);
+    let ctx = common::context();
+    // Two levels of `half` rows: the second half's rows each need one row of the first.
+    let half = wgsparse::ops::sptrsv::WIDE_LEVELS + 1000;
+    let rows = (0..2 * half)
+        .map(|i| {
+            let pivot = (i as u32, 2.0 + rng.next_f64() as f32);
+            if i < half {
+                vec![pivot]
+            } else {
+                vec![((i - half) as u32, rng.next_f64() as f32 - 0.5), pivot]
+            }
+        })
+        .collect();
+    let lower = square_from_rows(rows);
+    let matrix = GpuSparse::from_csr(ctx, &lower, Conversion::Csr).unwrap();
+    let names = || matrix.analyses().into_iter().map(|a| a.name).collect::<Vec<_>>();
+    let b = rhs::<f32>(lower.rows(), &mut rng);
+    let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
+    let want = triangular_solve(&lower, false, false, &b64, 1).unwrap();
+    let b_gpu = ctx.upload(&b).unwrap();
+    let run = |plan: &TriangularSolve<f32>, what: &str| -> SolveReport {
+        let mut x = ctx.upload(&vec![f32::NAN; b.len()]).unwrap();
+        let report = plan.solve(&b_gpu, &mut x).unwrap();
+        let err = relative_error(&x.read_blocking().unwrap(), &want);
+        assert!(err < 1e-5, "{what}: {err:e}");
+        report
+    };
+    let auto = TriangularSolve::new(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto).unwrap();
+    let report = run(&auto, "auto, first solve");
+    assert_eq!((report.levels, report.level_order), (Some(2), false));
+    assert_eq!(names(), ["level count (lower)"], "the count alone");
+    assert_eq!((auto.levels(), auto.level_sets_bytes()), (Some(2), 0));
+    assert!(!run(&auto, "auto, second solve").level_order);
+    assert_eq!(names(), ["level count (lower)"], "no sort for a plan in row order");
+
+    let by_level =
+        TriangularSolve::new(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::LevelOrder).unwrap();
+    assert_eq!(by_level.levels(), Some(2), "the count is the pattern's");
+    assert!(!run(&by_level, "level order, first solve").level_order, "it captures in row order");
+    assert_eq!(names(), ["level count (lower)", "level sets (lower)"]);
+    assert_eq!(by_level.level_sets_bytes(), 4 * lower.rows() as u64);
+    assert!(run(&by_level, "level order, second solve").level_order);
+    assert!(!run(&auto, "auto, after the sort").level_order, "auto still keeps row order");
+}
+
 /// The 3,000-row chain solved in row order with a spin bound of 0 (a team gives up at its
 /// first round without progress) and one relaunch recorded per round: the solve's report and
 /// its relative error against the twin.

@@ -6,7 +6,8 @@
 //!
 //! Built from the levels a solve left in its aux words: a stable radix sort of the rows by
 //! level, so that within a level rows stay in order (neighbouring rows, neighbouring
-//! entries).
+//! entries). Every capture also keeps the level count alone ([`LevelCount`]): a plan that
+//! runs wide matrices in row order needs nothing more, and skips the sort.
 
 use super::radix_sort::RadixSort;
 use crate::context::Context;
@@ -19,8 +20,6 @@ use crate::Result;
 pub(crate) struct LevelSets {
     /// Every row, by level, in row order within a level.
     pub(crate) order: GpuVec<u32>,
-    /// How many levels.
-    pub(crate) levels: usize,
     /// Rows of the widest level, rounded down to a power of two.
     pub(crate) widest: usize,
 }
@@ -28,6 +27,24 @@ pub(crate) struct LevelSets {
 impl Analysis for LevelSets {
     fn device_bytes(&self) -> u64 {
         self.order.byte_len()
+    }
+}
+
+/// How many levels a pattern has: what a capture learns before any sort.
+pub(crate) struct LevelCount {
+    pub(crate) levels: usize,
+}
+
+impl LevelCount {
+    /// The name the level count of a solve is kept under (`what` as for [`LevelSets::name`]).
+    pub(crate) fn name(what: &str) -> String {
+        format!("level count ({what})")
+    }
+}
+
+impl Analysis for LevelCount {
+    fn device_bytes(&self) -> u64 {
+        0
     }
 }
 
@@ -91,7 +108,7 @@ impl LevelSets {
         batch.submit()?;
         let widest = widest.wait()?[0] as usize;
         let order = if in_spares { sort.spares().1 } else { order };
-        Ok(LevelSets { order, levels: captured.levels, widest })
+        Ok(LevelSets { order, widest })
     }
 }
 

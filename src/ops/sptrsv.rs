@@ -12,10 +12,11 @@
 //! `shaders/sptrsv.wgsl` says how values and their ready state share atomic words.
 //!
 //! The first [`TriangularSolve::solve`] of a pattern captures each row's level (1 + the
-//! largest level of its predecessors); the rows sorted by level are kept with the matrix's
-//! analyses, and later solves ([`SptrsvAlgorithm::LevelOrder`], `Auto` on deep matrices)
-//! hand out rows level by level, which keeps the rows of a team independent. New values keep
-//! the levels.
+//! largest level of its predecessors); the level count and, where a plan will use them, the
+//! rows sorted by level are kept with the matrix's analyses, and later solves
+//! ([`SptrsvAlgorithm::LevelOrder`], `Auto` on deep matrices) hand out rows level by level,
+//! which keeps the rows of a team independent. `Auto` on a wide matrix keeps row order and
+//! sorts nothing. New values keep the levels.
 //!
 //! Each row's sum runs in the order of its entries whatever the scheduling: results are
 //! deterministic. A row that cannot be solved (an entry outside the triangle, a missing or
@@ -25,7 +26,7 @@
 use std::sync::Arc;
 
 use super::common::{check_len, check_row_major, Operands};
-use crate::analysis::level_sets::{CapturedLevels, LevelSets, SolveStep};
+use crate::analysis::level_sets::{CapturedLevels, LevelCount, LevelSets, SolveStep};
 use crate::analysis::transpose::Transpose;
 use crate::context::Context;
 use crate::element::{ElementKind, Scalar};
@@ -203,6 +204,7 @@ pub struct TriangularSolve<T: Scalar> {
     args: IndirectArgs,
     unused: Unused,
     level_sets_name: String,
+    level_count_name: String,
 }
 
 /// One-word stand-ins for bindings a dispatch does not use (each its own buffer: writable
@@ -332,6 +334,7 @@ impl<T: Scalar> TriangularSolve<T> {
             args: IndirectArgs::new(ctx, 1)?,
             unused: Unused { keys: ctx.zeros(1)?, rows: ctx.zeros(1)?, order: ctx.zeros(1)?, perm: ctx.zeros(1)? },
             level_sets_name: LevelSets::name(&what),
+            level_count_name: LevelCount::name(&what),
         })
     }
 
@@ -356,7 +359,7 @@ impl<T: Scalar> TriangularSolve<T> {
     /// The number of levels, once a solve of the pattern captured them (for a plan that
     /// captures: not [`SptrsvAlgorithm::RowOrder`]).
     pub fn levels(&self) -> Option<usize> {
-        self.captured_levels().map(|s| s.levels)
+        self.level_count()
     }
 
     /// Device bytes this plan allocated beyond the matrix, b and x: a word per item and the
@@ -370,24 +373,44 @@ impl<T: Scalar> TriangularSolve<T> {
     }
 
     /// Device bytes of the level sets the plan's solves use (kept with the matrix), 0 before
-    /// they are captured.
+    /// they are captured and where the plan runs in row order.
     pub fn level_sets_bytes(&self) -> u64 {
-        self.captured_levels().map_or(0, |s| crate::matrix::Analysis::device_bytes(&*s))
+        self.level_sets().map_or(0, |s| crate::matrix::Analysis::device_bytes(&*s))
     }
 
-    /// The pattern's level sets, if this plan captures them and they are known.
-    fn captured_levels(&self) -> Option<Arc<LevelSets>> {
+    /// The pattern's level count, if this plan captures levels and they are known.
+    fn level_count(&self) -> Option<usize> {
         match self.algorithm {
             SptrsvAlgorithm::RowOrder => None,
-            _ => self.matrix.structure().get::<LevelSets>(&self.level_sets_name),
+            _ => self.matrix.structure().get::<LevelCount>(&self.level_count_name).map(|c| c.levels),
+        }
+    }
+
+    /// Whether runs of `levels` levels go by level: always for `LevelOrder`, for `Auto` unless
+    /// the levels are wide.
+    fn by_level(&self, levels: usize) -> bool {
+        match self.algorithm {
+            SptrsvAlgorithm::RowOrder => false,
+            SptrsvAlgorithm::LevelOrder => true,
+            SptrsvAlgorithm::Auto => self.matrix.rows() <= WIDE_LEVELS * levels.max(1),
         }
     }
 
     /// The level sets a run uses: `None` runs in row order.
     fn level_sets(&self) -> Option<Arc<LevelSets>> {
-        let sets = self.captured_levels()?;
-        let wide = self.matrix.rows() > WIDE_LEVELS * sets.levels.max(1);
-        (self.algorithm == SptrsvAlgorithm::LevelOrder || !wide).then_some(sets)
+        if !self.by_level(self.level_count()?) {
+            return None;
+        }
+        self.matrix.structure().get::<LevelSets>(&self.level_sets_name)
+    }
+
+    /// Whether the next blocking solve captures levels: none are known, or the plan goes by
+    /// level and the sort was skipped (by an `Auto` plan on wide levels, for instance).
+    fn needs_capture(&self) -> bool {
+        match self.level_count() {
+            None => self.algorithm != SptrsvAlgorithm::RowOrder,
+            Some(levels) => self.by_level(levels) && self.level_sets().is_none(),
+        }
     }
 
     /// Records the solve of `T·x = b` (one right-hand side): a launch and
@@ -478,7 +501,7 @@ impl<T: Scalar> TriangularSolve<T> {
         if self.matrix.rows() == 0 {
             return Ok(SolveReport { relaunches: 0, levels: None, level_order: false });
         }
-        let capture = self.algorithm != SptrsvAlgorithm::RowOrder && self.captured_levels().is_none();
+        let capture = self.needs_capture();
         let mut launch = Launch::First;
         // Each round of launches solves at least one row: at most n rounds.
         for _ in 0..=self.matrix.rows() {
@@ -494,16 +517,20 @@ impl<T: Scalar> TriangularSolve<T> {
             let mut report = self.outcome(&status, level_sets.is_some())?;
             if capture {
                 let levels = status[STATUS_MAX_LEVEL] as usize;
-                let captured = CapturedLevels {
-                    aux: &self.aux,
-                    rows: self.matrix.rows(),
-                    k: self.options.rhs,
-                    f64_values: T::KIND == ElementKind::F64,
-                    levels,
-                };
-                self.matrix
-                    .structure()
-                    .get_or_build(&self.level_sets_name, || LevelSets::build(&self.ctx, captured))?;
+                let structure = self.matrix.structure();
+                structure.get_or_build(&self.level_count_name, || Ok(LevelCount { levels }))?;
+                // Sorted only for a plan that runs by level: `Auto` on wide levels keeps row
+                // order, so its one-shot solve pays no sort.
+                if self.by_level(levels) {
+                    let captured = CapturedLevels {
+                        aux: &self.aux,
+                        rows: self.matrix.rows(),
+                        k: self.options.rhs,
+                        f64_values: T::KIND == ElementKind::F64,
+                        levels,
+                    };
+                    structure.get_or_build(&self.level_sets_name, || LevelSets::build(&self.ctx, captured))?;
+                }
                 report.levels = Some(levels);
             }
             return Ok(report);
