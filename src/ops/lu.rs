@@ -25,7 +25,8 @@ use super::common::{check_len, Operands};
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::{Bind, GpuVec};
-use crate::kernel::shaders::{lu_blocked, lu_small, lu_solve, lu_team, lu_tournament};
+use crate::kernel::shaders::{lu_blocked, lu_small, lu_solve, lu_team, lu_tournament, lu_tournament_vec4};
+use crate::kernel::spec::ShaderSpec;
 use crate::kernel::Kernel;
 use crate::matrix::{DenseLayout, GpuDense};
 use crate::record::Recorder;
@@ -175,16 +176,8 @@ enum BlockedPanel<T: Scalar> {
 /// where they do not).
 struct PickedPanel<T: Scalar> {
     tournament: bool,
-    /// A round's pipeline for every power of two of lanes from `least` to `rows`: a panel of
-    /// one round takes the narrowest that holds its rows (a step's cost grows with a
-    /// workgroup's subgroups: H200 ~3 µs at 1,024 lanes, H100 ~1.3 at 256), a tournament's
-    /// rounds the widest.
-    rounds: Vec<Kernel<lu_tournament::Shader, T>>,
-    /// The multipliers' pipeline: workgroups of [`LOWER_ROWS`] lanes, for more of them.
-    lower: Kernel<lu_tournament::Shader, T>,
-    /// Partial pivoting's dispatch per column: workgroups of `column_rows` lanes
-    /// ([`COLUMN_ROWS`], or `rows` where fewer).
-    column: Kernel<lu_tournament::Shader, T>,
+    /// Its pipelines, on A's elements or (n a multiple of 4) on A's vec4s.
+    kernels: PickedKernels<T>,
     column_rows: usize,
     /// Rows a workgroup of a round takes, a lane each (`WG_SIZE`).
     rows: usize,
@@ -260,17 +253,14 @@ impl<T: Scalar> PickedPanel<T> {
         let words = batch.checked_mul(stride).filter(|&w| w <= u32::MAX as usize).ok_or_else(|| {
             Error::InvalidArgument(format!("the tournament's picks for {batch} matrices of {n} rows pass 2^32"))
         })?;
-        let overrides = |rows: u32| {
-            let slots = slots(rows);
-            lu_tournament::Overrides { wg_size: rows, slots, slot_blocks: 2 * slots * 8, slot_keys: 2 * slots }
+        let lanes = PanelLanes { least, rows, lower: LOWER_ROWS as u32, column: column_rows as u32 };
+        let kernels = match n % 4 {
+            0 => PickedKernels::Vec4(PanelKernels::new(ctx, lanes, slots)?),
+            _ => PickedKernels::Elements(PanelKernels::new(ctx, lanes, slots)?),
         };
         Ok(PickedPanel {
             tournament,
-            rounds: (least.ilog2()..=rows.ilog2())
-                .map(|e| ctx.kernel(Default::default(), overrides(1 << e)))
-                .collect::<Result<_>>()?,
-            lower: ctx.kernel(Default::default(), overrides(LOWER_ROWS as u32))?,
-            column: ctx.kernel(Default::default(), overrides(column_rows as u32))?,
+            kernels,
             column_rows,
             rows: rows as usize,
             least: least as usize,
@@ -279,6 +269,96 @@ impl<T: Scalar> PickedPanel<T> {
         })
     }
 }
+
+/// The lanes of a picked panel's pipelines: a round's for every power of two from `least`
+/// to `rows`, the multipliers', and the dispatch per column's.
+#[derive(Clone, Copy)]
+struct PanelLanes {
+    least: u32,
+    rows: u32,
+    lower: u32,
+    column: u32,
+}
+
+/// A picked panel's pipelines of one shader: `lu_tournament.wgsl`, which reads A an element at
+/// a time, or `lu_tournament_vec4.wgsl`, a vec4 at a time (n a multiple of 4).
+struct PanelKernels<S: PickedShader, T: Scalar> {
+    /// A round's pipeline for every power of two of lanes from `least` to `rows`: a panel of
+    /// one round takes the narrowest that holds its rows (a step's cost grows with a
+    /// workgroup's subgroups: H200 ~3 µs at 1,024 lanes, H100 ~1.3 at 256), a tournament's
+    /// rounds the widest.
+    rounds: Vec<Kernel<S, T>>,
+    /// The multipliers' pipeline: workgroups of [`LOWER_ROWS`] lanes, for more of them.
+    lower: Kernel<S, T>,
+    /// Partial pivoting's dispatch per column: workgroups of `column_rows` lanes
+    /// ([`COLUMN_ROWS`], or `rows` where fewer).
+    column: Kernel<S, T>,
+}
+
+impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
+    fn new(ctx: &Context, lanes: PanelLanes, slots: impl Fn(u32) -> u32) -> Result<Self> {
+        let kernel = |rows: u32| ctx.kernel::<S, T>(Default::default(), S::overrides(rows, slots(rows)));
+        Ok(PanelKernels {
+            rounds: (lanes.least.ilog2()..=lanes.rows.ilog2()).map(|e| kernel(1 << e)).collect::<Result<_>>()?,
+            lower: kernel(lanes.lower)?,
+            column: kernel(lanes.column)?,
+        })
+    }
+}
+
+enum PickedKernels<T: Scalar> {
+    Elements(PanelKernels<lu_tournament::Shader, T>),
+    Vec4(PanelKernels<lu_tournament_vec4::Shader, T>),
+}
+
+/// What the two picked-panel shaders share: the same overrides, params and bindings, A bound
+/// as elements or as vec4s.
+trait PickedShader: ShaderSpec<Flags: Default> {
+    fn overrides(wg_size: u32, slots: u32) -> Self::Overrides;
+    fn params<T: Scalar>(p: PickedParams) -> Self::Params<T>;
+    fn bindings<'a, T: Scalar>(a: Bind<'a, T>, rest: [Bind<'a, u32>; 3]) -> Self::Bindings<'a, T>;
+}
+
+/// `lu_tournament::Params`' fields, for either shader.
+#[derive(Clone, Copy)]
+struct PickedParams {
+    step: u32,
+    n: u32,
+    batch: u32,
+    j0: u32,
+    nb: u32,
+    tiles: u32,
+    src: u32,
+    count: u32,
+    dst: u32,
+    stride: u32,
+}
+
+macro_rules! picked_shader {
+    ($shader:ident, $a:ident => $bind:expr) => {
+        impl PickedShader for $shader::Shader {
+            fn overrides(wg_size: u32, slots: u32) -> $shader::Overrides {
+                $shader::Overrides { wg_size, slots, slot_blocks: 2 * slots * 8, slot_keys: 2 * slots }
+            }
+
+            fn params<T: Scalar>(p: PickedParams) -> $shader::Params {
+                let PickedParams { step, n, batch, j0, nb, tiles, src, count, dst, stride } = p;
+                $shader::Params { step, n, batch, j0, nb, tiles, src, count, dst, stride }
+            }
+
+            fn bindings<'a, T: Scalar>(
+                $a: Bind<'a, T>,
+                [pivots, info, cand]: [Bind<'a, u32>; 3],
+            ) -> $shader::Bindings<'a, T> {
+                $shader::Bindings { a: $bind, pivots, info, cand }
+            }
+        }
+    };
+}
+
+picked_shader!(lu_tournament, a => a);
+// n is a multiple of 4, so the batch's elements are too.
+picked_shader!(lu_tournament_vec4, a => a.as_vec4());
 
 /// A planned batched LU for `batch` matrices of `n × n`, recorded many times.
 pub struct BatchedLu<T: Scalar> {
@@ -750,13 +830,26 @@ impl<T: Scalar> PickedPanel<T> {
     /// writes the pivot rows' block factored and the interchanges), or partial pivoting's
     /// dispatch per column, which writes every row.
     fn record_picks(&self, sink: &mut StepSink<'_>, p: &PanelOf<'_, T>) -> Result<bool> {
+        match &self.kernels {
+            PickedKernels::Elements(kernels) => self.record_picks_with(kernels, sink, p),
+            PickedKernels::Vec4(kernels) => self.record_picks_with(kernels, sink, p),
+        }
+    }
+
+    fn record_picks_with<S: PickedShader>(
+        &self,
+        kernels: &PanelKernels<S, T>,
+        sink: &mut StepSink<'_>,
+        p: &PanelOf<'_, T>,
+    ) -> Result<bool> {
         let rows = p.n - p.j0;
+        let bindings = || self.bindings::<S>(p);
         if !self.tournament && rows > self.rows {
             let tiles = rows.div_ceil(self.column_rows);
             for k in 0..=p.nb as u32 {
-                let params = self.params(p, 2, tiles, [0, k, 0]);
+                let params = || self.params::<S>(p, 2, tiles, [0, k, 0]);
                 let workgroups = (p.batch * tiles) as u64;
-                sink("columns", &mut |rec| rec.dispatch(&self.column, params, self.bindings(p), workgroups))?;
+                sink("columns", &mut |rec| rec.dispatch(&kernels.column, params(), bindings(), workgroups))?;
             }
             return Ok(false);
         }
@@ -764,19 +857,19 @@ impl<T: Scalar> PickedPanel<T> {
         if leaves == 1 {
             // One round, by the narrowest pipeline that holds the rows.
             let lanes = rows.next_power_of_two().max(self.least);
-            let narrowest = &self.rounds[(lanes.ilog2() - self.least.ilog2()) as usize];
-            let params = self.params(p, 0, 1, [0; 3]);
-            sink("rounds", &mut |rec| rec.dispatch(narrowest, params, self.bindings(p), p.batch as u64))?;
+            let narrowest = &kernels.rounds[(lanes.ilog2() - self.least.ilog2()) as usize];
+            let params = || self.params::<S>(p, 0, 1, [0; 3]);
+            sink("rounds", &mut |rec| rec.dispatch(narrowest, params(), bindings(), p.batch as u64))?;
             return Ok(false);
         }
         let half = (self.stride / 2) as u32;
         // The leaves read rows j0.. (count 0); each round then reads the last one's picks.
         let (mut groups, mut src, mut count, mut dst) = (leaves, 0, 0, 0);
         loop {
-            let params = self.params(p, 0, groups, [src, count, dst]);
+            let params = || self.params::<S>(p, 0, groups, [src, count, dst]);
             let workgroups = (p.batch * groups) as u64;
-            let widest = &self.rounds[self.rounds.len() - 1];
-            sink("rounds", &mut |rec| rec.dispatch(widest, params, self.bindings(p), workgroups))?;
+            let widest = &kernels.rounds[kernels.rounds.len() - 1];
+            sink("rounds", &mut |rec| rec.dispatch(widest, params(), bindings(), workgroups))?;
             if groups == 1 {
                 return Ok(true);
             }
@@ -788,23 +881,35 @@ impl<T: Scalar> PickedPanel<T> {
 
     /// Records the multipliers of the rows below a panel's pivot rows (after the swaps).
     fn record_lower(&self, sink: &mut StepSink<'_>, p: &PanelOf<'_, T>) -> Result<()> {
+        match &self.kernels {
+            PickedKernels::Elements(kernels) => self.record_lower_with(kernels, sink, p),
+            PickedKernels::Vec4(kernels) => self.record_lower_with(kernels, sink, p),
+        }
+    }
+
+    fn record_lower_with<S: PickedShader>(
+        &self,
+        kernels: &PanelKernels<S, T>,
+        sink: &mut StepSink<'_>,
+        p: &PanelOf<'_, T>,
+    ) -> Result<()> {
         let tiles = (p.n - p.j0 - p.nb).div_ceil(LOWER_ROWS);
         if tiles == 0 {
             return Ok(());
         }
-        let params = self.params(p, 1, tiles, [0; 3]);
+        let params = || self.params::<S>(p, 1, tiles, [0; 3]);
         let workgroups = (p.batch * tiles) as u64;
-        sink("lower", &mut |rec| rec.dispatch(&self.lower, params, self.bindings(p), workgroups))
+        sink("lower", &mut |rec| rec.dispatch(&kernels.lower, params(), self.bindings::<S>(p), workgroups))
     }
 
-    fn params(
+    fn params<S: PickedShader>(
         &self,
         p: &PanelOf<'_, T>,
         step: u32,
         tiles: usize,
         [src, count, dst]: [u32; 3],
-    ) -> lu_tournament::Params {
-        lu_tournament::Params {
+    ) -> S::Params<T> {
+        S::params::<T>(PickedParams {
             step,
             n: p.n as u32,
             batch: p.batch as u32,
@@ -815,11 +920,11 @@ impl<T: Scalar> PickedPanel<T> {
             count,
             dst,
             stride: self.stride as u32,
-        }
+        })
     }
 
-    fn bindings<'a>(&'a self, p: &PanelOf<'a, T>) -> lu_tournament::Bindings<'a, T> {
-        lu_tournament::Bindings { a: p.a, pivots: p.pivots, info: p.info, cand: self.picks.bind() }
+    fn bindings<'a, S: PickedShader>(&'a self, p: &PanelOf<'a, T>) -> S::Bindings<'a, T> {
+        S::bindings(p.a, [p.pivots, p.info, self.picks.bind()])
     }
 }
 

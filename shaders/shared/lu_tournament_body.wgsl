@@ -1,0 +1,417 @@
+// The body of the blocked LU's picked panel (lu_tournament.wgsl says what each step does),
+// shared by its two front files, which bind A and read and write its rows: an element at a
+// time (lu_tournament.wgsl, any n) or a vec4 at a time (lu_tournament_vec4.wgsl, n a
+// multiple of 4). Each defines `load_block(m, i, b)`, `store_block(m, i, b, v)` (block b:
+// columns j0 + 4b … j0 + 4b + 3 of row i, zeros past the panel, stores only within it) and
+// `entry_of(m, i, j)`.
+#import entry
+#import real
+#import group_argmax
+#import row_blocks
+
+const TOURNAMENT: u32 = 0u;
+const LOWER: u32 = 1u;
+const COLUMN: u32 = 2u;
+
+const NB: u32 = 32u;
+// An empty candidate slot.
+const NONE: u32 = 0xffffffffu;
+
+struct Params {
+    step: u32,
+    n: u32,
+    batch: u32,
+    j0: u32,
+    nb: u32,
+    // Workgroups per matrix.
+    tiles: u32,
+    // TOURNAMENT: the picks this round reads (an offset into a matrix's part of `cand`, and
+    // their count; count 0 at the leaves, which read rows j0.. of A), and where it writes.
+    // COLUMN: count is the dispatch's column k; a matrix's part of `cand` holds two sets
+    // (by k's parity) of a candidate (key, row: CANDIDATE_WORDS) per workgroup, then the
+    // picks.
+    src: u32,
+    count: u32,
+    dst: u32,
+    // Words of `cand` per matrix.
+    stride: u32,
+}
+
+var<immediate> params: Params;
+@group(0) @binding(3) var<storage, read_write> cand: array<u32>;
+
+// Rows a workgroup takes, a lane each (a power of two from 64 to 1024, set by the host).
+override WG_SIZE: u32 = 1024u;
+// Candidates a step publishes: one per subgroup (WG_SIZE / the smallest subgroup size), or 1
+// without subgroups (set by the host).
+override SLOTS: u32 = 32u;
+// 2 · SLOTS · NB / 4 and 2 · SLOTS (set by the host: naga 30 panics on an override
+// expression as a size).
+override SLOT_BLOCKS: u32 = 512u;
+override SLOT_KEYS: u32 = 64u;
+// Each step's candidates' rows (two sets, by the step's parity, so that a step's writes never
+// meet a slower lane's reads of the step before), as vec4 blocks.
+var<workgroup> slot_rows: array<vec4<Real>, SLOT_BLOCKS>;
+var<workgroup> slot_keys: array<Key, SLOT_KEYS>;
+var<workgroup> slot_ids: array<u32, SLOT_KEYS>;
+var<workgroup> ids: array<u32, WG_SIZE>;
+var<workgroup> top: array<vec4<Real>, 256>;
+var<workgroup> picks: array<u32, NB>;
+
+// A candidate in `cand`: its key's words, then its row.
+#ifdef F64
+const CANDIDATE_WORDS: u32 = 3u;
+
+fn store_candidate(w: u32, best: Best) {
+    let bits = bitcast<u64>(best.key);
+    cand[w] = u32(bits & 0xfffffffflu);
+    cand[w + 1u] = u32(bits >> 32u);
+    cand[w + 2u] = best.slot;
+}
+
+fn load_candidate(w: u32) -> Best {
+    return Best(bitcast<f64>((u64(cand[w + 1u]) << 32u) | u64(cand[w])), cand[w + 2u]);
+}
+#else
+const CANDIDATE_WORDS: u32 = 2u;
+
+fn store_candidate(w: u32, best: Best) {
+    cand[w] = best.key;
+    cand[w + 1u] = best.slot;
+}
+
+fn load_candidate(w: u32) -> Best {
+    return Best(cand[w], cand[w + 1u]);
+}
+#endif
+
+fn store_row(m: u32, i: u32, r0: vec4<Real>, r1: vec4<Real>, r2: vec4<Real>, r3: vec4<Real>, r4: vec4<Real>,
+             r5: vec4<Real>, r6: vec4<Real>, r7: vec4<Real>) {
+    store_block(m, i, 0u, r0);
+    store_block(m, i, 1u, r1);
+    store_block(m, i, 2u, r2);
+    store_block(m, i, 3u, r3);
+    store_block(m, i, 4u, r4);
+    store_block(m, i, 5u, r5);
+    store_block(m, i, 6u, r6);
+    store_block(m, i, 7u, r7);
+}
+
+// Step k on block b of a row: the columns after k lose l times the pivot row's block u; with
+// `keep_l`, column k becomes l.
+fn step_block(r: vec4<Real>, b: u32, k: u32, l: Real, u: vec4<Real>, keep_l: bool) -> vec4<Real> {
+    // A block wholly after column k (k is uniform: a branch, not a select a column).
+    if 4u * b > k {
+        return fma(vec4<Real>(-l), u, r);
+    }
+    let columns = block_columns(b);
+    let updated = select(r, fma(vec4<Real>(-l), u, r), columns > vec4<u32>(k));
+    return select(updated, vec4<Real>(l), columns == vec4<u32>(k) & vec4<bool>(keep_l));
+}
+
+fn publish(base: u32, r0: vec4<Real>, r1: vec4<Real>, r2: vec4<Real>, r3: vec4<Real>, r4: vec4<Real>,
+           r5: vec4<Real>, r6: vec4<Real>, r7: vec4<Real>) {
+    slot_rows[base] = r0;
+    slot_rows[base + 1u] = r1;
+    slot_rows[base + 2u] = r2;
+    slot_rows[base + 3u] = r3;
+    slot_rows[base + 4u] = r4;
+    slot_rows[base + 5u] = r5;
+    slot_rows[base + 6u] = r6;
+    slot_rows[base + 7u] = r7;
+}
+
+fn tournament(m: u32, group: u32, lane: Lane) {
+    let nb = params.nb;
+    let slot = lane.index;
+    var id = NONE;
+    let e = group * WG_SIZE + slot;
+    if params.count == 0u {
+        if params.j0 + e < params.n {
+            id = params.j0 + e;
+        }
+    } else if e < params.count {
+        id = cand[m * params.stride + params.src + e];
+    }
+    ids[slot] = id;
+    var r0 = vec4<Real>(0.0);
+    var r1 = r0;
+    var r2 = r0;
+    var r3 = r0;
+    var r4 = r0;
+    var r5 = r0;
+    var r6 = r0;
+    var r7 = r0;
+    if id != NONE {
+        r0 = load_block(m, id, 0u);
+        r1 = load_block(m, id, 1u);
+        r2 = load_block(m, id, 2u);
+        r3 = load_block(m, id, 3u);
+        r4 = load_block(m, id, 4u);
+        r5 = load_block(m, id, 5u);
+        r6 = load_block(m, id, 6u);
+        r7 = load_block(m, id, 7u);
+    }
+    var used = id == NONE;
+    // 1 + the panel column of the first zero pivot (every lane's, alike).
+    var zero = 0u;
+    for (var k = 0u; k < nb; k++) {
+        // The row's column k: its key now, its multiplier once the pivot is known.
+        let x = block_column(r0, r1, r2, r3, r4, r5, r6, r7, k);
+        let key = select(pivot_key(x), KEY_USED, used);
+        let parity = k & 1u;
+#ifdef SUBGROUP
+        // Each subgroup's best row publishes itself, then every lane picks among them: one
+        // barrier a step (which also orders every lane's update of the step before).
+        let mine = subgroup_best(key, slot);
+        let index = parity * SLOTS + lane.index / lane.sg_size;
+        if slot == mine.slot {
+            publish(index * 8u, r0, r1, r2, r3, r4, r5, r6, r7);
+            slot_keys[index] = mine.key;
+            slot_ids[index] = mine.slot;
+        }
+        workgroupBarrier();
+        var best = Best(KEY_NONE, NONE);
+        for (var g = lane.sg_lane; g < WG_SIZE / lane.sg_size; g += lane.sg_size) {
+            let other = Best(slot_keys[parity * SLOTS + g], slot_ids[parity * SLOTS + g]);
+            if beats(other, best) {
+                best = other;
+            }
+        }
+        best = subgroup_best(best.key, best.slot);
+        // The winner's row was published by its subgroup.
+        let winner = parity * SLOTS + best.slot / lane.sg_size;
+#else
+        let best = group_argmax(key, slot, lane, k);
+        // One candidate: the winner (SLOTS is 1).
+        let winner = parity * SLOTS;
+        if slot == best.slot {
+            publish(winner * 8u, r0, r1, r2, r3, r4, r5, r6, r7);
+        }
+        workgroupBarrier();
+#endif
+        // Fewer rows than columns here: the slot stays empty. (No early exits from the loop:
+        // its barriers stay in uniform control flow.)
+        let found = best.key != KEY_USED;
+        if lane.index == 0u {
+            picks[k] = select(NONE, ids[best.slot], found);
+        }
+        let u = winner * 8u;
+        let pivot = slot_rows[u + k / 4u][k % 4u];
+        if found && pivot == 0.0 && zero == 0u {
+            zero = k + 1u;
+        }
+        used = used || (found && slot == best.slot);
+        // A zero pivot (the column is zero on every row left): nothing to eliminate.
+        if found && !used && !(pivot == 0.0) {
+            let l = x / pivot;
+            let first = k / 4u;
+            if first <= 0u { r0 = step_block(r0, 0u, k, l, slot_rows[u], true); }
+            if first <= 1u { r1 = step_block(r1, 1u, k, l, slot_rows[u + 1u], true); }
+            if first <= 2u { r2 = step_block(r2, 2u, k, l, slot_rows[u + 2u], true); }
+            if first <= 3u { r3 = step_block(r3, 3u, k, l, slot_rows[u + 3u], true); }
+            if first <= 4u { r4 = step_block(r4, 4u, k, l, slot_rows[u + 4u], true); }
+            if first <= 5u { r5 = step_block(r5, 5u, k, l, slot_rows[u + 5u], true); }
+            if first <= 6u { r6 = step_block(r6, 6u, k, l, slot_rows[u + 6u], true); }
+            if first <= 7u { r7 = step_block(r7, 7u, k, l, slot_rows[u + 7u], true); }
+        }
+    }
+    workgroupBarrier();
+    if lane.index == 0u {
+        for (var k = 0u; k < nb; k++) {
+            cand[m * params.stride + params.dst + group * nb + k] = picks[k];
+        }
+    }
+    if params.tiles > 1u {
+        return;
+    }
+    // The last round: its picks, eliminated in the order chosen, hold the pivot rows' block
+    // factored (L11 left of each row's step, U11 from it on). They go back to the picks' rows,
+    // which the interchanges then bring to rows j0.. (the other rows keep A's values, for
+    // LOWER) — or, where this round was the only leaf, every row goes back: each was
+    // eliminated by every pivot row and holds its multipliers.
+    let only_leaf = params.count == 0u;
+    if (used || only_leaf) && id != NONE {
+        store_row(m, id, r0, r1, r2, r3, r4, r5, r6, r7);
+    }
+    if lane.index == 0u {
+        interchanges(m);
+        // The first panel starts the matrix's info; later panels keep the first zero.
+        if params.j0 == 0u {
+            info[m] = 0u;
+        }
+        if zero != 0u && info[m] == 0u {
+            info[m] = params.j0 + zero;
+        }
+    }
+}
+
+fn column(m: u32, group: u32, lane: Lane) {
+    let j0 = params.j0;
+    let nb = params.nb;
+    let k = params.count;
+    let groups = params.tiles;
+    let base = m * params.stride;
+    let picked = base + 2u * CANDIDATE_WORDS * groups;
+    // Column k − 1's pivot row: the best of the workgroups' candidates of the dispatch
+    // before, the least row on equal keys, and the earlier columns' picks: loaded a lane
+    // each (one load's latency, not one a candidate), the picks into workgroup memory, which
+    // the argmax's barrier publishes.
+    var mine = Best(KEY_NONE, NONE);
+    if k > 0u {
+        let before = base + ((k - 1u) & 1u) * CANDIDATE_WORDS * groups;
+        for (var g = lane.index; g < groups; g += WG_SIZE) {
+            let other = load_candidate(before + CANDIDATE_WORDS * g);
+            if beats(other, mine) {
+                mine = other;
+            }
+        }
+    }
+    if lane.index + 1u < k {
+        picks[lane.index] = cand[picked + lane.index];
+    }
+    let winner = group_argmax(mine.key, mine.slot, lane, 0u);
+    let p = select(NONE, winner.slot, k > 0u && winner.key != KEY_USED);
+    let i = j0 + group * WG_SIZE + lane.index;
+    var used = i >= params.n || (p != NONE && i == p);
+    for (var s = 0u; s + 1u < k; s++) {
+        used = used || picks[s] == i;
+    }
+    var key = KEY_USED;
+    if !used {
+        // Only the blocks from column k − 1's on change or are read.
+        let first = select(0u, (k - 1u) / 4u, k > 0u);
+        var r0 = vec4<Real>(0.0);
+        var r1 = r0;
+        var r2 = r0;
+        var r3 = r0;
+        var r4 = r0;
+        var r5 = r0;
+        var r6 = r0;
+        var r7 = r0;
+        if first <= 0u { r0 = load_block(m, i, 0u); }
+        if first <= 1u { r1 = load_block(m, i, 1u); }
+        if first <= 2u { r2 = load_block(m, i, 2u); }
+        if first <= 3u { r3 = load_block(m, i, 3u); }
+        if first <= 4u { r4 = load_block(m, i, 4u); }
+        if first <= 5u { r5 = load_block(m, i, 5u); }
+        if first <= 6u { r6 = load_block(m, i, 6u); }
+        r7 = load_block(m, i, 7u);
+        if p != NONE {
+            let s = k - 1u;
+            let pivot = entry_of(m, p, j0 + s);
+            // A zero pivot (the column is zero on every row left): nothing to eliminate.
+            if !(pivot == 0.0) {
+                let l = block_column(r0, r1, r2, r3, r4, r5, r6, r7, s) / pivot;
+                if first <= 0u { r0 = step_block(r0, 0u, s, l, load_block(m, p, 0u), true); store_block(m, i, 0u, r0); }
+                if first <= 1u { r1 = step_block(r1, 1u, s, l, load_block(m, p, 1u), true); store_block(m, i, 1u, r1); }
+                if first <= 2u { r2 = step_block(r2, 2u, s, l, load_block(m, p, 2u), true); store_block(m, i, 2u, r2); }
+                if first <= 3u { r3 = step_block(r3, 3u, s, l, load_block(m, p, 3u), true); store_block(m, i, 3u, r3); }
+                if first <= 4u { r4 = step_block(r4, 4u, s, l, load_block(m, p, 4u), true); store_block(m, i, 4u, r4); }
+                if first <= 5u { r5 = step_block(r5, 5u, s, l, load_block(m, p, 5u), true); store_block(m, i, 5u, r5); }
+                if first <= 6u { r6 = step_block(r6, 6u, s, l, load_block(m, p, 6u), true); store_block(m, i, 6u, r6); }
+                r7 = step_block(r7, 7u, s, l, load_block(m, p, 7u), true);
+                store_block(m, i, 7u, r7);
+            }
+        }
+        if k < nb {
+            key = pivot_key(block_column(r0, r1, r2, r3, r4, r5, r6, r7, k));
+        }
+    }
+    let best = group_argmax(key, i, lane, 1u);
+    if lane.index == 0u && k < nb {
+        store_candidate(base + ((k & 1u) * groups + group) * CANDIDATE_WORDS, best);
+    }
+    // One lane of the matrix keeps the record: column k − 1's pick, info, the interchanges.
+    if group != 0u || lane.index != 0u {
+        return;
+    }
+    if k == 0u {
+        // The first panel starts the matrix's info; later panels keep the first zero.
+        if j0 == 0u {
+            info[m] = 0u;
+        }
+        return;
+    }
+    cand[picked + k - 1u] = p;
+    if p != NONE && entry_of(m, p, j0 + k - 1u) == 0.0 && info[m] == 0u {
+        info[m] = j0 + k;
+    }
+    if k == nb {
+        // picks[0 .. nb − 1] were loaded above.
+        picks[k - 1u] = p;
+        interchanges(m);
+    }
+}
+
+// The final picks as getrf's interchanges: step k swaps row j0 + k with wherever the pick
+// is by then. A pick moves only when it sits in row j0 + s of an earlier step s (it is then
+// swapped to that step's pivot row, which lies further down), so its place is found by
+// following those moves. The places are kept in `ids` (free after the tournament).
+fn interchanges(m: u32) {
+    let j0 = params.j0;
+    for (var k = 0u; k < params.nb; k++) {
+        var x = picks[k];
+        while x >= j0 && x < j0 + k {
+            x = ids[x - j0];
+        }
+        ids[k] = x;
+        pivots[m * params.n + j0 + k] = x;
+    }
+}
+
+// The multipliers of WG_SIZE rows below the pivot rows' block: l·U11 = a, solved by the
+// lane of each row as the elimination of the block's rows would (column k: divided by
+// U11's pivot, then taken times U11's row k from the later columns; a zero pivot leaves its
+// column unscaled, as getrf does).
+fn lower(m: u32, tile: u32, lane: Lane) {
+    let j0 = params.j0;
+    let nb = params.nb;
+    for (var e = lane.index; e < 8u * nb; e += WG_SIZE) {
+        top[e] = load_block(m, j0 + e / 8u, e % 8u);
+    }
+    workgroupBarrier();
+    let i = j0 + nb + tile * WG_SIZE + lane.index;
+    if i >= params.n {
+        return;
+    }
+    var r0 = load_block(m, i, 0u);
+    var r1 = load_block(m, i, 1u);
+    var r2 = load_block(m, i, 2u);
+    var r3 = load_block(m, i, 3u);
+    var r4 = load_block(m, i, 4u);
+    var r5 = load_block(m, i, 5u);
+    var r6 = load_block(m, i, 6u);
+    var r7 = load_block(m, i, 7u);
+    for (var k = 0u; k < nb; k++) {
+        let u = 8u * k;
+        let pivot = top[u + k / 4u][k % 4u];
+        var l = block_column(r0, r1, r2, r3, r4, r5, r6, r7, k);
+        if !(pivot == 0.0) {
+            l /= pivot;
+        }
+        let first = k / 4u;
+        if first <= 0u { r0 = step_block(r0, 0u, k, l, top[u], true); }
+        if first <= 1u { r1 = step_block(r1, 1u, k, l, top[u + 1u], true); }
+        if first <= 2u { r2 = step_block(r2, 2u, k, l, top[u + 2u], true); }
+        if first <= 3u { r3 = step_block(r3, 3u, k, l, top[u + 3u], true); }
+        if first <= 4u { r4 = step_block(r4, 4u, k, l, top[u + 4u], true); }
+        if first <= 5u { r5 = step_block(r5, 5u, k, l, top[u + 5u], true); }
+        if first <= 6u { r6 = step_block(r6, 6u, k, l, top[u + 6u], true); }
+        if first <= 7u { r7 = step_block(r7, 7u, k, l, top[u + 7u], true); }
+    }
+    store_row(m, i, r0, r1, r2, r3, r4, r5, r6, r7);
+}
+
+fn run(workgroup: u32, lane: Lane) {
+    let m = workgroup / params.tiles;
+    if m >= params.batch {
+        return;
+    }
+    let tile = workgroup % params.tiles;
+    switch params.step {
+        case TOURNAMENT: { tournament(m, tile, lane); }
+        case LOWER: { lower(m, tile, lane); }
+        default: { column(m, tile, lane); }
+    }
+}
