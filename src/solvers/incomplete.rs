@@ -13,8 +13,9 @@
 //!
 //! The factor is kept as one CSR matrix with A's pattern (L's strict part below the
 //! diagonal, U, or for IC(0) Lᵀ, on and above it). `z ← M⁻¹·r` is two triangular solves,
-//! applied either exactly by the sync-free triangular solve (level sets captured once, at
-//! construction, and reused by every application) or approximately by a few Jacobi sweeps
+//! applied either exactly by the sync-free triangular solve (levels captured once, at
+//! construction, sorted into level sets where its solves run by level, and reused by every
+//! application) or approximately by a few Jacobi sweeps
 //! per triangle (`shaders/triangle_sweep.wgsl`: no dependencies between rows, a pass over
 //! one triangle each, kept in CSR arrays of its own), see [`TriangularApply`].
 //!
@@ -208,7 +209,7 @@ impl<T: Scalar> IncompleteLu<T> {
     /// full factor needs CSR). A row without a diagonal entry, or whose pivot comes out zero
     /// or not finite (for IC(0): not positive, so A is not positive definite), is refused as
     /// [`Error::NotSolvable`] with the first such row. Exact application solves once with
-    /// each factor here, to capture its level sets.
+    /// each factor here, to capture its levels.
     pub fn new(
         ctx: &Context,
         a: &GpuSparse<T>,
@@ -283,7 +284,8 @@ impl<T: Scalar> IncompleteLu<T> {
                 };
                 let (lower, upper) =
                     (plan(Triangle::Lower, lower_diagonal)?, plan(Triangle::Upper, Diagonal::NonUnit)?);
-                // The first solves capture the level sets every recorded one reuses.
+                // The first solves capture the levels (and the level sets, where the solves
+                // run by level) every recorded one reuses.
                 let (ones, mut out) = (ctx.upload(&vec![T::from_f64(1.0); n])?, ctx.zeros::<T>(n)?);
                 lower.solve(&ones, &mut out)?;
                 upper.solve(&ones, &mut out)?;

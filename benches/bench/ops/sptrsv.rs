@@ -261,7 +261,8 @@ impl<T: Scalar> Prepared for SptrsvRuns<'_, T> {
         let start = Instant::now();
         let plan = self.plan(&c.matrix)?;
         let report = plan.solve(&c.b, &mut x)?;
-        // The level sets are sorted after the solve returns: wait for them too.
+        // Anything the call left queued is counted too (solve() waits for its capture and,
+        // where the plan runs by level, the level sort).
         self.ctx.synchronize()?;
         let time = start.elapsed();
         let levels = plan.levels().or(report.levels);
