@@ -61,10 +61,15 @@ var<immediate> params: Params;
 
 override WG_SIZE: u32 = 64u;
 
-// Entries each lane takes of a long row's block (SUBGROUP): the team walks rows longer than
-// one block together, a block of BLOCK_PER_LANE · subgroup size entries at a time. 32 rather
-// than 8: R-MAT's repeated solve 18.3 → 14.9 ms on the H100, the row-order one 52.9 → 39.9
-// (fewer rounds for its hub rows), nothing else slower (benches/NOTES.md, session 41).
+// Entries each lane takes of a long row's block (SUBGROUP with LONG_ROWS): the team walks
+// rows longer than one block together, a block of BLOCK_PER_LANE · subgroup size entries at a
+// time. 32 rather than 8: R-MAT's repeated solve 18.3 → 14.9 ms on the H100, the row-order
+// one 52.9 → 39.9 (fewer rounds for its hub rows), nothing else slower (benches/NOTES.md,
+// session 41). The host leaves LONG_ROWS out where no row is that long (the same sums: the
+// team never helps then): its eight entries in flight cost registers, and registers bound
+// the resident teams, the window a row-order solve advances by (72 → 56 a lane: lap3d's
+// row-order solve 7.9 → 6.9 ms on the H200, benches/NOTES.md session 48). Mirrored by the
+// host's `BLOCK_PER_LANE` (src/ops/sptrsv.rs).
 const BLOCK_PER_LANE: u32 = 32u;
 
 const KIND_DEPENDENCY: u32 = 0u;
@@ -88,21 +93,19 @@ var<private> back_off_sink: u32;
 struct Item {
     row: u32,
     rhs: u32,
-    index: u32,
     next: u32,
     left: u32,
     sum: Acc,
     diagonal: Acc,
     has_diagonal: bool,
-    // The largest level among the predecessors read so far.
+    // The largest level among the predecessors read so far (the item's own is one more).
     level: u32,
     problem: u32,
     done: bool,
-    // Solved by this launch (not found solved by an earlier one): then `x` and `out_level`
+    // Solved by this launch (not found solved by an earlier one): then `x` and `level` + 1
     // are what it published.
     solved_here: bool,
     x: Acc,
-    out_level: u32,
     // b's element, read when the item starts.
     b_value: Acc,
     // The entry at `next` when the walk stopped at it: a dependency whose predecessor was
@@ -110,6 +113,13 @@ struct Item {
     pending: bool,
     pending_col: u32,
     pending_value: Acc,
+    // The columns of the entries from `cached_from` on (`cached_count` of them, at most 4)
+    // where the walk last stopped: a walk that resumes there waits on one load an entry
+    // (its predecessor's word), not on its column first and then that word (H200: lap2d's
+    // level-order solve 6.8 → 5.7 ms, lap3d's 1.10 → 1.00; benches/NOTES.md session 48).
+    cached: vec4<u32>,
+    cached_from: u32,
+    cached_count: u32,
 }
 
 struct Published {
@@ -229,8 +239,8 @@ fn start(pos: u32) -> Item {
     } else if params.upper != 0u {
         item.row = params.rows - 1u - row_pos;
     }
-    item.index = item.row * params.k + item.rhs;
-    if published(item.index).ready {
+    let index = item.row * params.k + item.rhs;
+    if published(index).ready {
         return item;
     }
     let first = row_offsets[item.row];
@@ -238,7 +248,7 @@ fn start(pos: u32) -> Item {
     item.left = end - first;
     item.next = select(first, end - 1u, params.upper != 0u);
     item.done = false;
-    item.b_value = Acc(b[item.index]);
+    item.b_value = Acc(b[index]);
     // The diagonal, where it ends the walk (sorted columns), is taken now: a row whose last
     // dependency then arrives by `forward` finishes without reading memory.
     let last = select(end - 1u, first, params.upper != 0u);
@@ -265,11 +275,26 @@ fn finish(item: ptr<function, Item>) {
     if (*item).problem != 0u {
         atomicMin(&status[STATUS_PROBLEM], 4u * (*item).row + (*item).problem);
     }
-    publish((*item).index, value, (*item).level + 1u);
+    publish((*item).row * params.k + (*item).rhs, value, (*item).level + 1u);
     (*item).done = true;
     (*item).solved_here = true;
     (*item).x = value;
-    (*item).out_level = (*item).level + 1u;
+}
+
+// The column of entry `e`, `offset` places into a batch that starts at `first`: from the
+// item's cache where the walk stopped there before, else loaded.
+fn column(item: ptr<function, Item>, first: u32, offset: u32, e: u32) -> u32 {
+    if (*item).cached_from == first && offset < (*item).cached_count {
+        return (*item).cached[offset];
+    }
+    return col_indices[e];
+}
+
+// Notes the columns from the entry the walk stopped at (`e`) to the batch's end.
+fn stash(item: ptr<function, Item>, e: u32, columns: vec4<u32>, count: u32) {
+    (*item).cached_from = e;
+    (*item).cached = columns;
+    (*item).cached_count = count;
 }
 
 // Walks the item's entries as far as published predecessors allow, four at a time; whether
@@ -293,18 +318,18 @@ fn advance(item: ptr<function, Item>, long_row: u32) -> bool {
         let e3 = walk(e0, 3u);
         // All reads first, then use: the columns, then their predecessors, then the takes,
         // so that each kind of load is in flight together.
-        let c0 = col_indices[e0];
+        let c0 = column(item, e0, 0u, e0);
         var c1 = 0u;
         var c2 = 0u;
         var c3 = 0u;
         if left > 1u {
-            c1 = col_indices[e1];
+            c1 = column(item, e0, 1u, e1);
         }
         if left > 2u {
-            c2 = col_indices[e2];
+            c2 = column(item, e0, 2u, e2);
         }
         if left > 3u {
-            c3 = col_indices[e3];
+            c3 = column(item, e0, 3u, e3);
         }
         let a = read_entry(item, e0, c0);
         var b: Entry;
@@ -319,17 +344,22 @@ fn advance(item: ptr<function, Item>, long_row: u32) -> bool {
         if left > 3u {
             d = read_entry(item, e3, c3);
         }
+        let batch = min(left, 4u);
         if !take(item, e0, a) {
+            stash(item, e0, vec4<u32>(c0, c1, c2, c3), batch);
             return progressed;
         }
         progressed = true;
         if left > 1u && !take(item, e1, b) {
+            stash(item, e1, vec4<u32>(c1, c2, c3, 0u), batch - 1u);
             return true;
         }
         if left > 2u && !take(item, e2, c) {
+            stash(item, e2, vec4<u32>(c2, c3, 0u, 0u), batch - 2u);
             return true;
         }
         if left > 3u && !take(item, e3, d) {
+            stash(item, e3, vec4<u32>(c3, 0u, 0u, 0u), 1u);
             return true;
         }
     }
@@ -358,20 +388,24 @@ fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32, fu
     if params.level_order != 0u || !full {
         return false;
     }
+    // The lane this one waits on, found once: it changes only when this lane takes it.
+    var source = NONE;
+    if !(*item).done && (*item).pending {
+        let row_pos = select((*item).pending_col, params.rows - 1u - (*item).pending_col, params.upper != 0u);
+        let pos = row_pos * params.k + (*item).rhs;
+        if pos >= team_first && pos - team_first < lanes {
+            source = pos - team_first;
+        }
+    }
     var progressed = false;
     for (var step = 0u; step <= lanes; step++) {
-        var source = NONE;
-        if !(*item).done && (*item).pending {
-            let row_pos = select((*item).pending_col, params.rows - 1u - (*item).pending_col, params.upper != 0u);
-            let pos = row_pos * params.k + (*item).rhs;
-            if pos >= team_first && pos - team_first < lanes {
-                source = pos - team_first;
-            }
-        }
         let source_lane = select(lane, source, source != NONE);
         let solved = subgroupShuffle(u32((*item).solved_here), source_lane) != 0u;
         let value = subgroupShuffle((*item).x, source_lane);
-        let level = subgroupShuffle((*item).out_level, source_lane);
+        var level = 0u;
+        if params.capture != 0u {
+            level = subgroupShuffle((*item).level + 1u, source_lane);
+        }
         let got = source != NONE && solved;
         if !subgroupAny(got) {
             break;
@@ -380,6 +414,7 @@ fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32, fu
             (*item).sum += (*item).pending_value * value;
             (*item).level = max((*item).level, level);
             (*item).pending = false;
+            source = NONE;
             (*item).next = walk((*item).next, 1u);
             (*item).left -= 1u;
             if (*item).left == 0u {
@@ -396,6 +431,7 @@ fn team_state(done: bool, progressed: bool, lid: u32) -> vec2<bool> {
     return vec2<bool>(subgroupAll(done), subgroupAny(progressed));
 }
 
+#ifdef LONG_ROWS
 // The team takes the next block of one lane's long row (the lowest such lane), once every
 // predecessor in the block is published: each lane sums BLOCK_PER_LANE consecutive entries,
 // and the block's sum is a subgroup sum, the same grouping whatever the timing. Whether a
@@ -469,6 +505,7 @@ fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32
     }
     return true;
 }
+#endif
 #else
 var<workgroup> team_flags: atomic<u32>;
 // The team's ticket, then each round's flags, read uniformly.
@@ -507,7 +544,9 @@ fn solve_ticket(team_first: u32, lid: u32, lane: u32, rank: u32, lanes: u32, lon
         }
 #ifdef SUBGROUP
         progressed = forward(&item, lane, team_first, lanes, full) || progressed;
+#ifdef LONG_ROWS
         progressed = long_row_block(&item, lane, rank, long_row) || progressed;
+#endif
 #endif
         let team = team_state(item.done, progressed, lid);
         if team.x {
@@ -562,7 +601,11 @@ fn main(@builtin(local_invocation_index) lid: u32
     // Lanes counted, not assumed: any subgroup size and layout takes its own positions.
     let lanes = subgroupAdd(1u);
     let rank = subgroupExclusiveAdd(1u);
+#ifdef LONG_ROWS
     let long_row = BLOCK_PER_LANE * subgroupMax(rank + 1u);
+#else
+    let long_row = NONE;
+#endif
 #else
     let lane = 0u;
     let rank = lid;

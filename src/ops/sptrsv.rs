@@ -174,6 +174,9 @@ const MAX_LEVEL_WORKGROUPS: usize = 1024;
 
 /// Workgroup size of the solve (a multiple of every subgroup size).
 const WORKGROUP: u32 = 64;
+/// Entries a lane takes of a long row's block (`BLOCK_PER_LANE` in `shaders/sptrsv.wgsl`): a
+/// subgroup helps a row longer than this many entries a lane.
+const BLOCK_PER_LANE: usize = 32;
 /// Status words the kernels share (`STATUS_*` in `shaders/shared/sptrsv_words.wgsl`).
 const STATUS_WORDS: usize = 8;
 const STATUS_LOWEST_UNSOLVED: usize = 1;
@@ -197,6 +200,8 @@ pub struct TriangularSolve<T: Scalar> {
     algorithm: SptrsvAlgorithm,
     options: SptrsvOptions,
     solve: Kernel<kernel::Shader, T>,
+    /// Whether `solve` was built with the team's help for long rows (`LONG_ROWS`).
+    long_rows: bool,
     steps: Kernel<steps::Shader>,
     /// One word per item: its level (f32, when capturing) or the third word of its value (f64).
     aux: GpuVec<u32>,
@@ -214,6 +219,16 @@ struct Unused {
     rows: GpuVec<u32>,
     order: GpuVec<u32>,
     perm: GpuVec<u32>,
+}
+
+/// Whether the solve needs its team's help with long rows (`LONG_ROWS`): only with subgroups,
+/// and not where every row is shorter than the smallest subgroup's block (the transpose's
+/// rows, A's columns, are not counted: assumed long).
+fn long_rows<T: Scalar>(ctx: &Context, a: &GpuSparse<T>, transposed: bool) -> bool {
+    match ctx.subgroup_size_range() {
+        Some((least, _)) => transposed || a.stats().max_len > BLOCK_PER_LANE * least as usize,
+        None => false,
+    }
 }
 
 impl<T: Scalar> TriangularSolve<T> {
@@ -318,6 +333,7 @@ impl<T: Scalar> TriangularSolve<T> {
         let transpose = if transposed { Some(Transpose::of(ctx, a)?) } else { None };
         let triangle = if transposed { triangle.flipped() } else { triangle };
         let what = format!("{}{}", triangle.name(), if transposed { ", of the transpose" } else { "" });
+        let long_rows = long_rows(ctx, a, transposed);
         Ok(TriangularSolve {
             ctx: ctx.clone(),
             matrix: a.clone(),
@@ -326,7 +342,9 @@ impl<T: Scalar> TriangularSolve<T> {
             diagonal,
             algorithm,
             options,
-            solve: ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size: WORKGROUP })?,
+            solve: ctx
+                .kernel::<kernel::Shader, T>(kernel::Flags { long_rows }, kernel::Overrides { wg_size: WORKGROUP })?,
+            long_rows,
             steps: ctx.plain_kernel::<steps::Shader>(Default::default(), Default::default())?,
             aux: ctx.zeros(items.max(1))?,
             // As INIT leaves it: nothing unsolved, no problem (what `check` reads before a run).
@@ -341,6 +359,13 @@ impl<T: Scalar> TriangularSolve<T> {
     /// The algorithm asked for.
     pub fn algorithm(&self) -> SptrsvAlgorithm {
         self.algorithm
+    }
+
+    /// Whether the kernel has the team's help for rows longer than a block (32 entries a
+    /// lane of a subgroup): built in only where the matrix has such a row (or for a
+    /// transpose), since it costs every lane registers and so resident teams.
+    pub fn long_rows(&self) -> bool {
+        self.long_rows
     }
 
     /// The order a run recorded now would use: `Auto` resolved by the levels known.
@@ -738,5 +763,61 @@ mod tests {
         let what = format!("{} rows, {}", l.rows(), T::KIND.name());
         assert_eq!(sets.widest, 1 << widest.ilog2(), "{what}: widest {widest}");
         assert_eq!(plan.launch_size(l.rows() * k, Some(&sets)), launch, "{what}");
+    }
+
+    /// The team's help for long rows is built in exactly where a row is longer than the
+    /// smallest subgroup's block (and for a transpose, whose rows are not counted); without
+    /// subgroups never. Each plan then solves to the twin (the help is used past the bound).
+    #[test]
+    fn long_rows_only_where_a_row_needs_the_team() {
+        for subgroups in [true, false] {
+            let ctx =
+                Context::new_blocking(ContextOptions { subgroups, ..ContextOptions::from_env().unwrap() }).unwrap();
+            let bound =
+                ctx.subgroup_size_range().map_or(BLOCK_PER_LANE * 8, |(least, _)| BLOCK_PER_LANE * least as usize);
+            for len in [bound, bound + 1] {
+                // Rows of their diagonal alone, and a last row as long as `len`.
+                let n = len.max(2);
+                let mut offsets = vec![0u32];
+                let mut cols = Vec::new();
+                for r in 0..n {
+                    cols.extend(if r + 1 == n { 0..n as u32 } else { r as u32..r as u32 + 1 });
+                    offsets.push(cols.len() as u32);
+                }
+                let values = (0..cols.len()).map(|e| if e + 1 == cols.len() { 4.0 } else { 0.5 }).collect();
+                let l = CsrMatrix::try_from_csr_data(n, n, offsets, cols, values).unwrap();
+                let matrix = GpuSparse::from_csr(&ctx, &l, Conversion::Csr).unwrap();
+                for transposed in [false, true] {
+                    let plan = TriangularSolve::plan(
+                        &ctx,
+                        &matrix,
+                        Triangle::Lower,
+                        Diagonal::NonUnit,
+                        SptrsvAlgorithm::RowOrder,
+                        SptrsvOptions::default(),
+                        transposed,
+                    )
+                    .unwrap();
+                    let wanted = subgroups && (transposed || len > bound);
+                    assert_eq!(
+                        plan.long_rows(),
+                        wanted,
+                        "subgroups {subgroups}, longest row {len}, transposed {transposed}"
+                    );
+                    let b = vec![1.0f32; n];
+                    let mut x = ctx.upload(&vec![f32::NAN; n]).unwrap();
+                    plan.solve(&ctx.upload(&b).unwrap(), &mut x).unwrap();
+                    let got = x.read_blocking().unwrap();
+                    let solved = if transposed { l.transpose() } else { l.clone() };
+                    let twin =
+                        crate::reference::triangular_solve(&solved, transposed, false, &vec![1.0; n], 1).unwrap();
+                    let error = crate::reference::relative_error(&got, &twin);
+                    assert!(
+                        error < 1e-5,
+                        "subgroups {subgroups}, longest row {len}, transposed {transposed}: {error:e}"
+                    );
+                }
+            }
+        }
     }
 }
