@@ -2,7 +2,8 @@
 //! unit and non-unit, 1, 4 and 33 right-hand sides, row order and level order (the first
 //! solve captures the levels, the second uses them), f32 and f64, with and without
 //! subgroups, x poisoned with NaN before every solve; chains, long rows, empty rows, 1×1 and
-//! 0×0; the relaunch path under a tiny spin bound; unsolvable input as typed errors.
+//! 0×0; the relaunch path under a tiny spin bound; a back-off that changes no bit; unsolvable
+//! input as typed errors.
 
 mod common;
 
@@ -326,6 +327,51 @@ fn solves_are_deterministic() {
     for _ in 0..3 {
         let again = solve(ctx, &plan, &b, 1);
         assert!(first.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+}
+
+/// A back-off between rounds without progress changes when a team polls, never what it
+/// sums: row order and level order (the second solve, on the captured levels), with and
+/// without subgroups, give the twin's answer and the bits of the solve without back-off.
+#[test]
+fn back_off_changes_when_not_what() {
+    let seed = common::seed("back_off_changes_when_not_what");
+    let mut rng = Rng::new(seed);
+    let picked = ["chain_3000", "lap2d_12", "dense_row"];
+    for (name, l) in triangles(seed).into_iter().filter(|(n, _)| picked.contains(&n.as_str())) {
+        let l = generate::solvable_triangle(&l, false);
+        let b = rhs::<f32>(l.rows(), &mut rng);
+        let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
+        let twin = triangular_solve(&l, false, false, &b64, 1).unwrap();
+        for (mode, ctx) in common::contexts_for::<f32>() {
+            let matrix = GpuSparse::from_csr(ctx, &l, Conversion::Csr).unwrap();
+            for algorithm in [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder] {
+                let runs: Vec<Vec<f32>> = [0, 8]
+                    .into_iter()
+                    .flat_map(|backoff| {
+                        let options = SptrsvOptions { backoff, ..Default::default() };
+                        let plan = TriangularSolve::with_options(
+                            ctx,
+                            &matrix,
+                            Triangle::Lower,
+                            Diagonal::NonUnit,
+                            algorithm,
+                            options,
+                        )
+                        .unwrap();
+                        // The first solve captures levels; the second runs on them in level order.
+                        [solve(ctx, &plan, &b, 1), solve(ctx, &plan, &b, 1)]
+                    })
+                    .collect();
+                let what = format!("{name} {mode} {algorithm:?}");
+                for (i, x) in runs.iter().enumerate() {
+                    let err = relative_error(x, &twin);
+                    assert!(err < 1e-5, "{what} run {i}: {err:e}");
+                    let same = x.iter().zip(&runs[i % 2]).all(|(a, b)| a.to_bits() == b.to_bits());
+                    assert!(same, "{what}: back-off 8 changed the bits of solve {}", i % 2);
+                }
+            }
+        }
     }
 }
 
