@@ -4,6 +4,7 @@
 #import invocation
 #import real
 #import bitmap_position
+#import lowest_bit
 
 struct Params {
     rows: u32,
@@ -50,7 +51,7 @@ fn run(item: u32) {
 #else
     var bits = word;
     while bits != 0u {
-        let b = firstTrailingBit(bits);
+        let b = lowest_bit(bits);
         bits &= bits - 1u;
         col_indices[p] = w * 32u + b;
         if params.with_rows == 1u {

@@ -6,6 +6,7 @@
 #import invocation
 #import real
 #import bitmap_position
+#import lowest_bit
 
 struct Params {
     rows: u32,
@@ -67,7 +68,7 @@ fn run(item: u32) {
     var p = word_position(row, w);
     var bits = flags[item];
     while bits != 0u {
-        let b = firstTrailingBit(bits);
+        let b = lowest_bit(bits);
         bits &= bits - 1u;
         out[p] = value_at(row, w * 32u + b);
         p++;

@@ -15,6 +15,7 @@
 #import real
 #import a_row_walk
 #import bitmap_position
+#import lowest_bit
 
 struct Params {
     rows: u32,
@@ -142,7 +143,7 @@ fn run(workgroup: u32, lane: Lane) {
         var bits = flags[row * params.words + cw];
         var pc = word_position(row, cw);
         while bits != 0u {
-            let b = firstTrailingBit(bits);
+            let b = lowest_bit(bits);
             bits &= bits - 1u;
             c_values[pc] = Real(acc[t * 32u + b]);
             pc++;

@@ -1,20 +1,29 @@
 // SpMV on a bitmap, y = alpha * A * x + beta * y: GROUP lanes per row, a flag word a lane, the
-// row's words GROUP at a time: the group's loads of flags are side by side, a scan of the
-// words' popcounts places each lane's first value after the row start (the directory's
-// first entry), and the values a lane then walks lie next to its neighbours'. Lane sums are
-// reduced by shuffles, or through workgroup memory without subgroups. Reads 4 bytes per 32
-// columns of flags (and one directory entry a row, or a segment) instead of CSR's 4-byte
-// column index per entry: fewer bytes once density passes 1/32.
+// row's words GROUP at a time: the group's loads of flags are side by side, each lane's first
+// value is placed by the rank directory (the position of every 8th word's first value) and the
+// popcounts of the words before it in its 8-word block, and the values a lane then walks lie
+// next to its neighbours'. Lane sums are reduced by shuffles, or through workgroup memory
+// without subgroups. Reads 4 bytes per 32 columns of flags (and a directory entry per 8
+// words) instead of CSR's 4-byte column index per entry: fewer bytes once density passes 1/32.
+//
+// A chunk of GROUP words must hold whole rank blocks (GROUP a multiple of 8) unless a row (or
+// segment) is one chunk: the host picks GROUP, and runs without subgroups where the smallest
+// subgroup is narrower than 8 lanes and rows are wider than it.
 //
 // Few wide rows would leave most of the GPU idle, so a row may be cut into `segments` of
-// `segment_words` words (a multiple of 32, so each starts at a rank block whose directory
-// entry gives its first value): with SPLIT each group sums a segment into `partials`, and
-// FINISH, a group per row, adds a row's partials (each lane every GROUP-th, then the lanes'
-// sums in a fixed tree: deterministic) and stores y.
+// `segment_words` words (a multiple of 32, so each starts at a rank block): with SPLIT each
+// group sums a segment into `partials`, and FINISH, a group per row, adds a row's partials
+// (each lane every GROUP-th, then the lanes' sums in a fixed tree: deterministic) and
+// stores y.
+//
+// The kernel is bound by its instructions, not by its bytes (NOTES, session 49): a group's
+// loop runs as many entry steps as the fullest word of its chunk, each a few integer
+// instructions, and the quarter-rate ones (popcounts, bit scans) are worth counting.
 #import entry
 #import real
 #import lane_group_sum
 #import spmv_store
+#import lowest_bit
 
 struct Params {
     rows: u32,
@@ -42,47 +51,40 @@ override WG_SIZE: u32 = 256u;
 override GROUP: u32 = 32u;
 
 #ifndef SUBGROUP
-var<workgroup> group_counts: array<u32, WG_SIZE>;
+var<workgroup> block_counts: array<u32, WG_SIZE>;
 #endif
 
-// The sums of `count` over the group's members up to this one (inclusive): a Hillis–Steele
-// scan by shuffles, or through workgroup memory. Every lane of the workgroup calls it.
-fn group_inclusive_sum(count: u32, lane: Lane, member: u32) -> u32 {
+// The sum of `count` over the lanes before this one in its 8-word rank block (the lanes of
+// a group's chunk form whole blocks from its first lane; a group narrower than 8 lanes is a
+// whole row): three steps of shuffles, or through workgroup memory. Every lane of the
+// workgroup calls it.
+fn block_exclusive_sum(count: u32, lane: Lane, member: u32) -> u32 {
+    let in_block = member & 7u;
     var sum = count;
 #ifdef SUBGROUP
-    for (var offset = 1u; offset < GROUP; offset <<= 1u) {
+    for (var offset = 1u; offset < 8u; offset <<= 1u) {
         let other = subgroupShuffleUp(sum, offset);
-        if member >= offset {
+        if in_block >= offset {
             sum += other;
         }
     }
 #else
-    // The previous call's last sums have been read (group_last) before they are overwritten.
+    // The previous call's sums have been read before they are overwritten.
     workgroupBarrier();
-    group_counts[lane.index] = sum;
+    block_counts[lane.index] = sum;
     workgroupBarrier();
-    for (var offset = 1u; offset < GROUP; offset <<= 1u) {
+    for (var offset = 1u; offset < 8u; offset <<= 1u) {
         var other = 0u;
-        if member >= offset {
-            other = group_counts[lane.index - offset];
+        if in_block >= offset {
+            other = block_counts[lane.index - offset];
         }
         workgroupBarrier();
         sum += other;
-        group_counts[lane.index] = sum;
+        block_counts[lane.index] = sum;
         workgroupBarrier();
     }
 #endif
-    return sum;
-}
-
-// The group's last member's value of v.
-fn group_last(v: u32, lane: Lane) -> u32 {
-#ifdef SUBGROUP
-    return subgroupShuffle(v, lane.sg_lane | (GROUP - 1u));
-#else
-    // group_counts holds the inclusive sums; v is one of them.
-    return group_counts[lane.index | (GROUP - 1u)];
-#endif
+    return sum - count;
 }
 
 // `sum` plus the products of the word's entries (values from q, columns from `col0`), in
@@ -96,13 +98,13 @@ fn word_sum(word: u32, col0: u32, q: u32, start: Acc) -> Acc {
         return start;
     }
     var bits = word;
-    let c0 = col0 + firstTrailingBit(bits);
+    let c0 = col0 + lowest_bit(bits);
     bits &= bits - 1u;
-    let c1 = col0 + firstTrailingBit(bits);
+    let c1 = col0 + lowest_bit(bits);
     bits &= bits - 1u;
-    let c2 = col0 + firstTrailingBit(bits);
+    let c2 = col0 + lowest_bit(bits);
     bits &= bits - 1u;
-    let c3 = col0 + firstTrailingBit(bits);
+    let c3 = col0 + lowest_bit(bits);
     bits &= bits - 1u;
     let v0 = values[q];
     let x0 = x[c0];
@@ -136,7 +138,7 @@ fn word_sum(word: u32, col0: u32, q: u32, start: Acc) -> Acc {
     }
     var p = q + 4u;
     while bits != 0u {
-        sum = fma(Acc(values[p]), Acc(x[col0 + firstTrailingBit(bits)]), sum);
+        sum = fma(Acc(values[p]), Acc(x[col0 + lowest_bit(bits)]), sum);
         bits &= bits - 1u;
         p++;
     }
@@ -147,6 +149,15 @@ fn word_sum(word: u32, col0: u32, q: u32, start: Acc) -> Acc {
 fn flag_word(in_rows: bool, base: u32, w: u32, end: u32) -> u32 {
     if in_rows && w < end {
         return flags[base + w];
+    }
+    return 0u;
+}
+
+// The position of the first value of word w's rank block in the row whose directory starts at
+// `blocks_base` (0 past the segment's `end` or the matrix, where the word reads as 0).
+fn block_start(in_rows: bool, blocks_base: u32, w: u32, end: u32) -> u32 {
+    if in_rows && w < end {
+        return rank[blocks_base + w / 8u];
     }
     return 0u;
 }
@@ -179,23 +190,20 @@ fn run(workgroup: u32, lane: Lane) {
     let member = lane.index % GROUP;
     let in_rows = row < params.rows;
     var sum = Acc(0.0);
-    // The position of the next GROUP words' first value.
-    var p = 0u;
-    if in_rows && start < end {
-        p = rank[row * params.blocks + start / 8u];
-    }
     let base = row * params.words;
-    // Each chunk's flag words are loaded while the chunk before is summed. The trip count is
-    // the same for every group (barriers and shuffles inside); words past `end` read as 0.
+    let blocks_base = row * params.blocks;
+    // Each chunk's flag words and block starts are loaded while the chunk before is summed.
+    // The trip count is the same for every group (barriers and shuffles inside); words past
+    // `end` read as 0.
     var next = flag_word(in_rows, base, start + member, end);
+    var next_start = block_start(in_rows, blocks_base, start + member, end);
     for (var walked = 0u; walked < params.segment_words; walked += GROUP) {
-        let first = start + walked;
-        let w = first + member;
-        var bits = next;
-        next = flag_word(in_rows, base, first + GROUP + member, end);
-        let through = group_inclusive_sum(countOneBits(bits), lane, member);
-        var q = p + through - countOneBits(bits);
-        p += group_last(through, lane);
+        let w = start + walked + member;
+        let bits = next;
+        let first = next_start;
+        next = flag_word(in_rows, base, w + GROUP, end);
+        next_start = block_start(in_rows, blocks_base, w + GROUP, end);
+        let q = first + block_exclusive_sum(countOneBits(bits), lane, member);
         sum = word_sum(bits, w * 32u, q, sum);
     }
     sum = lane_group_sum(sum, lane.index);

@@ -4,6 +4,7 @@
 // value at its position in T, found through T's rank directory.
 #import invocation
 #import real
+#import lowest_bit
 
 struct Params {
     rows: u32,
@@ -42,7 +43,7 @@ fn run(item: u32) {
     }
 #endif
     while bits != 0u {
-        let col = w * 32u + firstTrailingBit(bits);
+        let col = w * 32u + lowest_bit(bits);
         bits &= bits - 1u;
         let base = col * params.t_words;
 #ifdef VALUES

@@ -3,6 +3,7 @@
 // (one coalesced load, where a walk reading each word from global memory waits on one load
 // per word), then every lane takes the same k's from the stage. The includer declares
 // `a_flags`, `params.a_words` and WG_SIZE.
+#import lowest_bit
 
 const NONE: u32 = 0xffffffffu;
 
@@ -55,7 +56,7 @@ fn next_k(cursor: ptr<function, Cursor>) -> u32 {
         (*cursor).word += 1u;
         (*cursor).bits = a_segment[(*cursor).word];
     }
-    let k = ((*cursor).first_word + (*cursor).word) * 32u + firstTrailingBit((*cursor).bits);
+    let k = ((*cursor).first_word + (*cursor).word) * 32u + lowest_bit((*cursor).bits);
     (*cursor).bits &= (*cursor).bits - 1u;
     return k;
 }

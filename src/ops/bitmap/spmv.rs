@@ -38,6 +38,19 @@ enum Passes<T: Scalar> {
     Cut { sums: Kernel<kernel::Shader, T>, finish: Kernel<kernel::Shader, T> },
 }
 
+/// Lanes per row (a flag word a lane, up to 32) for rows of `words` flag words, and whether
+/// they use subgroup operations, given the smallest subgroup (`None`: subgroups off). A group
+/// fits in the smallest subgroup; its chunk of words must hold whole 8-word rank blocks (the
+/// kernel places values by them) unless one chunk covers the row, so where the smallest
+/// subgroup has fewer than 8 lanes and rows are wider, the kernel runs without subgroups.
+fn lanes_per_row(words: usize, smallest_subgroup: Option<u32>) -> (u32, bool) {
+    let wanted = (words.max(1) as u32).next_power_of_two().min(32);
+    match smallest_subgroup {
+        Some(min) if wanted <= min || min >= 8 => (wanted.min(min), true),
+        _ => (wanted, false),
+    }
+}
+
 /// Groups of lanes below which rows are cut into segments: a row a group would leave most of
 /// a large GPU idle (16 rows of 10⁶ columns: 16 groups on the H100's 132 SMs).
 const SPLIT_BELOW_GROUPS: usize = 4096;
@@ -62,9 +75,7 @@ impl<T: Scalar> BitmapSpmv<T> {
             return Err(Error::InvalidArgument("BitmapSpmv: segments must be at least 1".into()));
         }
         let (rows, words) = (a.rows(), a.words_per_row());
-        // A lane per flag word (32 columns), up to the smallest subgroup.
-        let most = ctx.subgroup_size_range().map_or(32, |(min, _)| min.min(32));
-        let group = (words.max(1) as u32).next_power_of_two().min(most);
+        let (group, subgroups) = lanes_per_row(words, ctx.subgroup_size_range().map(|(min, _)| min));
         // Segments start at rank blocks (8 words) and hold whole chunks of `group` words: runs
         // of 32 words. Unsplit, a row is its words rounded up to whole chunks.
         let cut = segments.min(words.div_ceil(32)).max(1);
@@ -74,7 +85,9 @@ impl<T: Scalar> BitmapSpmv<T> {
             _ => (words.div_ceil(segment_words), segment_words),
         };
         let overrides = kernel::Overrides { wg_size: WG_SIZE, group };
-        let kernel = |split, finish| ctx.kernel::<kernel::Shader, T>(kernel::Flags { split, finish }, overrides);
+        let kernel = |split, finish| {
+            ctx.kernel_in_mode::<kernel::Shader, T>(subgroups, kernel::Flags { split, finish }, overrides)
+        };
         let items = rows.checked_mul(segments).filter(|&n| n <= u32::MAX as usize).ok_or_else(|| {
             Error::InvalidArgument(format!("BitmapSpmv: {rows} rows of {segments} segments pass 2^32"))
         })?;
@@ -175,5 +188,33 @@ impl<T: Scalar> BitmapSpmv<T> {
         let mut batch = self.ctx.batch();
         self.record(&mut batch.recorder(), alpha, a, x, beta, y)?;
         batch.submit()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lanes_per_row;
+
+    #[test]
+    fn groups_hold_whole_rank_blocks_or_whole_rows() {
+        // (words, smallest subgroup) → (lanes, subgroups)
+        let cases = [
+            ((1, Some(32)), (1, true)),
+            ((20, Some(32)), (32, true)),
+            ((512, Some(32)), (32, true)),
+            ((512, Some(64)), (32, true)),
+            ((512, Some(8)), (8, true)),
+            ((5, Some(8)), (8, true)),
+            // Narrower subgroups: rows of one chunk keep them, wider rows go without.
+            ((3, Some(4)), (4, true)),
+            ((4, Some(4)), (4, true)),
+            ((5, Some(4)), (8, false)),
+            ((512, Some(4)), (32, false)),
+            ((3, None), (4, false)),
+            ((512, None), (32, false)),
+        ];
+        for ((words, smallest), want) in cases {
+            assert_eq!(lanes_per_row(words, smallest), want, "{words} words, smallest subgroup {smallest:?}");
+        }
     }
 }
