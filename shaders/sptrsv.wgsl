@@ -37,8 +37,8 @@ struct Params {
     level_order: u32,
     capture: u32,
     // Delay after a round in which no lane of the team got further: `backoff` × 2^stalls
-    // (at most 32×) iterations of a multiply-add, so that waiting teams do not flood the
-    // memory system with polls that slow the teams they wait on. 0: poll back to back.
+    // (at most 32×) steps of back_off, so that waiting teams take fewer of the issue slots
+    // and memory requests of the teams they wait on. 0: poll back to back.
     backoff: u32,
     // Entries on the other side of the diagonal belong to another factor (an incomplete LU
     // kept in one matrix): skipped without a problem.
@@ -366,12 +366,19 @@ fn advance(item: ptr<function, Item>, long_row: u32) -> bool {
     return progressed;
 }
 
-// Spins for `backoff` × 2^stalls (at most 32×) multiply-adds.
+// Spins for `backoff` × 2^stalls (at most 32×) steps: with subgroups, dependent shuffles
+// across the team (a step waits tens of clocks and takes one issue slot, where a multiply-add
+// step took about as many slots as the polls it replaced: NOTES, session 48), else
+// multiply-adds. Called by the whole team (stalls are the team's).
 fn back_off(stalls: u32) {
     var v = stalls;
     let rounds = params.backoff << min(stalls, 5u);
     for (var i = 0u; i < rounds; i++) {
+#ifdef SUBGROUP
+        v = subgroupShuffleXor(v, 1u) + 1u;
+#else
         v = v * 1664525u + 1013904223u;
+#endif
     }
     back_off_sink ^= v;
 }

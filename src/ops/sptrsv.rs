@@ -121,14 +121,16 @@ pub struct SptrsvOptions {
     /// ([`TriangularSolve::record`]) that runs out of them leaves NaN in the unsolved rows and
     /// says so in [`TriangularSolve::check`].
     pub relaunch_rounds: u32,
-    /// Multiply-adds a waiting team spins for after a round in which none of its lanes got
-    /// further, doubled each such round (at most 32×): fewer polls, so that waiting teams do
-    /// not slow the ones they wait on. 0 (the default) polls back to back: with level-order
-    /// launches capped ([`SptrsvOptions::max_workgroups`]) few teams poll, and on the H100 a
-    /// back-off of 16 or 64 only slowed the solves (the 2-D Laplacian 9.8 ms at 0, 10.7 at
-    /// 16, 18.7 at 64), as it does in row order, where a pause delays the next link of a
-    /// chain.
-    pub backoff: u32,
+    /// Steps a waiting team spins for after a round in which none of its lanes got further,
+    /// doubled each such round (at most 32×): fewer polls, so that waiting teams do not slow
+    /// the ones they wait on. A step is a shuffle across the team with subgroups (tens of
+    /// clocks, one issue slot), a multiply-add without; 0 polls back to back. `None` (the
+    /// default): 2 in row order with subgroups, where on the H200 it took the 2-D
+    /// Laplacian's solve from 15.8 to 12.8 ms and left the 3-D one as it was (NOTES,
+    /// sessions 48–49), else 0: with level-order launches capped
+    /// ([`SptrsvOptions::max_workgroups`]) few teams poll, and on the H100 a back-off of
+    /// multiply-adds only slowed those solves (the 2-D Laplacian 9.8 ms at 0, 10.7 at 16).
+    pub backoff: Option<u32>,
     /// The most workgroups of 64 lanes a launch has (a team each without subgroups, a team
     /// per subgroup with them); with fewer than one per 64 items, each team takes tickets
     /// until none are left, so that fewer teams poll for predecessors at a time. `None`: in level order twice the widest level's items (its row
@@ -148,7 +150,7 @@ impl Default for SptrsvOptions {
             rhs: 1,
             spin_limit: 1 << 16,
             relaunch_rounds: 2,
-            backoff: 0,
+            backoff: None,
             max_workgroups: None,
             ignore_other_triangle: false,
         }
@@ -178,6 +180,9 @@ const WORKGROUP: u32 = 64;
 /// subgroup helps a row longer than this many entries a lane.
 const BLOCK_PER_LANE: usize = 32;
 /// Status words the kernels share (`STATUS_*` in `shaders/shared/sptrsv_words.wgsl`).
+/// Back-off steps in row order with subgroups (see [`SptrsvOptions::backoff`]).
+const ROW_ORDER_BACKOFF: u32 = 2;
+
 const STATUS_WORDS: usize = 8;
 const STATUS_LOWEST_UNSOLVED: usize = 1;
 const STATUS_RELAUNCHES: usize = 2;
@@ -658,7 +663,10 @@ impl<T: Scalar> TriangularSolve<T> {
             permuted: self.transpose.is_some() as u32,
             level_order: level_sets.is_some() as u32,
             capture: capture as u32,
-            backoff: self.options.backoff,
+            backoff: self.options.backoff.unwrap_or(match level_sets {
+                None if self.ctx.subgroups() => ROW_ORDER_BACKOFF,
+                _ => 0,
+            }),
             other_triangle: self.options.ignore_other_triangle as u32,
             persistent: persistent as u32,
         };

@@ -56,7 +56,7 @@ fn parse_variant(name: &str) -> Option<(SptrsvAlgorithm, SptrsvOptions)> {
     let mut options = SptrsvOptions::default();
     for knob in parts {
         match knob.split_once('=')? {
-            ("backoff", v) => options.backoff = v.parse().ok()?,
+            ("backoff", v) => options.backoff = Some(v.parse().ok()?),
             ("wgs", v) => options.max_workgroups = Some(v.parse().ok()?),
             _ => return None,
         }
