@@ -179,10 +179,9 @@ const WORKGROUP: u32 = 64;
 /// Entries a lane takes of a long row's block (`BLOCK_PER_LANE` in `shaders/sptrsv.wgsl`): a
 /// subgroup helps a row longer than this many entries a lane.
 const BLOCK_PER_LANE: usize = 32;
-/// Status words the kernels share (`STATUS_*` in `shaders/shared/sptrsv_words.wgsl`).
 /// Back-off steps in row order with subgroups (see [`SptrsvOptions::backoff`]).
 const ROW_ORDER_BACKOFF: u32 = 2;
-
+/// Status words the kernels share (`STATUS_*` in `shaders/shared/sptrsv_words.wgsl`).
 const STATUS_WORDS: usize = 8;
 const STATUS_LOWEST_UNSOLVED: usize = 1;
 const STATUS_RELAUNCHES: usize = 2;
