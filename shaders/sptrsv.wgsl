@@ -260,25 +260,44 @@ fn start(pos: u32) -> Item {
     return item;
 }
 
-// x = (b - sum) / diagonal, published with its level; notes the row's problem if any.
-fn finish(item: ptr<function, Item>) {
-    var value = (*item).b_value - (*item).sum;
+// x = (b - sum) / diagonal: the same expression wherever an item is solved (walked or
+// forwarded), so the bits never depend on the path.
+fn solved_value(item: ptr<function, Item>) -> Acc {
+    let value = (*item).b_value - (*item).sum;
+    if params.unit_diagonal == 0u {
+        // A missing diagonal is 0 here: the result is ±Inf or NaN, and `report` notes it.
+        return value / (*item).diagonal;
+    }
+    return value;
+}
+
+// Marks the item solved with `value` and publishes it with its level (`report` notes its
+// problem, off the chain that `forward` runs).
+fn settle(item: ptr<function, Item>, value: Acc) {
+    (*item).x = value;
+    (*item).done = true;
+    (*item).solved_here = true;
+    publish((*item).row * params.k + (*item).rhs, value, (*item).level + 1u);
+}
+
+// Notes a settled item's problem, if any (the first offending row is kept).
+fn report(item: ptr<function, Item>) {
     if params.unit_diagonal == 0u {
         if !(*item).has_diagonal {
             (*item).problem = select((*item).problem, PROBLEM_MISSING_DIAGONAL, (*item).problem == 0u);
         } else if (*item).diagonal == 0.0 {
             (*item).problem = select((*item).problem, PROBLEM_ZERO_PIVOT, (*item).problem == 0u);
         }
-        // A missing diagonal is 0 here: the result is ±Inf or NaN, and the problem reported.
-        value = value / (*item).diagonal;
     }
     if (*item).problem != 0u {
         atomicMin(&status[STATUS_PROBLEM], 4u * (*item).row + (*item).problem);
     }
-    publish((*item).row * params.k + (*item).rhs, value, (*item).level + 1u);
-    (*item).done = true;
-    (*item).solved_here = true;
-    (*item).x = value;
+}
+
+// Solves a walked item: x published with its level, its problem noted.
+fn finish(item: ptr<function, Item>) {
+    settle(item, solved_value(item));
+    report(item);
 }
 
 // The column of entry `e`, `offset` places into a batch that starts at `first`: from the
@@ -391,6 +410,11 @@ fn back_off(stalls: u32) {
 // the walk stopped at, so sums keep their order (bits do not depend on forwarding). Only
 // with the whole subgroup in the team (lane = rank); every lane of the team calls it.
 // Whether some lane got further.
+//
+// A step is one link of the chain, and the team's chain is its steps one after another
+// (a 2-D Laplacian's team is 31 links): so a step holds only what the next link, or another
+// team, waits on: the sum, the division and the store of x. The walk's bookkeeping and the
+// problem checks wait until after the last step.
 fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32, full: bool) -> bool {
     if params.level_order != 0u || !full {
         return false;
@@ -404,8 +428,12 @@ fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32, fu
             source = pos - team_first;
         }
     }
-    var progressed = false;
-    for (var step = 0u; step <= lanes; step++) {
+    if !subgroupAny(source != NONE) {
+        return false;
+    }
+    var forwarded = false;
+    var settled = false;
+    for (var step = 0u; step < lanes; step++) {
         let source_lane = select(lane, source, source != NONE);
         let solved = subgroupShuffle(u32((*item).solved_here), source_lane) != 0u;
         let value = subgroupShuffle((*item).x, source_lane);
@@ -420,17 +448,23 @@ fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32, fu
         if got {
             (*item).sum += (*item).pending_value * value;
             (*item).level = max((*item).level, level);
-            (*item).pending = false;
             source = NONE;
-            (*item).next = walk((*item).next, 1u);
-            (*item).left -= 1u;
-            if (*item).left == 0u {
-                finish(item);
+            forwarded = true;
+            if (*item).left == 1u {
+                settle(item, solved_value(item));
+                settled = true;
             }
-            progressed = true;
         }
     }
-    return progressed;
+    if forwarded {
+        (*item).pending = false;
+        (*item).next = walk((*item).next, 1u);
+        (*item).left -= 1u;
+    }
+    if settled {
+        report(item);
+    }
+    return forwarded;
 }
 
 // (every lane of the team done, some lane got further)

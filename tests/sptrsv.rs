@@ -427,13 +427,28 @@ fn unsolvable_input_and_misuse_are_typed_errors() {
             SolveProblem::ZeroPivot,
         ),
     ];
-    let b = vec![1.0f32, 2.0, 3.0, 4.0];
-    for (what, rows, row, problem) in cases {
+    // The same problems inside a chain, where a row is solved by its team's forwarding (row
+    // 203 sits mid-team for subgroups of 8 and of 32).
+    let chain = |problem_row: Vec<(u32, f32)>| -> Vec<Vec<(u32, f32)>> {
+        (0..300u32)
+            .map(|i| match i {
+                0 => good(),
+                203 => problem_row.clone(),
+                _ => vec![(i - 1, -0.5), (i, 2.0)],
+            })
+            .collect()
+    };
+    let in_chains: Vec<Case> = vec![
+        ("zero pivot in a chain", chain(vec![(202, -0.5), (203, 0.0)]), 203, SolveProblem::ZeroPivot),
+        ("missing diagonal in a chain", chain(vec![(202, -0.5)]), 203, SolveProblem::MissingDiagonal),
+    ];
+    for (what, rows, row, problem) in cases.into_iter().chain(in_chains) {
+        let b: Vec<f32> = (1..=rows.len()).map(|i| i as f32).collect();
         let matrix = matrix_of(rows);
         let plan =
             TriangularSolve::new(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto).unwrap();
         let b_gpu = ctx.upload(&b).unwrap();
-        let mut x = ctx.zeros::<f32>(4).unwrap();
+        let mut x = ctx.zeros::<f32>(b.len()).unwrap();
         let err = plan.solve(&b_gpu, &mut x).unwrap_err();
         assert_eq!(err, Error::NotSolvable { op: "sptrsv", row, problem }, "{what}");
         assert_eq!(b_gpu.read_blocking().unwrap(), b, "{what}: b untouched");
