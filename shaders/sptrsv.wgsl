@@ -619,19 +619,6 @@ fn solve_ticket(team_first: u32, lid: u32, lane: u32, rank: u32, lanes: u32, lon
     if !item.done {
         atomicMin(&status[STATUS_LOWEST_UNSOLVED], pos);
     }
-    if params.capture != 0u {
-        let level = select(0u, item.level + 1u, item.solved_here);
-#ifdef SUBGROUP
-        let top = subgroupMax(level);
-        if rank == 0u && top > 0u {
-            atomicMax(&status[STATUS_MAX_LEVEL], top);
-        }
-#else
-        if level > 0u {
-            atomicMax(&status[STATUS_MAX_LEVEL], level);
-        }
-#endif
-    }
     return finished;
 }
 

@@ -12,7 +12,12 @@
 //   down to a power of two, in status[WIDEST_WORD]. The last position of each level finds
 //   the level's first by a binary search and raises the maximum: one read-modify-write per
 //   level at most, where counting rows by atomicAdd made every row queue on a few words
-//   (4 M rows on 12 counters serialise in the L2).
+//   (4 M rows on 12 counters serialise in the L2);
+// - MAX_LEVEL: after a capturing solve's launches, the largest level of the solved rows into
+//   status[STATUS_MAX_LEVEL]: a workgroup's maximum, then one read (and a write only where it
+//   is larger) of the status word a workgroup. The solve's teams raised it themselves before,
+//   an atomicMax each on the one word (H200: the uniform matrix's capturing one-shot
+//   ~100 µs slower).
 #import invocation
 #import sptrsv_words
 
@@ -21,6 +26,7 @@ const STEP_RELAUNCH: u32 = 1u;
 const STEP_FINISH: u32 = 2u;
 const STEP_LEVELS: u32 = 3u;
 const STEP_WIDEST: u32 = 4u;
+const STEP_MAX_LEVEL: u32 = 5u;
 // WIDEST binds a one-word buffer of its own as `status`: the widest level's count.
 const WIDEST_WORD: u32 = 0u;
 
@@ -137,6 +143,32 @@ fn widest(i: u32) {
     }
 }
 
+var<workgroup> group_max_level: atomic<u32>;
+
+// Every invocation of the workgroup calls it (barriers).
+fn max_level(i: u32) {
+    let lid = i % WG_SIZE;
+    if lid == 0u {
+        atomicStore(&group_max_level, 0u);
+    }
+    workgroupBarrier();
+    if i < params.rows {
+        // Unsolved: NOT_READY (top bit set). Solved: the level (f32), or the encoded or
+        // DECODED third word with the level in bits 2.. (f64).
+        let w = atomicLoad(&aux[i * params.k]);
+        if (w & TOP_BIT) == 0u {
+            atomicMax(&group_max_level, select(w, f64_level(w), params.f64_values != 0u));
+        }
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        let top = atomicLoad(&group_max_level);
+        if atomicLoad(&status[STATUS_MAX_LEVEL]) < top {
+            atomicMax(&status[STATUS_MAX_LEVEL], top);
+        }
+    }
+}
+
 fn run(i: u32) {
     switch params.step {
         case STEP_INIT: {
@@ -150,6 +182,9 @@ fn run(i: u32) {
         }
         case STEP_LEVELS: {
             levels(i);
+        }
+        case STEP_MAX_LEVEL: {
+            max_level(i);
         }
         default: {
             widest(i);

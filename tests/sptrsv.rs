@@ -74,6 +74,20 @@ fn triangles(seed: u64) -> Vec<(String, CsrMatrix<f32>)> {
     ]
 }
 
+/// The number of levels of a triangle on the host: a row's level is 1 + the largest of the
+/// rows it depends on (the entries on its side of the diagonal).
+fn level_count<T: Scalar>(t: &CsrMatrix<T>, upper: bool) -> usize {
+    let n = t.rows();
+    let mut levels = vec![0usize; n];
+    let order: Vec<usize> = if upper { (0..n).rev().collect() } else { (0..n).collect() };
+    for r in order {
+        let range = t.row_offsets()[r] as usize..t.row_offsets()[r + 1] as usize;
+        let deps = t.col_indices()[range].iter().map(|&c| c as usize).filter(|&c| if upper { c > r } else { c < r });
+        levels[r] = 1 + deps.map(|c| levels[c]).max().unwrap_or(0);
+    }
+    levels.into_iter().max().unwrap_or(0)
+}
+
 /// Every triangle × lower/upper × unit/non-unit × algorithm × launch cap
 /// ([`SptrsvOptions::max_workgroups`]), two solves each (the first captures levels, the
 /// second may run in level order), against the twin.
@@ -125,7 +139,8 @@ fn check_grid<T: Scalar>(test: &str, ks: &[usize], caps: &[Option<u32>]) {
                                 }
                             }
                             if algorithm != SptrsvAlgorithm::RowOrder && a.rows() > 1 {
-                                assert!(plan.levels().is_some(), "{name}: the first solve captures levels");
+                                let levels = level_count(&triangle, upper);
+                                assert_eq!(plan.levels(), Some(levels), "{name}: the first solve captures levels");
                             }
                         }
                     }
@@ -246,26 +261,21 @@ fn auto_on_wide_levels_keeps_the_count_and_sorts_nothing() {
     assert!(!run(&auto, "auto, after the sort").level_order, "auto still keeps row order");
 }
 
-/// The 3,000-row chain solved in row order with a spin bound of 0 (a team gives up at its
-/// first round without progress) and one relaunch recorded per round: the solve's report and
-/// its relative error against the twin.
+/// The 3,000-row chain solved with a spin bound of 0 (a team gives up at its first round
+/// without progress) and one relaunch recorded per round, a first solve (in row order; the
+/// level order plan's captures levels): the solve's report and its relative error against
+/// the twin.
 fn solve_chain(
     ctx: &Context,
     chain: &CsrMatrix<f32>,
+    algorithm: SptrsvAlgorithm,
     max_workgroups: Option<u32>,
     rng: &mut Rng,
 ) -> (SolveReport, f64) {
     let matrix = GpuSparse::from_csr(ctx, chain, Conversion::Csr).unwrap();
     let options = SptrsvOptions { spin_limit: 0, relaunch_rounds: 1, max_workgroups, ..Default::default() };
-    let plan = TriangularSolve::with_options(
-        ctx,
-        &matrix,
-        Triangle::Lower,
-        Diagonal::NonUnit,
-        SptrsvAlgorithm::RowOrder,
-        options,
-    )
-    .unwrap();
+    let plan =
+        TriangularSolve::with_options(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, algorithm, options).unwrap();
     let b = rhs::<f32>(chain.rows(), rng);
     let mut x = ctx.upload(&vec![f32::NAN; chain.rows()]).unwrap();
     let report = plan.solve(&ctx.upload(&b).unwrap(), &mut x).unwrap();
@@ -286,10 +296,17 @@ fn tiny_spin_bound_relaunches_and_still_solves() {
     let mut relaunched = 0;
     let runs = common::contexts_for::<f32>().into_iter().flat_map(|c| [None, Some(4)].map(|cap| (c, cap)));
     for ((mode, ctx), max_workgroups) in runs {
-        let (report, err) = solve_chain(ctx, &chain, max_workgroups, &mut rng);
-        relaunched += report.relaunches;
-        eprintln!("{mode} cap {max_workgroups:?}: {} relaunches, error {err:e}", report.relaunches);
-        assert!(err < 1e-5, "{mode} cap {max_workgroups:?}: {err:e}");
+        for algorithm in [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder] {
+            let (report, err) = solve_chain(ctx, &chain, algorithm, max_workgroups, &mut rng);
+            relaunched += report.relaunches;
+            let what = format!("{mode} {} cap {max_workgroups:?}", algorithm.name());
+            eprintln!("{what}: {} relaunches, error {err:e}", report.relaunches);
+            assert!(err < 1e-5, "{what}: {err:e}");
+            if algorithm == SptrsvAlgorithm::LevelOrder {
+                // Counted over launches: rows a batch left unsolved are not levels.
+                assert_eq!(report.levels, Some(chain.rows()), "{what}: the chain's levels");
+            }
+        }
     }
     assert!(relaunched > 0, "a spin bound of 0 on a 3,000-row chain should need relaunches");
 }
@@ -304,7 +321,7 @@ fn one_workgroup_takes_every_ticket() {
     let mut rng = Rng::new(seed);
     let (_, chain) = triangles(seed).into_iter().find(|(n, _)| n == "chain_3000").unwrap();
     for (mode, ctx) in common::contexts_for::<f32>() {
-        let (report, err) = solve_chain(ctx, &chain, Some(1), &mut rng);
+        let (report, err) = solve_chain(ctx, &chain, SptrsvAlgorithm::RowOrder, Some(1), &mut rng);
         assert!(err < 1e-5, "{mode}: {err:e}");
         if ctx.subgroup_size_range().is_none() {
             assert_eq!(report.relaunches, 0, "{mode}: one workgroup solves the chain alone");

@@ -121,4 +121,5 @@ pub(crate) enum SolveStep {
     Finish = 2,
     Levels = 3,
     Widest = 4,
+    MaxLevel = 5,
 }

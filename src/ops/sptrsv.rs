@@ -606,7 +606,7 @@ impl<T: Scalar> TriangularSolve<T> {
     }
 
     /// Records a launch (after resetting x and the status, for `Launch::First`), the
-    /// relaunch rounds, and in f64 the decoding of x.
+    /// relaunch rounds, in f64 the decoding of x, and with `capture` the level count.
     fn record_launches(
         &self,
         rec: &mut Recorder<'_, '_>,
@@ -690,6 +690,9 @@ impl<T: Scalar> TriangularSolve<T> {
         }
         if f64_values {
             rec.dispatch_items(&self.steps, step(SolveStep::Finish), step_bindings, items as u64)?;
+        }
+        if capture {
+            rec.dispatch_items(&self.steps, step(SolveStep::MaxLevel), step_bindings, n as u64)?;
         }
         Ok(())
     }
