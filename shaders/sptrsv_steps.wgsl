@@ -16,8 +16,8 @@
 // - MAX_LEVEL: after a capturing solve's launches, the largest level of the solved rows into
 //   status[STATUS_MAX_LEVEL]: a workgroup's maximum, then one read (and a write only where it
 //   is larger) of the status word a workgroup. The solve's teams raised it themselves before,
-//   an atomicMax each on the one word (H200: the uniform matrix's capturing one-shot
-//   ~100 µs slower).
+//   an atomicMax each on the one word, with instructions in every team (H200: the solve's
+//   GPU time 1–2% longer, benches/NOTES.md session 50).
 #import invocation
 #import sptrsv_words
 

@@ -262,9 +262,9 @@ fn auto_on_wide_levels_keeps_the_count_and_sorts_nothing() {
 }
 
 /// The 3,000-row chain solved with a spin bound of 0 (a team gives up at its first round
-/// without progress) and one relaunch recorded per round, a first solve (in row order; the
-/// level order plan's captures levels): the solve's report and its relative error against
-/// the twin.
+/// without progress) and one relaunch recorded per round, by a plan's first solve (in row
+/// order; a level-order plan's captures the levels as well): the solve's report and its
+/// relative error against the twin.
 fn solve_chain(
     ctx: &Context,
     chain: &CsrMatrix<f32>,
