@@ -1,6 +1,6 @@
 //! Sync-free triangular solve against the f64 substitution twin: lower and upper (and Aᵀ),
-//! unit and non-unit, 1, 4 and 33 right-hand sides, row order and level order (the first
-//! solve captures the levels, the second uses them), f32 and f64, with and without
+//! unit and non-unit, 1, 4 and 33 right-hand sides, row order and level order (levels found
+//! by the frontier before the first solve or captured during it, then reused), f32 and f64, with and without
 //! subgroups, x poisoned with NaN before every solve; chains, long rows, empty rows, 1×1 and
 //! 0×0; the relaunch path under a tiny spin bound; a back-off that changes no bit; unsolvable
 //! input as typed errors.
@@ -8,7 +8,7 @@
 mod common;
 
 use wgsparse::generate::{self, Rng};
-use wgsparse::ops::{Diagonal, SolveReport, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
+use wgsparse::ops::{Diagonal, LevelCapture, SolveReport, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
 use wgsparse::reference::{relative_error, triangular_backward_error, triangular_solve};
 use wgsparse::{
     Context, Conversion, CsrMatrix, DenseLayout, DenseMatrix, ElementKind, Error, GpuDense, GpuSparse, Scalar,
@@ -88,8 +88,9 @@ fn level_count<T: Scalar>(t: &CsrMatrix<T>, upper: bool) -> usize {
     levels.into_iter().max().unwrap_or(0)
 }
 
-/// Every triangle × lower/upper × unit/non-unit × algorithm × launch cap
-/// ([`SptrsvOptions::max_workgroups`]), two solves each (the first captures levels, the
+/// Every triangle × lower/upper × unit/non-unit × algorithm (level order with its levels
+/// found by the frontier and captured during the first solve) × launch cap
+/// ([`SptrsvOptions::max_workgroups`]), two solves each (the first learns the levels, the
 /// second may run in level order), against the twin.
 fn check_grid<T: Scalar>(test: &str, ks: &[usize], caps: &[Option<u32>]) {
     let seed = common::seed(test);
@@ -109,12 +110,16 @@ fn check_grid<T: Scalar>(test: &str, ks: &[usize], caps: &[Option<u32>]) {
                     let side = if upper { Triangle::Upper } else { Triangle::Lower };
                     for diagonal in [Diagonal::NonUnit, Diagonal::Unit] {
                         let unit = diagonal == Diagonal::Unit;
-                        let algorithms =
-                            [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder, SptrsvAlgorithm::Auto];
-                        for (algorithm, &max_workgroups) in
+                        let algorithms = [
+                            (SptrsvAlgorithm::RowOrder, LevelCapture::DuringSolve),
+                            (SptrsvAlgorithm::LevelOrder, LevelCapture::Frontier),
+                            (SptrsvAlgorithm::LevelOrder, LevelCapture::DuringSolve),
+                            (SptrsvAlgorithm::Auto, LevelCapture::DuringSolve),
+                        ];
+                        for ((algorithm, capture), &max_workgroups) in
                             algorithms.into_iter().flat_map(|a| caps.iter().map(move |c| (a, c)))
                         {
-                            let options = SptrsvOptions { rhs: k, max_workgroups, ..Default::default() };
+                            let options = SptrsvOptions { rhs: k, max_workgroups, capture, ..Default::default() };
                             let plan = TriangularSolve::with_options(ctx, &matrix, side, diagonal, algorithm, options)
                                 .unwrap();
                             for round in 0..2 {
@@ -133,14 +138,18 @@ fn check_grid<T: Scalar>(test: &str, ks: &[usize], caps: &[Option<u32>]) {
                                 let within = err <= common::tolerance::<T>() || backward <= rounding_bound;
                                 if err.is_nan() || !within {
                                     failures.push(format!(
-                                        "{mode} {name} k={k} upper={upper} unit={unit} {} cap {max_workgroups:?} round {round}: {err:e} (backward {backward:.2})",
+                                        "{mode} {name} k={k} upper={upper} unit={unit} {} ({capture:?}) cap {max_workgroups:?} round {round}: {err:e} (backward {backward:.2})",
                                         algorithm.name()
                                     ));
                                 }
                             }
                             if algorithm != SptrsvAlgorithm::RowOrder && a.rows() > 1 {
                                 let levels = level_count(&triangle, upper);
-                                assert_eq!(plan.levels(), Some(levels), "{name}: the first solve captures levels");
+                                assert_eq!(
+                                    plan.levels(),
+                                    Some(levels),
+                                    "{name} {capture:?}: the first solve learns levels"
+                                );
                             }
                         }
                     }
@@ -209,9 +218,10 @@ fn transposed_solve_matches_twin() {
 }
 
 /// `Auto` on wide levels (more than `WIDE_LEVELS` rows a level) keeps row order, so its
-/// first solve keeps the level count and sorts nothing; a `LevelOrder` plan on the same
-/// matrix then captures again and keeps the level sets, which it uses from its second solve,
-/// while the `Auto` plan stays in row order. Every solve against the twin.
+/// first solve keeps the level count and no level sets; a `LevelOrder` plan on the same
+/// matrix then learns the levels again and keeps the sets: found by the frontier before its
+/// first solve, which then runs by level, or captured during that solve (in row order),
+/// used from the second. The `Auto` plan stays in row order. Every solve against the twin.
 #[test]
 fn auto_on_wide_levels_keeps_the_count_and_sorts_nothing() {
     let seed = common::seed("auto_on_wide_levels_keeps_the_count_and_sorts_nothing");
@@ -230,8 +240,6 @@ fn auto_on_wide_levels_keeps_the_count_and_sorts_nothing() {
         })
         .collect();
     let lower = square_from_rows(rows);
-    let matrix = GpuSparse::from_csr(ctx, &lower, Conversion::Csr).unwrap();
-    let names = || matrix.analyses().into_iter().map(|a| a.name).collect::<Vec<_>>();
     let b = rhs::<f32>(lower.rows(), &mut rng);
     let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
     let want = triangular_solve(&lower, false, false, &b64, 1).unwrap();
@@ -243,37 +251,45 @@ fn auto_on_wide_levels_keeps_the_count_and_sorts_nothing() {
         assert!(err < 1e-5, "{what}: {err:e}");
         report
     };
-    let auto = TriangularSolve::new(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto).unwrap();
-    let report = run(&auto, "auto, first solve");
-    assert_eq!((report.levels, report.level_order), (Some(2), false));
-    assert_eq!(names(), ["level count (lower)"], "the count alone");
-    assert_eq!((auto.levels(), auto.level_sets_bytes()), (Some(2), 0));
-    assert!(!run(&auto, "auto, second solve").level_order);
-    assert_eq!(names(), ["level count (lower)"], "no sort for a plan in row order");
+    for capture in [LevelCapture::Frontier, LevelCapture::DuringSolve] {
+        let matrix = GpuSparse::from_csr(ctx, &lower, Conversion::Csr).unwrap();
+        let names = || matrix.analyses().into_iter().map(|a| a.name).collect::<Vec<_>>();
+        let options = SptrsvOptions { capture, ..Default::default() };
+        let plan = |algorithm| {
+            TriangularSolve::with_options(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, algorithm, options).unwrap()
+        };
+        let auto = plan(SptrsvAlgorithm::Auto);
+        let report = run(&auto, "auto, first solve");
+        assert_eq!((report.levels, report.level_order), (Some(2), false), "{capture:?}");
+        assert_eq!(names(), ["level count (lower)"], "{capture:?}: the count alone");
+        assert_eq!((auto.levels(), auto.level_sets_bytes()), (Some(2), 0));
+        assert!(!run(&auto, "auto, second solve").level_order);
+        assert_eq!(names(), ["level count (lower)"], "{capture:?}: no sets for a plan in row order");
 
-    let by_level =
-        TriangularSolve::new(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::LevelOrder).unwrap();
-    assert_eq!(by_level.levels(), Some(2), "the count is the pattern's");
-    assert!(!run(&by_level, "level order, first solve").level_order, "it captures in row order");
-    assert_eq!(names(), ["level count (lower)", "level sets (lower)"]);
-    assert_eq!(by_level.level_sets_bytes(), 4 * lower.rows() as u64);
-    assert!(run(&by_level, "level order, second solve").level_order);
-    assert!(!run(&auto, "auto, after the sort").level_order, "auto still keeps row order");
+        let by_level = plan(SptrsvAlgorithm::LevelOrder);
+        assert_eq!(by_level.levels(), Some(2), "the count is the pattern's");
+        let first_by_level = run(&by_level, "level order, first solve").level_order;
+        assert_eq!(first_by_level, capture == LevelCapture::Frontier, "{capture:?}: the first solve's order");
+        assert_eq!(names(), ["level count (lower)", "level sets (lower)"]);
+        assert_eq!(by_level.level_sets_bytes(), 4 * lower.rows() as u64);
+        assert!(run(&by_level, "level order, second solve").level_order);
+        assert!(!run(&auto, "auto, after the sort").level_order, "auto still keeps row order");
+    }
 }
 
 /// The 3,000-row chain solved with a spin bound of 0 (a team gives up at its first round
 /// without progress) and one relaunch recorded per round, by a plan's first solve (in row
-/// order; a level-order plan's captures the levels as well): the solve's report and its
-/// relative error against the twin.
+/// order; a level-order plan learns the levels as well, by `capture`): the solve's report
+/// and its relative error against the twin.
 fn solve_chain(
     ctx: &Context,
     chain: &CsrMatrix<f32>,
-    algorithm: SptrsvAlgorithm,
+    (algorithm, capture): (SptrsvAlgorithm, LevelCapture),
     max_workgroups: Option<u32>,
     rng: &mut Rng,
 ) -> (SolveReport, f64) {
     let matrix = GpuSparse::from_csr(ctx, chain, Conversion::Csr).unwrap();
-    let options = SptrsvOptions { spin_limit: 0, relaunch_rounds: 1, max_workgroups, ..Default::default() };
+    let options = SptrsvOptions { spin_limit: 0, relaunch_rounds: 1, max_workgroups, capture, ..Default::default() };
     let plan =
         TriangularSolve::with_options(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, algorithm, options).unwrap();
     let b = rhs::<f32>(chain.rows(), rng);
@@ -287,7 +303,9 @@ fn solve_chain(
 /// With a spin bound of 0 a team gives up at its first round without progress: on lavapipe
 /// (workgroups on two CPU threads) the later workgroups of a chain find their predecessor
 /// unsolved and leave their rows to relaunches, many times, and the answer is still exact,
-/// with launches of one workgroup per 64 rows and of 4 workgroups taking ticket after ticket.
+/// with launches of one workgroup per 64 rows and of 4 workgroups taking ticket after ticket;
+/// in row order, and in level order with the levels captured across the relaunches or found
+/// by the frontier.
 #[test]
 fn tiny_spin_bound_relaunches_and_still_solves() {
     let seed = common::seed("tiny_spin_bound_relaunches_and_still_solves");
@@ -296,10 +314,15 @@ fn tiny_spin_bound_relaunches_and_still_solves() {
     let mut relaunched = 0;
     let runs = common::contexts_for::<f32>().into_iter().flat_map(|c| [None, Some(4)].map(|cap| (c, cap)));
     for ((mode, ctx), max_workgroups) in runs {
-        for algorithm in [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder] {
-            let (report, err) = solve_chain(ctx, &chain, algorithm, max_workgroups, &mut rng);
+        let plans = [
+            (SptrsvAlgorithm::RowOrder, LevelCapture::DuringSolve),
+            (SptrsvAlgorithm::LevelOrder, LevelCapture::DuringSolve),
+            (SptrsvAlgorithm::LevelOrder, LevelCapture::Frontier),
+        ];
+        for (algorithm, capture) in plans {
+            let (report, err) = solve_chain(ctx, &chain, (algorithm, capture), max_workgroups, &mut rng);
             relaunched += report.relaunches;
-            let what = format!("{mode} {} cap {max_workgroups:?}", algorithm.name());
+            let what = format!("{mode} {} {capture:?} cap {max_workgroups:?}", algorithm.name());
             eprintln!("{what}: {} relaunches, error {err:e}", report.relaunches);
             assert!(err < 1e-5, "{what}: {err:e}");
             if algorithm == SptrsvAlgorithm::LevelOrder {
@@ -321,7 +344,8 @@ fn one_workgroup_takes_every_ticket() {
     let mut rng = Rng::new(seed);
     let (_, chain) = triangles(seed).into_iter().find(|(n, _)| n == "chain_3000").unwrap();
     for (mode, ctx) in common::contexts_for::<f32>() {
-        let (report, err) = solve_chain(ctx, &chain, SptrsvAlgorithm::RowOrder, Some(1), &mut rng);
+        let plan = (SptrsvAlgorithm::RowOrder, LevelCapture::DuringSolve);
+        let (report, err) = solve_chain(ctx, &chain, plan, Some(1), &mut rng);
         assert!(err < 1e-5, "{mode}: {err:e}");
         if ctx.subgroup_size_range().is_none() {
             assert_eq!(report.relaunches, 0, "{mode}: one workgroup solves the chain alone");

@@ -10,15 +10,20 @@
 //! runs wide matrices in row order needs nothing more, and skips the sort.
 
 use super::radix_sort::RadixSort;
+use super::scan::Scan;
 use crate::context::Context;
 use crate::gpu::GpuVec;
+use crate::kernel::shaders::sptrsv_levels as frontier;
 use crate::kernel::shaders::sptrsv_steps as steps;
 use crate::matrix::Analysis;
+use crate::record::ReadTicket;
 use crate::Result;
+use std::collections::VecDeque;
 
 /// Rows in level order.
 pub(crate) struct LevelSets {
-    /// Every row, by level, in row order within a level.
+    /// Every row, by level: in row order within a level when sorted from a capture, in the
+    /// order the frontier released them when found by [`LevelSets::by_frontier`].
     pub(crate) order: GpuVec<u32>,
     /// Rows of the widest level, rounded down to a power of two.
     pub(crate) widest: usize,
@@ -110,6 +115,105 @@ impl LevelSets {
         let order = if in_spares { sort.spares().1 } else { order };
         Ok(LevelSets { order, widest })
     }
+}
+
+/// The triangle a frontier analysis reads: the CSR arrays the solve walks.
+pub(crate) struct FrontierInput<'a> {
+    pub(crate) row_offsets: &'a GpuVec<u32>,
+    pub(crate) col_indices: &'a GpuVec<u32>,
+    pub(crate) rows: usize,
+    pub(crate) upper: bool,
+    /// A word per row at least, for the rows' pending dependencies (the plan's scratch).
+    pub(crate) pending: &'a GpuVec<u32>,
+}
+
+/// Levels a frontier analysis records a submission (two kept in flight, so that recording
+/// overlaps the GPU's work).
+const FRONTIER_CHUNK: usize = 64;
+/// Workgroups of 64 lanes an EXPAND launch has at most (its lanes stride over the level).
+const FRONTIER_WORKGROUPS: usize = 512;
+/// The state words of `shaders/sptrsv_levels.wgsl`.
+const FRONTIER_STATE_WORDS: usize = 9;
+const FRONTIER_LEVELS: usize = 6;
+const FRONTIER_WIDEST: usize = 7;
+const FRONTIER_PLACED: usize = 8;
+
+impl LevelSets {
+    /// The level sets of a triangle found before any solve, by Kahn's frontier
+    /// (`shaders/sptrsv_levels.wgsl`): each row's dependencies counted, the triangle's
+    /// successor lists built (4 bytes an entry and a row, dropped on return), then a
+    /// dispatch a level releases the next. Returns the sets and the level count. Waits for
+    /// the GPU.
+    pub(crate) fn by_frontier(ctx: &Context, input: FrontierInput<'_>) -> Result<(Self, usize)> {
+        let rows = input.rows;
+        let entries = input.col_indices.len();
+        let kernel = ctx.plain_kernel::<frontier::Shader>(Default::default(), Default::default())?;
+        let (successor_ends, successors) = (ctx.zeros::<u32>(rows.max(1))?, ctx.zeros::<u32>(entries.max(1))?);
+        let (order, state) = (ctx.zeros::<u32>(rows.max(1))?, ctx.zeros::<u32>(FRONTIER_STATE_WORDS)?);
+        let (scan, total) = (Scan::new(ctx, rows)?, ctx.zeros::<u32>(1)?);
+        let lanes = rows.div_ceil(64).clamp(1, FRONTIER_WORKGROUPS) * 64;
+        let params = |step: u32, level: usize| frontier::Params {
+            step,
+            rows: rows as u32,
+            upper: input.upper as u32,
+            level: level as u32,
+            lanes: lanes as u32,
+        };
+        let bindings = || frontier::Bindings {
+            row_offsets: input.row_offsets.bind(),
+            col_indices: input.col_indices.bind(),
+            pending: input.pending.bind_range(0..rows.max(1)),
+            successor_ends: successor_ends.bind(),
+            successors: successors.bind(),
+            order: order.bind(),
+            state: state.bind(),
+        };
+        // Records levels first..end (and before them, with `setup`, the counts and lists).
+        let submit = |first: usize, end: usize, setup: bool| -> Result<ReadTicket<u32>> {
+            let mut batch = ctx.batch();
+            {
+                let mut rec = batch.recorder();
+                if setup {
+                    rec.dispatch_items(&kernel, params(FrontierStep::Count as u32, 0), bindings(), rows as u64)?;
+                    scan.record(&mut rec, &successor_ends, rows, &total)?;
+                    rec.dispatch_items(&kernel, params(FrontierStep::Fill as u32, 0), bindings(), rows as u64)?;
+                }
+                for level in first..end {
+                    rec.dispatch_items(&kernel, params(FrontierStep::Expand as u32, level), bindings(), lanes as u64)?;
+                }
+            }
+            let ticket = batch.read_back(&state)?;
+            batch.submit()?;
+            Ok(ticket)
+        };
+        let mut in_flight = VecDeque::new();
+        let mut recorded = FRONTIER_CHUNK.min(rows);
+        in_flight.push_back(submit(0, recorded, true)?);
+        while let Some(ticket) = in_flight.pop_front() {
+            let words = ticket.wait()?;
+            let placed = words[FRONTIER_PLACED] as usize;
+            if placed >= rows {
+                let widest = words[FRONTIER_WIDEST].max(1);
+                let widest = 1usize << (u32::BITS - 1 - widest.leading_zeros());
+                return Ok((LevelSets { order, widest }, words[FRONTIER_LEVELS] as usize));
+            }
+            // Every level places a row at least: at most `rows` levels.
+            while in_flight.len() < 2 && recorded < rows {
+                let next = (recorded + FRONTIER_CHUNK).min(rows);
+                in_flight.push_back(submit(recorded, next, false)?);
+                recorded = next;
+            }
+        }
+        Err(crate::Error::Validation("sptrsv: the frontier analysis placed fewer rows than the matrix has".into()))
+    }
+}
+
+/// The steps of `shaders/sptrsv_levels.wgsl` (its `params.step`).
+#[derive(Debug, Clone, Copy)]
+enum FrontierStep {
+    Count = 0,
+    Fill = 1,
+    Expand = 2,
 }
 
 /// The steps of `shaders/sptrsv_steps.wgsl` (its `params.step`; the numbers are its

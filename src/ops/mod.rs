@@ -19,6 +19,6 @@ pub use lu::{BatchedLu, LuAlgorithm, LuOptions, Pivoting};
 pub use sddmm::{Sddmm, SddmmAlgorithm, SddmmOptions};
 pub use spmm::{Spmm, SpmmAlgorithm, SpmmOptions};
 pub use spmv::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions, DOT_WORKGROUP_MAX};
-pub use sptrsv::{Diagonal, SolveReport, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
+pub use sptrsv::{Diagonal, LevelCapture, SolveReport, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
 pub use tile_options::{TileOptions, TransposedReads};
 pub use transpose::transpose;

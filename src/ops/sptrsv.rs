@@ -12,8 +12,9 @@
 //! `shaders/sptrsv.wgsl` says how values and their ready state share atomic words.
 //!
 //! The first [`TriangularSolve::solve`] of a pattern captures each row's level (1 + the
-//! largest level of its predecessors); the level count and, where a plan will use them, the
-//! rows sorted by level are kept with the matrix's analyses, and later solves
+//! largest level of its predecessors) during its row-order solve (or, on request, finds
+//! them before it by Kahn's frontier: [`LevelCapture`]); the level count and, where a plan
+//! will use them, the rows by level are kept with the matrix's analyses, and later solves
 //! ([`SptrsvAlgorithm::LevelOrder`], `Auto` on deep matrices) hand out rows level by level,
 //! which keeps the rows of a team independent. `Auto` on a wide matrix keeps row order and
 //! sorts nothing. New values keep the levels.
@@ -26,7 +27,7 @@
 use std::sync::Arc;
 
 use super::common::{check_len, check_row_major, Operands};
-use crate::analysis::level_sets::{CapturedLevels, LevelCount, LevelSets, SolveStep};
+use crate::analysis::level_sets::{CapturedLevels, FrontierInput, LevelCount, LevelSets, SolveStep};
 use crate::analysis::transpose::Transpose;
 use crate::context::Context;
 use crate::element::{ElementKind, Scalar};
@@ -107,6 +108,40 @@ impl SptrsvAlgorithm {
     }
 }
 
+/// How a plan that runs by level learns a new pattern's levels (on its first
+/// [`TriangularSolve::solve`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LevelCapture {
+    /// During the first solve, in row order: each row publishes its level beside its value
+    /// (no memory beyond the solve's), then the rows are sorted by level.
+    #[default]
+    DuringSolve,
+    /// Before the first solve, by Kahn's frontier: the rows' dependencies counted, the
+    /// triangle's successor lists built (4 bytes an entry and a row, freed after), then a
+    /// dispatch a level. Nothing waits on another workgroup, so the row order's window of
+    /// resident teams does not bound it; but on the H200 a level costs ~7–11 µs, and a
+    /// column with many successors is walked by one lane, so only shallow stencils gain
+    /// (the 3-D Laplacian's one-shot 8.2 → 6.7 ms) and R-MAT and the dense row lose badly
+    /// (benches/NOTES.md, session 51). Not the default.
+    Frontier,
+}
+
+impl LevelCapture {
+    /// Short name used on the bench's command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            LevelCapture::DuringSolve => "solve",
+            LevelCapture::Frontier => "frontier",
+        }
+    }
+
+    /// Parses [`LevelCapture::name`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        [LevelCapture::DuringSolve, LevelCapture::Frontier].into_iter().find(|c| c.name() == name)
+    }
+}
+
 /// Tuning and shape of a triangular solve.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SptrsvOptions {
@@ -142,6 +177,8 @@ pub struct SptrsvOptions {
     /// ([`SolveProblem::OutsideTriangle`]): for a matrix that holds two factors, as an
     /// incomplete LU does (L's strict part below the diagonal, U above and on it).
     pub ignore_other_triangle: bool,
+    /// How the first solve of a plan that runs by level learns the levels.
+    pub capture: LevelCapture,
 }
 
 impl Default for SptrsvOptions {
@@ -153,6 +190,7 @@ impl Default for SptrsvOptions {
             backoff: None,
             max_workgroups: None,
             ignore_other_triangle: false,
+            capture: LevelCapture::DuringSolve,
         }
     }
 }
@@ -526,16 +564,23 @@ impl<T: Scalar> TriangularSolve<T> {
     }
 
     fn solve_blocking(&self, b: Bind<'_, T>, x: Bind<'_, u32>) -> Result<SolveReport> {
-        let level_sets = self.level_sets();
         if self.matrix.rows() == 0 {
             return Ok(SolveReport { relaunches: 0, levels: None, level_order: false });
         }
-        let capture = self.needs_capture();
+        let mut capture = self.needs_capture();
+        // Levels the frontier found: kept once the solve succeeds (a failed solve keeps none).
+        let mut found = None;
+        if capture && self.options.capture == LevelCapture::Frontier {
+            found = Some(self.levels_by_frontier()?);
+            capture = false;
+        }
+        let kept = self.level_sets();
+        let level_sets = found.as_ref().and_then(|(sets, _)| sets.as_ref()).or(kept.as_deref());
         let mut launch = Launch::First;
         // Each round of launches solves at least one row: at most n rounds.
         for _ in 0..=self.matrix.rows() {
             let mut batch = self.ctx.batch();
-            self.record_launches(&mut batch.recorder(), b, x, launch, capture, level_sets.as_deref())?;
+            self.record_launches(&mut batch.recorder(), b, x, launch, capture, level_sets)?;
             let status = batch.read_back(&self.status)?;
             batch.submit()?;
             let status = status.wait()?;
@@ -544,9 +589,16 @@ impl<T: Scalar> TriangularSolve<T> {
                 continue;
             }
             let mut report = self.outcome(&status, level_sets.is_some())?;
+            let structure = self.matrix.structure();
+            if let Some((sets, levels)) = found {
+                structure.get_or_build(&self.level_count_name, || Ok(LevelCount { levels }))?;
+                if let Some(sets) = sets {
+                    structure.get_or_build(&self.level_sets_name, || Ok(sets))?;
+                }
+                report.levels = Some(levels);
+            }
             if capture {
                 let levels = status[STATUS_MAX_LEVEL] as usize;
-                let structure = self.matrix.structure();
                 structure.get_or_build(&self.level_count_name, || Ok(LevelCount { levels }))?;
                 // Sorted only for a plan that runs by level: `Auto` on wide levels keeps row
                 // order, so its one-shot solve pays no sort.
@@ -565,6 +617,32 @@ impl<T: Scalar> TriangularSolve<T> {
             return Ok(report);
         }
         Err(Error::Validation("sptrsv: a launch solved no row".into()))
+    }
+
+    /// The levels by the frontier: the sets where the plan runs by level (`Auto` on wide
+    /// levels keeps row order), and the count.
+    fn levels_by_frontier(&self) -> Result<(Option<LevelSets>, usize)> {
+        let (row_offsets, col_indices, _) = self.walked()?;
+        let input = FrontierInput {
+            row_offsets,
+            col_indices,
+            rows: self.matrix.rows(),
+            upper: self.triangle == Triangle::Upper,
+            pending: &self.aux,
+        };
+        let (sets, levels) = LevelSets::by_frontier(&self.ctx, input)?;
+        Ok((self.by_level(levels).then_some(sets), levels))
+    }
+
+    /// The CSR arrays the solve walks (A's, or its transpose's) and the map to A's entries.
+    fn walked(&self) -> Result<(&GpuVec<u32>, &GpuVec<u32>, &GpuVec<u32>)> {
+        let PanelStorage::Csr(csr) = self.matrix.panels()[0].storage() else {
+            return Err(Error::Validation("sptrsv: a panel that is not CSR".into()));
+        };
+        Ok(match &self.transpose {
+            Some(t) => (&t.row_offsets, &t.col_indices, &t.perm),
+            None => (csr.row_offsets(), csr.col_indices(), &self.unused.perm),
+        })
     }
 
     /// The report of a solve from its status words, or its error.
@@ -648,10 +726,7 @@ impl<T: Scalar> TriangularSolve<T> {
         let PanelStorage::Csr(csr) = self.matrix.panels()[0].storage() else {
             return Err(Error::Validation("sptrsv: a panel that is not CSR".into()));
         };
-        let (row_offsets, col_indices, perm) = match &self.transpose {
-            Some(t) => (&t.row_offsets, &t.col_indices, &t.perm),
-            None => (csr.row_offsets(), csr.col_indices(), &self.unused.perm),
-        };
+        let (row_offsets, col_indices, perm) = self.walked()?;
         let params = kernel::Params {
             rows: n as u32,
             k: self.options.rhs as u32,
@@ -708,17 +783,80 @@ enum Launch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::level_sets::FrontierInput;
     use crate::{generate, ContextOptions, Conversion, CsrMatrix};
 
-    /// The levels of a lower triangle on the host: 1 + the largest of its predecessors'.
-    fn host_levels(l: &CsrMatrix<f32>) -> Vec<usize> {
-        let mut levels = vec![0usize; l.rows()];
-        for r in 0..l.rows() {
+    /// The levels of a triangle on the host: 1 + the largest of its predecessors'.
+    fn host_levels(l: &CsrMatrix<f32>, upper: bool) -> Vec<usize> {
+        let n = l.rows();
+        let mut levels = vec![0usize; n];
+        let rows: Vec<usize> = if upper { (0..n).rev().collect() } else { (0..n).collect() };
+        for r in rows {
             let range = l.row_offsets()[r] as usize..l.row_offsets()[r + 1] as usize;
-            let deps = l.col_indices()[range].iter().filter(|&&c| (c as usize) < r);
-            levels[r] = 1 + deps.map(|&c| levels[c as usize]).max().unwrap_or(0);
+            let deps =
+                l.col_indices()[range].iter().map(|&c| c as usize).filter(|&c| if upper { c > r } else { c < r });
+            levels[r] = 1 + deps.map(|c| levels[c]).max().unwrap_or(0);
         }
         levels
+    }
+
+    /// The frontier's order holds every row once, by level (the host's levels never
+    /// decrease along it), and its level count and widest level are the host's: lower and
+    /// upper triangles of stencils, a power-law graph, long rows, empty rows and a chain,
+    /// with and without subgroups.
+    #[test]
+    fn frontier_orders_rows_by_level() {
+        let seed = 0xf207;
+        let mut offsets = vec![0u32];
+        let mut cols = Vec::new();
+        for r in 0..3000u32 {
+            cols.extend(if r == 0 { vec![0] } else { vec![r - 1, r] });
+            offsets.push(cols.len() as u32);
+        }
+        let values = vec![1.0f32; cols.len()];
+        let chain = CsrMatrix::try_from_csr_data(3000, 3000, offsets, cols, values).unwrap();
+        let cases = [
+            ("lap2d", generate::laplacian_2d(40)),
+            ("rmat", generate::rmat(10, 8, 0.57, 0.19, 0.19, seed)),
+            ("dense row", generate::dense_row_mix(900, 700, seed)),
+            ("empty rows", generate::random(500, 500, 0.002, seed)),
+            ("chain", chain),
+        ];
+        for subgroups in [true, false] {
+            let ctx =
+                Context::new_blocking(ContextOptions { subgroups, ..ContextOptions::from_env().unwrap() }).unwrap();
+            for (name, a) in &cases {
+                for upper in [false, true] {
+                    let t = generate::solvable_triangle(a, upper);
+                    let levels = host_levels(&t, upper);
+                    let matrix = GpuSparse::from_csr(&ctx, &t, Conversion::Csr).unwrap();
+                    let PanelStorage::Csr(csr) = matrix.panels()[0].storage() else { unreachable!() };
+                    let pending = ctx.zeros::<u32>(t.rows()).unwrap();
+                    let input = FrontierInput {
+                        row_offsets: csr.row_offsets(),
+                        col_indices: csr.col_indices(),
+                        rows: t.rows(),
+                        upper,
+                        pending: &pending,
+                    };
+                    let what = format!("{name}, upper {upper}, subgroups {subgroups}");
+                    let (sets, count) = LevelSets::by_frontier(&ctx, input).unwrap();
+                    let order = sets.order.read_blocking().unwrap();
+                    let mut seen = vec![false; t.rows()];
+                    for &r in &order {
+                        assert!(!std::mem::replace(&mut seen[r as usize], true), "{what}: row {r} twice");
+                    }
+                    assert!(seen.iter().all(|&s| s), "{what}: a row missing");
+                    let by_level = order.windows(2).all(|w| levels[w[0] as usize] <= levels[w[1] as usize]);
+                    assert!(by_level, "{what}: a row before one of a lower level");
+                    assert_eq!(count, levels.iter().copied().max().unwrap(), "{what}: the level count");
+                    let mut widths = vec![0usize; count + 1];
+                    levels.iter().for_each(|&l| widths[l] += 1);
+                    let widest = widths.into_iter().max().unwrap();
+                    assert_eq!(sets.widest, 1 << widest.ilog2(), "{what}: widest {widest}");
+                }
+            }
+        }
     }
 
     /// The capture measures the widest level (rounded down to a power of two) and the level
@@ -741,7 +879,7 @@ mod tests {
         for ((a, k), launch) in cases.into_iter().zip(launches) {
             let l = generate::solvable_triangle(&a, false);
             let mut widths = vec![0usize; l.rows() + 1];
-            host_levels(&l).into_iter().for_each(|level| widths[level] += 1);
+            host_levels(&l, false).into_iter().for_each(|level| widths[level] += 1);
             let widest = widths.into_iter().max().unwrap();
             check_launch(&ctx, &l, k, widest, launch);
             // f64 reads the levels through its own word layout.
@@ -754,10 +892,24 @@ mod tests {
         }
     }
 
-    /// Solves `l` once in level order and checks the captured widest level and the launch.
+    /// Solves `l` once in level order and checks the widest level (captured during the
+    /// solve and found by the frontier) and the launch.
     fn check_launch<T: Scalar>(ctx: &Context, l: &CsrMatrix<T>, k: usize, widest: usize, launch: (u32, bool)) {
+        for capture in [LevelCapture::DuringSolve, LevelCapture::Frontier] {
+            check_launch_by(ctx, l, k, widest, launch, capture);
+        }
+    }
+
+    fn check_launch_by<T: Scalar>(
+        ctx: &Context,
+        l: &CsrMatrix<T>,
+        k: usize,
+        widest: usize,
+        launch: (u32, bool),
+        capture: LevelCapture,
+    ) {
         let matrix = GpuSparse::from_csr(ctx, l, Conversion::Csr).unwrap();
-        let options = SptrsvOptions { rhs: k, ..Default::default() };
+        let options = SptrsvOptions { rhs: k, capture, ..Default::default() };
         let plan = TriangularSolve::with_options(
             ctx,
             &matrix,
@@ -770,7 +922,7 @@ mod tests {
         let zeros = || GpuDense::<T>::zeros(ctx, l.rows(), k, crate::DenseLayout::RowMajor).unwrap();
         plan.solve_dense(&zeros(), &mut zeros()).unwrap();
         let sets = plan.level_sets().expect("levels captured");
-        let what = format!("{} rows, {}", l.rows(), T::KIND.name());
+        let what = format!("{} rows, {}, {capture:?}", l.rows(), T::KIND.name());
         assert_eq!(sets.widest, 1 << widest.ilog2(), "{what}: widest {widest}");
         assert_eq!(plan.launch_size(l.rows() * k, Some(&sets)), launch, "{what}");
     }

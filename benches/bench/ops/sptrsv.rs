@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 use std::time::Instant;
 
 use wgsparse::generate;
-use wgsparse::ops::{Diagonal, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
+use wgsparse::ops::{Diagonal, LevelCapture, SptrsvAlgorithm, SptrsvOptions, Triangle, TriangularSolve};
 use wgsparse::record::Recorder;
 use wgsparse::reference;
 use wgsparse::{Context, Conversion, CsrMatrix, ElementKind, GpuSparse, GpuVec, Scalar};
@@ -48,8 +48,9 @@ impl<T> SptrsvOp<T> {
     }
 }
 
-/// `algorithm` or a tuning variant `algorithm:backoff=N:wgs=N` (the back-off, the most
-/// workgroups a launch has).
+/// `algorithm` or a tuning variant `algorithm:backoff=N:wgs=N:capture=C` (the back-off, the
+/// most workgroups a launch has, how the first solve learns the levels: auto, solve or
+/// frontier).
 fn parse_variant(name: &str) -> Option<(SptrsvAlgorithm, SptrsvOptions)> {
     let mut parts = name.split(':');
     let algorithm = parts.next()?;
@@ -58,6 +59,7 @@ fn parse_variant(name: &str) -> Option<(SptrsvAlgorithm, SptrsvOptions)> {
         match knob.split_once('=')? {
             ("backoff", v) => options.backoff = Some(v.parse().ok()?),
             ("wgs", v) => options.max_workgroups = Some(v.parse().ok()?),
+            ("capture", v) => options.capture = LevelCapture::from_name(v)?,
             _ => return None,
         }
     }
