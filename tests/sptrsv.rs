@@ -214,6 +214,18 @@ fn transposed_solve_matches_twin() {
         assert!(plan.levels().is_some(), "{mode}: the levels survive new values");
         let err = relative_error(&solve(ctx, &plan, &b, 1), &want);
         assert!(err < 1e-5, "{mode} after update_values: {err:e}");
+
+        // The frontier walks the transpose's rows (a matrix of its own: no levels known yet),
+        // and the first solve runs by the levels it found.
+        let fresh = GpuSparse::from_csr(ctx, &scaled, Conversion::Csr).unwrap();
+        let options = SptrsvOptions { capture: LevelCapture::Frontier, ..Default::default() };
+        let (side, diagonal, order) = (Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::LevelOrder);
+        let plan = TriangularSolve::transposed_with_options(ctx, &fresh, side, diagonal, order, options).unwrap();
+        let mut x = ctx.upload(&vec![f32::NAN; b.len()]).unwrap();
+        let report = plan.solve(&ctx.upload(&b).unwrap(), &mut x).unwrap();
+        let err = relative_error(&x.read_blocking().unwrap(), &want);
+        assert!(err < 1e-5 && report.level_order, "{mode} by the frontier: {err:e}, {report:?}");
+        assert_eq!(plan.levels(), Some(level_count(&scaled.transpose(), true)), "{mode}: the frontier's levels");
     }
 }
 

@@ -120,10 +120,10 @@ pub enum LevelCapture {
     /// Before the first solve, by Kahn's frontier: the rows' dependencies counted, the
     /// triangle's successor lists built (4 bytes an entry and a row, freed after), then a
     /// dispatch a level. Nothing waits on another workgroup, so the row order's window of
-    /// resident teams does not bound it; but on the H200 a level costs ~7–11 µs, and a
-    /// column with many successors is walked by one lane, so only shallow stencils gain
-    /// (the 3-D Laplacian's one-shot 8.2 → 6.7 ms) and R-MAT and the dense row lose badly
-    /// (benches/NOTES.md, session 51). Not the default.
+    /// resident teams does not bound it; but it pays three atomics an entry and a dependent
+    /// dispatch a level (~6 µs on the H200), and a row or a column's successors are walked by
+    /// one lane: only shallow stencils gain (the 3-D Laplacian's one-shot 8.2 → 6.7 ms), and
+    /// R-MAT and a dense row lose badly (benches/NOTES.md, session 51). Not the default.
     Frontier,
 }
 
