@@ -127,6 +127,10 @@ pub(crate) struct FrontierInput<'a> {
     pub(crate) pending: &'a GpuVec<u32>,
 }
 
+/// The most items (entries, successors) a lane walks itself in `shaders/sptrsv_levels.wgsl`
+/// (`LANE_ITEMS`): longer ranges are cut into chunks of 128, at most one per 16 items.
+const FRONTIER_LANE_ITEMS: usize = 16;
+
 /// Levels a frontier analysis records a submission (two kept in flight, so that recording
 /// overlaps the GPU's work).
 const FRONTIER_CHUNK: usize = 64;
@@ -140,8 +144,8 @@ const FRONTIER_PLACED: usize = 8;
 
 impl LevelSets {
     /// The level sets of a triangle found before any solve, by Kahn's frontier
-    /// (`shaders/sptrsv_levels.wgsl`): each row's dependencies counted, the triangle's
-    /// successor lists built (4 bytes an entry and a row, dropped on return), then a
+    /// (`shaders/sptrsv_levels.wgsl`): each row's dependencies counted, the rows with none
+    /// taken as level 0, the triangle's successor lists built (4 bytes an entry and a row, dropped on return), then a
     /// dispatch a level releases the next. Returns the sets and the level count. Waits for
     /// the GPU.
     pub(crate) fn by_frontier(ctx: &Context, input: FrontierInput<'_>) -> Result<(Self, usize)> {
@@ -150,14 +154,22 @@ impl LevelSets {
         let kernel = ctx.plain_kernel::<frontier::Shader>(Default::default(), Default::default())?;
         let (successor_ends, successors) = (ctx.zeros::<u32>(rows.max(1))?, ctx.zeros::<u32>(entries.max(1))?);
         let (order, state) = (ctx.zeros::<u32>(rows.max(1))?, ctx.zeros::<u32>(FRONTIER_STATE_WORDS)?);
+        // Four lists of chunks (COUNT's, and three levels'), each as long as can be, two words
+        // a chunk, and their counts.
+        let chunk_cap = entries / FRONTIER_LANE_ITEMS + 1;
+        let chunks = ctx.zeros::<u32>(4 + 8 * chunk_cap)?;
         let (scan, total) = (Scan::new(ctx, rows)?, ctx.zeros::<u32>(1)?);
-        let lanes = rows.div_ceil(64).clamp(1, FRONTIER_WORKGROUPS) * 64;
-        let params = |step: u32, level: usize| frontier::Params {
-            step,
+        // COUNT and FILL give each row a lane; EXPAND's lanes stride over a level's rows.
+        let row_lanes = rows.div_ceil(64) * 64;
+        let level_lanes = rows.div_ceil(64).clamp(1, FRONTIER_WORKGROUPS) * 64;
+        let params = |step: FrontierStep, level: usize| frontier::Params {
+            step: step as u32,
             rows: rows as u32,
             upper: input.upper as u32,
             level: level as u32,
-            lanes: lanes as u32,
+            lanes: if matches!(step, FrontierStep::Count | FrontierStep::Fill) { row_lanes } else { level_lanes }
+                as u32,
+            chunk_cap: chunk_cap as u32,
         };
         let bindings = || frontier::Bindings {
             row_offsets: input.row_offsets.bind(),
@@ -167,6 +179,7 @@ impl LevelSets {
             successors: successors.bind(),
             order: order.bind(),
             state: state.bind(),
+            chunks: chunks.bind(),
         };
         // Records levels first..end (and before them, with `setup`, the counts and lists).
         let submit = |first: usize, end: usize, setup: bool| -> Result<ReadTicket<u32>> {
@@ -174,12 +187,18 @@ impl LevelSets {
             {
                 let mut rec = batch.recorder();
                 if setup {
-                    rec.dispatch_items(&kernel, params(FrontierStep::Count as u32, 0), bindings(), rows as u64)?;
+                    let lanes = |step| if matches!(step, FrontierStep::Count | FrontierStep::Fill | FrontierStep::Roots) { row_lanes } else { level_lanes } as u64;
+                    for step in [FrontierStep::Count, FrontierStep::CountChunks, FrontierStep::Roots] {
+                        rec.dispatch_items(&kernel, params(step, 0), bindings(), lanes(step))?;
+                    }
                     scan.record(&mut rec, &successor_ends, rows, &total)?;
-                    rec.dispatch_items(&kernel, params(FrontierStep::Fill as u32, 0), bindings(), rows as u64)?;
+                    for step in [FrontierStep::Fill, FrontierStep::FillChunks] {
+                        rec.dispatch_items(&kernel, params(step, 0), bindings(), lanes(step))?;
+                    }
                 }
                 for level in first..end {
-                    rec.dispatch_items(&kernel, params(FrontierStep::Expand as u32, level), bindings(), lanes as u64)?;
+                    let expand = params(FrontierStep::Expand, level);
+                    rec.dispatch_items(&kernel, expand, bindings(), level_lanes as u64)?;
                 }
             }
             let ticket = batch.read_back(&state)?;
@@ -212,8 +231,11 @@ impl LevelSets {
 #[derive(Debug, Clone, Copy)]
 enum FrontierStep {
     Count = 0,
-    Fill = 1,
-    Expand = 2,
+    CountChunks = 1,
+    Roots = 2,
+    Fill = 3,
+    FillChunks = 4,
+    Expand = 5,
 }
 
 /// The steps of `shaders/sptrsv_steps.wgsl` (its `params.step`; the numbers are its

@@ -120,10 +120,12 @@ pub enum LevelCapture {
     /// Before the first solve, by Kahn's frontier: the rows' dependencies counted, the
     /// triangle's successor lists built (4 bytes an entry and a row, freed after), then a
     /// dispatch a level. Nothing waits on another workgroup, so the row order's window of
-    /// resident teams does not bound it; but it pays three atomics an entry and a dependent
-    /// dispatch a level (~6 µs on the H200), and a row or a column's successors are walked by
-    /// one lane: only shallow stencils gain (the 3-D Laplacian's one-shot 8.2 → 6.7 ms), and
-    /// R-MAT and a dense row lose badly (benches/NOTES.md, session 51). Not the default.
+    /// resident teams does not bound it, and the order it leaves (by release within a level)
+    /// suits power-law graphs; but it pays three atomics an entry and a dependent dispatch a
+    /// level (~6 µs on the H200). On the H200 (benches/NOTES.md, session 51): R-MAT's first
+    /// solve 34.5 → 31.9 ms and its later ones 12.3 → 7.6 ms, the 3-D Laplacian's first
+    /// 8.4 → 6.8 ms; the 2-D Laplacian's first 12.0 → 37.3 ms (4,095 levels), a uniform
+    /// random matrix's 1.0 → 10.4 ms. Not the default.
     Frontier,
 }
 
@@ -832,28 +834,30 @@ mod tests {
                     let matrix = GpuSparse::from_csr(&ctx, &t, Conversion::Csr).unwrap();
                     let PanelStorage::Csr(csr) = matrix.panels()[0].storage() else { unreachable!() };
                     let pending = ctx.zeros::<u32>(t.rows()).unwrap();
-                    let input = FrontierInput {
-                        row_offsets: csr.row_offsets(),
-                        col_indices: csr.col_indices(),
-                        rows: t.rows(),
-                        upper,
-                        pending: &pending,
-                    };
-                    let what = format!("{name}, upper {upper}, subgroups {subgroups}");
-                    let (sets, count) = LevelSets::by_frontier(&ctx, input).unwrap();
-                    let order = sets.order.read_blocking().unwrap();
-                    let mut seen = vec![false; t.rows()];
-                    for &r in &order {
-                        assert!(!std::mem::replace(&mut seen[r as usize], true), "{what}: row {r} twice");
+                    {
+                        let input = FrontierInput {
+                            row_offsets: csr.row_offsets(),
+                            col_indices: csr.col_indices(),
+                            rows: t.rows(),
+                            upper,
+                            pending: &pending,
+                        };
+                        let what = format!("{name}, upper {upper}, subgroups {subgroups}");
+                        let (sets, count) = LevelSets::by_frontier(&ctx, input).unwrap();
+                        let order = sets.order.read_blocking().unwrap();
+                        let mut seen = vec![false; t.rows()];
+                        for &r in &order {
+                            assert!(!std::mem::replace(&mut seen[r as usize], true), "{what}: row {r} twice");
+                        }
+                        assert!(seen.iter().all(|&s| s), "{what}: a row missing");
+                        let by_level = order.windows(2).all(|w| levels[w[0] as usize] <= levels[w[1] as usize]);
+                        assert!(by_level, "{what}: a row before one of a lower level");
+                        assert_eq!(count, levels.iter().copied().max().unwrap(), "{what}: the level count");
+                        let mut widths = vec![0usize; count + 1];
+                        levels.iter().for_each(|&l| widths[l] += 1);
+                        let widest = widths.into_iter().max().unwrap();
+                        assert_eq!(sets.widest, 1 << widest.ilog2(), "{what}: widest {widest}");
                     }
-                    assert!(seen.iter().all(|&s| s), "{what}: a row missing");
-                    let by_level = order.windows(2).all(|w| levels[w[0] as usize] <= levels[w[1] as usize]);
-                    assert!(by_level, "{what}: a row before one of a lower level");
-                    assert_eq!(count, levels.iter().copied().max().unwrap(), "{what}: the level count");
-                    let mut widths = vec![0usize; count + 1];
-                    levels.iter().for_each(|&l| widths[l] += 1);
-                    let widest = widths.into_iter().max().unwrap();
-                    assert_eq!(sets.widest, 1 << widest.ilog2(), "{what}: widest {widest}");
                 }
             }
         }
