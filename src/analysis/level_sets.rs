@@ -16,7 +16,7 @@ use crate::gpu::GpuVec;
 use crate::kernel::shaders::sptrsv_levels as frontier;
 use crate::kernel::shaders::sptrsv_steps as steps;
 use crate::matrix::Analysis;
-use crate::record::ReadTicket;
+use crate::record::{ReadTicket, Recorder};
 use crate::Result;
 use std::collections::VecDeque;
 
@@ -133,7 +133,7 @@ const FRONTIER_LANE_ITEMS: usize = 16;
 
 /// Levels a frontier analysis records a submission (two kept in flight, so that recording
 /// overlaps the GPU's work).
-const FRONTIER_CHUNK: usize = 64;
+const LEVELS_PER_SUBMISSION: usize = 64;
 /// Workgroups of 64 lanes an EXPAND launch has at most (its lanes stride over the level).
 const FRONTIER_WORKGROUPS: usize = 512;
 /// The state words of `shaders/sptrsv_levels.wgsl`.
@@ -145,9 +145,9 @@ const FRONTIER_PLACED: usize = 8;
 impl LevelSets {
     /// The level sets of a triangle found before any solve, by Kahn's frontier
     /// (`shaders/sptrsv_levels.wgsl`): each row's dependencies counted, the rows with none
-    /// taken as level 0, the triangle's successor lists built (4 bytes an entry and a row, dropped on return), then a
-    /// dispatch a level releases the next. Returns the sets and the level count. Waits for
-    /// the GPU.
+    /// taken as level 0, the triangle's successor lists built, then a dispatch a level
+    /// releases the next. The lists and the chunks of long ranges take ~6 bytes an entry and
+    /// 4 a row, dropped on return. Returns the sets and the level count. Waits for the GPU.
     pub(crate) fn by_frontier(ctx: &Context, input: FrontierInput<'_>) -> Result<(Self, usize)> {
         let rows = input.rows;
         let entries = input.col_indices.len();
@@ -159,16 +159,18 @@ impl LevelSets {
         let chunk_cap = entries / FRONTIER_LANE_ITEMS + 1;
         let chunks = ctx.zeros::<u32>(4 + 8 * chunk_cap)?;
         let (scan, total) = (Scan::new(ctx, rows)?, ctx.zeros::<u32>(1)?);
-        // COUNT and FILL give each row a lane; EXPAND's lanes stride over a level's rows.
-        let row_lanes = rows.div_ceil(64) * 64;
-        let level_lanes = rows.div_ceil(64).clamp(1, FRONTIER_WORKGROUPS) * 64;
+        // COUNT, ROOTS and FILL give each row a lane; the other steps' lanes stride over
+        // chunks or a level's rows.
+        let lanes = |step| match step {
+            FrontierStep::Count | FrontierStep::Roots | FrontierStep::Fill => rows.div_ceil(64) * 64,
+            _ => rows.div_ceil(64).clamp(1, FRONTIER_WORKGROUPS) * 64,
+        };
         let params = |step: FrontierStep, level: usize| frontier::Params {
             step: step as u32,
             rows: rows as u32,
             upper: input.upper as u32,
             level: level as u32,
-            lanes: if matches!(step, FrontierStep::Count | FrontierStep::Fill) { row_lanes } else { level_lanes }
-                as u32,
+            lanes: lanes(step) as u32,
             chunk_cap: chunk_cap as u32,
         };
         let bindings = || frontier::Bindings {
@@ -186,19 +188,20 @@ impl LevelSets {
             let mut batch = ctx.batch();
             {
                 let mut rec = batch.recorder();
+                let dispatch = |rec: &mut Recorder<'_, '_>, step, level| {
+                    rec.dispatch_items(&kernel, params(step, level), bindings(), lanes(step) as u64)
+                };
                 if setup {
-                    let lanes = |step| if matches!(step, FrontierStep::Count | FrontierStep::Fill | FrontierStep::Roots) { row_lanes } else { level_lanes } as u64;
                     for step in [FrontierStep::Count, FrontierStep::CountChunks, FrontierStep::Roots] {
-                        rec.dispatch_items(&kernel, params(step, 0), bindings(), lanes(step))?;
+                        dispatch(&mut rec, step, 0)?;
                     }
                     scan.record(&mut rec, &successor_ends, rows, &total)?;
                     for step in [FrontierStep::Fill, FrontierStep::FillChunks] {
-                        rec.dispatch_items(&kernel, params(step, 0), bindings(), lanes(step))?;
+                        dispatch(&mut rec, step, 0)?;
                     }
                 }
                 for level in first..end {
-                    let expand = params(FrontierStep::Expand, level);
-                    rec.dispatch_items(&kernel, expand, bindings(), level_lanes as u64)?;
+                    dispatch(&mut rec, FrontierStep::Expand, level)?;
                 }
             }
             let ticket = batch.read_back(&state)?;
@@ -206,7 +209,7 @@ impl LevelSets {
             Ok(ticket)
         };
         let mut in_flight = VecDeque::new();
-        let mut recorded = FRONTIER_CHUNK.min(rows);
+        let mut recorded = LEVELS_PER_SUBMISSION.min(rows);
         in_flight.push_back(submit(0, recorded, true)?);
         while let Some(ticket) = in_flight.pop_front() {
             let words = ticket.wait()?;
@@ -218,7 +221,7 @@ impl LevelSets {
             }
             // Every level places a row at least: at most `rows` levels.
             while in_flight.len() < 2 && recorded < rows {
-                let next = (recorded + FRONTIER_CHUNK).min(rows);
+                let next = (recorded + LEVELS_PER_SUBMISSION).min(rows);
                 in_flight.push_back(submit(recorded, next, false)?);
                 recorded = next;
             }

@@ -118,7 +118,7 @@ pub enum LevelCapture {
     #[default]
     DuringSolve,
     /// Before the first solve, by Kahn's frontier: the rows' dependencies counted, the
-    /// triangle's successor lists built (4 bytes an entry and a row, freed after), then a
+    /// triangle's successor lists built (~6 bytes an entry and 4 a row, freed after), then a
     /// dispatch a level. Nothing waits on another workgroup, so the row order's window of
     /// resident teams does not bound it, and the order it leaves (by release within a level)
     /// suits power-law graphs; but it pays three atomics an entry and a dependent dispatch a
