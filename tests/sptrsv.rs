@@ -495,17 +495,24 @@ fn unsolvable_input_and_misuse_are_typed_errors() {
         ("zero pivot in a chain", chain(vec![(202, -0.5), (203, 0.0)]), 203, SolveProblem::ZeroPivot),
         ("missing diagonal in a chain", chain(vec![(202, -0.5)]), 203, SolveProblem::MissingDiagonal),
     ];
-    for (what, rows, row, problem) in cases.into_iter().chain(in_chains) {
+    // Levels captured during the solve or found by the frontier before it: neither is kept.
+    let captures = [LevelCapture::DuringSolve, LevelCapture::Frontier];
+    for ((what, rows, row, problem), capture) in
+        cases.into_iter().chain(in_chains).flat_map(|case| captures.map(|c| (case.clone(), c)))
+    {
         let b: Vec<f32> = (1..=rows.len()).map(|i| i as f32).collect();
         let matrix = matrix_of(rows);
+        let options = SptrsvOptions { capture, ..Default::default() };
+        let (side, diagonal) = (Triangle::Lower, Diagonal::NonUnit);
         let plan =
-            TriangularSolve::new(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto).unwrap();
+            TriangularSolve::with_options(ctx, &matrix, side, diagonal, SptrsvAlgorithm::LevelOrder, options).unwrap();
         let b_gpu = ctx.upload(&b).unwrap();
         let mut x = ctx.zeros::<f32>(b.len()).unwrap();
         let err = plan.solve(&b_gpu, &mut x).unwrap_err();
-        assert_eq!(err, Error::NotSolvable { op: "sptrsv", row, problem }, "{what}");
+        assert_eq!(err, Error::NotSolvable { op: "sptrsv", row, problem }, "{what} {capture:?}");
         assert_eq!(b_gpu.read_blocking().unwrap(), b, "{what}: b untouched");
-        assert!(plan.levels().is_none(), "{what}: no levels kept from a failed solve");
+        assert!(plan.levels().is_none(), "{what} {capture:?}: no levels kept from a failed solve");
+        assert!(matrix.analyses().is_empty(), "{what} {capture:?}: no analyses kept");
     }
     // Misuse.
     let matrix = matrix_of(vec![good(), vec![(0, 1.0), (1, 1.0)]]);
