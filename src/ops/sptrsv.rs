@@ -591,28 +591,32 @@ impl<T: Scalar> TriangularSolve<T> {
                 continue;
             }
             let mut report = self.outcome(&status, level_sets.is_some())?;
-            let structure = self.matrix.structure();
-            if let Some((sets, levels)) = found {
+            // The levels learnt (by the frontier before the launches, or captured by them)
+            // are kept now that the solve succeeded: the count, and the sets only for a plan
+            // that runs by level (`Auto` on wide levels keeps row order, so its one-shot
+            // solve pays no sort).
+            let learnt = match &found {
+                Some((_, levels)) => Some(*levels),
+                None => capture.then_some(status[STATUS_MAX_LEVEL] as usize),
+            };
+            if let Some(levels) = learnt {
+                let structure = self.matrix.structure();
                 structure.get_or_build(&self.level_count_name, || Ok(LevelCount { levels }))?;
-                if let Some(sets) = sets {
-                    structure.get_or_build(&self.level_sets_name, || Ok(sets))?;
-                }
-                report.levels = Some(levels);
-            }
-            if capture {
-                let levels = status[STATUS_MAX_LEVEL] as usize;
-                structure.get_or_build(&self.level_count_name, || Ok(LevelCount { levels }))?;
-                // Sorted only for a plan that runs by level: `Auto` on wide levels keeps row
-                // order, so its one-shot solve pays no sort.
-                if self.by_level(levels) {
-                    let captured = CapturedLevels {
-                        aux: &self.aux,
-                        rows: self.matrix.rows(),
-                        k: self.options.rhs,
-                        f64_values: T::KIND == ElementKind::F64,
-                        levels,
-                    };
-                    structure.get_or_build(&self.level_sets_name, || LevelSets::build(&self.ctx, captured))?;
+                match found {
+                    Some((Some(sets), _)) => {
+                        structure.get_or_build(&self.level_sets_name, || Ok(sets))?;
+                    }
+                    None if self.by_level(levels) => {
+                        let captured = CapturedLevels {
+                            aux: &self.aux,
+                            rows: self.matrix.rows(),
+                            k: self.options.rhs,
+                            f64_values: T::KIND == ElementKind::F64,
+                            levels,
+                        };
+                        structure.get_or_build(&self.level_sets_name, || LevelSets::build(&self.ctx, captured))?;
+                    }
+                    _ => {}
                 }
                 report.levels = Some(levels);
             }
