@@ -1,27 +1,27 @@
 // The values of C = A·B on bitmaps (C's pattern and rank directory built before), row-wise
-// (Gustavson's order): a workgroup per (row i of C, chunk of CHUNK columns). For each a_ik
-// stored, in k order (a uniform walk of A's row, shared/a_row_walk.wgsl), the lanes take B's
-// row k entry by entry (its values in place, their columns from the plan's export of B's
-// pattern) and add a_ik·b_kj into a dense accumulator of the chunk's columns in workgroup
-// memory. Within one k the columns are distinct, and a barrier after each k keeps every sum
-// in k order: no atomics, deterministic. The work follows the products, where a lane per
-// flag word of C's row (the earlier scheme) ran every lane through every k whether its word
-// of B's row held anything or not. Then a lane per flag word of C's chunk writes its values
-// at their positions (C's rank directory, shared/bitmap_position.wgsl).
+// (Gustavson's order): a workgroup per (row i of C, chunk of CHUNK columns) adds a_ik·b_kj
+// for each stored a_ik, in k order, into a dense accumulator of the chunk's columns in
+// workgroup memory, then writes the chunk's stored values of C.
 //
-// Each k is a chain of loads (a_ik and B's row extent, then the entries), so k's are taken
-// four at a time: their extents, then their first entries, are read together.
+// The kernel is bound by chains of dependent loads, not by bytes: the accumulators hold ~10
+// workgroups an SM (48 KiB of workgroup memory an SM, NOTES session 42), so each workgroup's
+// chain is the time. The k's are therefore taken a batch of WG_SIZE at a time, a lane each
+// (its a_ik and B's row k extent in the chunk loaded together), and B's entries of the
+// batch's rows are cut into windows of WG_SIZE entries of one k, a lane an entry; eight
+// windows are loaded into registers before any is added, then added window by window with a
+// barrier between, so that every sum runs in k order (deterministic, no atomics; within one
+// k the columns are distinct). No load sits behind a branch: in-order issue waits at a branch
+// for the loads before it (NOTES session 45), so addresses are clamped and results selected.
+// Last, the chunk's stored values are written in order, a lane a position (coalesced).
 #import entry
 #import real
-#import a_row_walk
-#import bitmap_position
 #import lowest_bit
 
 struct Params {
     rows: u32,
     a_words: u32,
     a_blocks: u32,
-    // Flag words and rank blocks of C's rows (shared/bitmap_position.wgsl's names).
+    // Flag words and rank blocks of C's rows.
     words: u32,
     blocks: u32,
     // Chunks of CHUNK columns a row of C.
@@ -43,110 +43,251 @@ var<immediate> params: Params;
 @group(0) @binding(9) var<storage, read_write> c_values: array<Real>;
 
 override WG_SIZE: u32 = 32u;
-// Columns of C a workgroup accumulates: a multiple of 256 (whole rank blocks of 8 words).
-override CHUNK: u32 = 4096u;
+// Columns of C a workgroup accumulates: a multiple of 256 (whole rank blocks of 8 words) and
+// at most 32·WG_SIZE (a lane per flag word when the chunk is written).
+override CHUNK: u32 = 1024u;
+// Windows of B's entries (an entry a lane) loaded before any is added: eight, written out
+// (load_window, add_window) — arrays indexed in loops went to local memory on NVIDIA, where
+// storing each load's result waited for it (NOTES session 52).
+const ROUND: u32 = 8u;
+// Flag words of A's row a lane stages at a time.
+const A_WORDS: u32 = 4u;
+const NONE: u32 = 0xffffffffu;
+
 
 var<workgroup> acc: array<Acc, CHUNK>;
+// The batch's k's, a lane each; then the first entry of B's row k in the chunk, and later the
+// chunk's flag words of C.
+var<workgroup> batch_k: array<u32, WG_SIZE>;
+// B's row k's entries in the chunk, for the batch's k's.
+var<workgroup> batch_n: array<u32, WG_SIZE>;
+// a_ik of the batch's k's.
+var<workgroup> batch_a: array<Acc, WG_SIZE>;
+// Exclusive prefix sums over the lanes (lane_scan): A's stored columns before each lane's
+// staged words, the windows before each k of the batch, and the stored entries before each
+// flag word of C's chunk.
+var<workgroup> before: array<u32, WG_SIZE>;
+var<workgroup> scan_total: u32;
 
-// B's row k restricted to the chunk's columns [c0, c0 + CHUNK), and a_ik; an empty extent
-// for no k.
-struct Extent {
-    a: Acc,
-    start: u32,
-    end: u32,
-}
-
-// B's row k restricted to the chunk: the rank directory gives the position of the first
-// entry of any block of 256 columns, so a chunk's entries need no search.
-fn extent(k: u32, pa: u32, c0: u32) -> Extent {
-    if k == NONE {
-        return Extent(Acc(0.0), 0u, 0u);
+// The exclusive prefix sum of `value` over the lanes, left in `before` (the total in
+// `scan_total`, read by workgroupUniformLoad). Every lane calls it; `before` is free.
+fn lane_scan(lane: u32, value: u32) -> u32 {
+    before[lane] = value;
+    workgroupBarrier();
+    for (var d = 1u; d < WG_SIZE; d <<= 1u) {
+        let add = select(0u, before[lane - min(d, lane)], lane >= d);
+        workgroupBarrier();
+        before[lane] += add;
+        workgroupBarrier();
     }
-    let blocks = k * params.b_blocks;
-    let next = (c0 + CHUNK) / 256u;
-    var end = b_offsets[k + 1u];
-    if next < params.b_blocks {
-        end = b_rank[blocks + next];
-    }
-    return Extent(Acc(a_values[pa]), b_rank[blocks + c0 / 256u], end);
-}
-
-// A lane's first entry of the extent: its column in the chunk and b_kj (NONE past the end).
-struct Entry {
-    j: u32,
-    b: Acc,
-}
-
-fn first_entry(e: Extent, lane: u32, c0: u32) -> Entry {
-    let at = e.start + lane;
-    if at >= e.end {
-        return Entry(NONE, Acc(0.0));
-    }
-    return Entry(b_cols[at] - c0, Acc(b_values[at]));
-}
-
-// acc += a_ik · B's row k over the extent (the lane's first entry read already), then a
-// barrier: the next k's sums come after this one's in every column.
-fn add_row(e: Extent, first: Entry, lane: u32, c0: u32) {
-    if first.j != NONE {
-        acc[first.j] = fma(e.a, first.b, acc[first.j]);
-    }
-    for (var at = e.start + lane + WG_SIZE; at < e.end; at += WG_SIZE) {
-        let j = b_cols[at] - c0;
-        acc[j] = fma(e.a, Acc(b_values[at]), acc[j]);
+    let inclusive = before[lane];
+    if lane == WG_SIZE - 1u {
+        scan_total = inclusive;
     }
     workgroupBarrier();
+    before[lane] = inclusive - value;
+    return inclusive - value;
+}
+
+// The last lane q whose prefix before[q] is at most t (before[0] = 0): the k of the batch (or
+// the flag word) that holds item t, where lanes without items repeat their successor's prefix.
+// Straight-line selects for up to 64 lanes (WG_SIZE is a subgroup size).
+fn owner(t: u32) -> u32 {
+    var q = 0u;
+    for (var step = 32u; step > 0u; step >>= 1u) {
+        let next = min(q + step, WG_SIZE - 1u);
+        q = select(q, next, before[next] <= t);
+    }
+    return q;
+}
+
+// Writes the k's of one staged flag word of A (word `word` of the row, its stored columns
+// numbered from `index`) that fall in the batch [batch, batch + WG_SIZE) into batch_k;
+// returns the numbering's next index.
+fn deal_word(flag_word: u32, word: u32, index: u32, batch: u32) -> u32 {
+    var bits = flag_word;
+    let n = countOneBits(bits);
+    if index + n > batch && index < batch + WG_SIZE {
+        var at = index;
+        while bits != 0u {
+            let b = lowest_bit(bits);
+            bits &= bits - 1u;
+            if at >= batch && at < batch + WG_SIZE {
+                batch_k[at - batch] = word * 32u + b;
+            }
+            at++;
+        }
+    }
+    return index + n;
+}
+
+// Word w of A's row (0 past its end), by a clamped load (no branch).
+fn a_word(a_row: u32, w: u32) -> u32 {
+    return select(0u, a_flags[a_row + min(w, params.a_words - 1u)], w < params.a_words);
+}
+
+// The position of the n-th (from 0) set bit of `bits`, which has more than n.
+fn nth_bit(bits: u32, n: u32) -> u32 {
+    var rest = n;
+    var b = bits;
+    var pos = 0u;
+    for (var width = 16u; width > 0u; width >>= 1u) {
+        let low = countOneBits(b & ((1u << width) - 1u));
+        let skip = rest >= low;
+        rest -= select(0u, low, skip);
+        b >>= select(0u, width, skip);
+        pos += select(0u, width, skip);
+    }
+    return pos;
+}
+
+// acc += a_ik · B's row k (in the chunk) for one batch of k's (NONE for a lane past the
+// batch), in k order.
+fn add_batch(lane: u32, c0: u32, k: u32, a: Acc) {
+    let some = k != NONE;
+    let kk = select(0u, k, some);
+    let blocks = kk * params.b_blocks;
+    let next = (c0 + CHUNK) / 256u;
+    let last = b_offsets[kk + 1u];
+    let end = select(last, b_rank[blocks + min(next, params.b_blocks - 1u)], next < params.b_blocks);
+    let first = b_rank[blocks + c0 / 256u];
+    let count = select(0u, end - first, some);
+    // Every lane has read its k: batch_k now holds the extents' starts.
+    lane_scan(lane, (count + WG_SIZE - 1u) / WG_SIZE);
+    let windows = workgroupUniformLoad(&scan_total);
+    batch_k[lane] = first;
+    batch_n[lane] = count;
+    batch_a[lane] = a;
+    workgroupBarrier();
+    for (var done = 0u; done < windows; done += ROUND) {
+        // Each window's k first (workgroup memory only), then every window's loads, issued
+        // before any is used; then the adds.
+        let last = windows - 1u;
+        let q0 = owner(min(done, last));
+        let q1 = owner(min(done + 1u, last));
+        let q2 = owner(min(done + 2u, last));
+        let q3 = owner(min(done + 3u, last));
+        let q4 = owner(min(done + 4u, last));
+        let q5 = owner(min(done + 5u, last));
+        let q6 = owner(min(done + 6u, last));
+        let q7 = owner(min(done + 7u, last));
+        let w0 = load_window(done, q0, windows, lane);
+        let w1 = load_window(done + 1u, q1, windows, lane);
+        let w2 = load_window(done + 2u, q2, windows, lane);
+        let w3 = load_window(done + 3u, q3, windows, lane);
+        let w4 = load_window(done + 4u, q4, windows, lane);
+        let w5 = load_window(done + 5u, q5, windows, lane);
+        let w6 = load_window(done + 6u, q6, windows, lane);
+        let w7 = load_window(done + 7u, q7, windows, lane);
+        add_window(w0, c0);
+        add_window(w1, c0);
+        add_window(w2, c0);
+        add_window(w3, c0);
+        add_window(w4, c0);
+        add_window(w5, c0);
+        add_window(w6, c0);
+        add_window(w7, c0);
+    }
+}
+
+// A window: a lane's entry of B (its column, b_kj) and a_ik, or none.
+struct Window {
+    live: bool,
+    j: u32,
+    b: Acc,
+    a: Acc,
+}
+
+// Window m of the batch (none past `windows`), of its k q: the lane's entry of B's row k.
+fn load_window(m: u32, q: u32, windows: u32, lane: u32) -> Window {
+    let n = batch_n[q];
+    let at = (min(m, windows - 1u) - before[q]) * WG_SIZE + lane;
+    let entry = batch_k[q] + min(at, n - 1u);
+    return Window(m < windows && at < n, b_cols[entry], Acc(b_values[entry]), batch_a[q]);
+}
+
+// acc += a_ik·b_kj for the window's entry, then a barrier: the next window's k comes after.
+fn add_window(w: Window, c0: u32) {
+    if w.live {
+        let j = w.j - c0;
+        acc[j] = fma(w.a, w.b, acc[j]);
+    }
+    workgroupBarrier();
+}
+
+// Writes C's value at position p of the chunk (p0 its first position) from the accumulators;
+// `before` holds the flag words' prefix counts, batch_k the words.
+fn write_value(p0: u32, p: u32) {
+    let w = owner(p);
+    c_values[p0 + p] = Real(acc[w * 32u + nth_bit(batch_k[w], p - before[w])]);
 }
 
 fn run(workgroup: u32, lane: Lane) {
     let row = workgroup / params.chunks;
-    if row >= params.rows {
+    if row >= params.rows || params.words == 0u {
         return;
     }
+    let l = lane.index;
     let chunk = workgroup - row * params.chunks;
     let c0 = chunk * CHUNK;
-    for (var j = lane.index; j < CHUNK; j += WG_SIZE) {
+    for (var j = l; j < CHUNK; j += WG_SIZE) {
         acc[j] = Acc(0.0);
     }
+    // A's row's first entry: the batch's a_ik follow it in column order.
     var pa = 0u;
     if params.a_blocks > 0u {
         pa = a_rank[row * params.a_blocks];
     }
-    // stage_segment's first barrier also orders the zeroing before the first sums.
-    for (var first = 0u; first < params.a_words; first += WG_SIZE) {
-        var cursor: Cursor;
-        let entries = stage_segment(row, first, lane.index, &cursor);
-        for (var taken = 0u; taken < entries; taken += 4u) {
-            let k = next_four(&cursor);
-            let e0 = extent(k.x, pa, c0);
-            let e1 = extent(k.y, pa + 1u, c0);
-            let e2 = extent(k.z, pa + 2u, c0);
-            let e3 = extent(k.w, pa + 3u, c0);
-            pa += 1u + u32(k.y != NONE) + u32(k.z != NONE) + u32(k.w != NONE);
-            let f0 = first_entry(e0, lane.index, c0);
-            let f1 = first_entry(e1, lane.index, c0);
-            let f2 = first_entry(e2, lane.index, c0);
-            let f3 = first_entry(e3, lane.index, c0);
-            add_row(e0, f0, lane.index, c0);
-            add_row(e1, f1, lane.index, c0);
-            add_row(e2, f2, lane.index, c0);
-            add_row(e3, f3, lane.index, c0);
+    let a_row = row * params.a_words;
+    for (var seg = 0u; seg < params.a_words; seg += WG_SIZE * A_WORDS) {
+        let word0 = seg + l * A_WORDS;
+        let words = vec4<u32>(
+            a_word(a_row, word0),
+            a_word(a_row, word0 + 1u),
+            a_word(a_row, word0 + 2u),
+            a_word(a_row, word0 + 3u),
+        );
+        let stored = countOneBits(words.x) + countOneBits(words.y) + countOneBits(words.z) + countOneBits(words.w);
+        // (Its barriers also order the accumulators' zeroing before the first sums, and the
+        // last batch's reads of `before` before it is overwritten.)
+        let first = lane_scan(l, stored);
+        let entries = workgroupUniformLoad(&scan_total);
+        for (var batch = 0u; batch < entries; batch += WG_SIZE) {
+            var dealt = deal_word(words.x, word0, first, batch);
+            dealt = deal_word(words.y, word0 + 1u, dealt, batch);
+            dealt = deal_word(words.z, word0 + 2u, dealt, batch);
+            deal_word(words.w, word0 + 3u, dealt, batch);
+            workgroupBarrier();
+            let some = batch + l < entries;
+            let k = select(NONE, batch_k[l], some);
+            let a = select(Acc(0.0), Acc(a_values[pa + min(batch + l, entries - 1u)]), some);
+            add_batch(l, c0, k, a);
         }
+        pa += entries;
     }
-    workgroupBarrier();
+    // The chunk's stored values, in order: position p of the chunk from its flag word (by
+    // the words' prefix counts) and its bit in the word; four positions a lane at a time so
+    // that their chains overlap.
     let chunk_words = CHUNK / 32u;
-    for (var t = lane.index; t < chunk_words; t += WG_SIZE) {
-        let cw = chunk * chunk_words + t;
-        if cw >= params.words {
-            break;
-        }
-        var bits = flags[row * params.words + cw];
-        var pc = word_position(row, cw);
-        while bits != 0u {
-            let b = lowest_bit(bits);
-            bits &= bits - 1u;
-            c_values[pc] = Real(acc[t * 32u + b]);
-            pc++;
-        }
+    let cw = chunk * chunk_words + l;
+    let has_word = l < chunk_words && cw < params.words;
+    let word = select(0u, flags[row * params.words + select(0u, cw, has_word)], has_word);
+    lane_scan(l, countOneBits(word));
+    let stored = workgroupUniformLoad(&scan_total);
+    batch_k[l] = word;
+    workgroupBarrier();
+    if stored == 0u {
+        return;
+    }
+    let p0 = rank[row * params.blocks + c0 / 256u];
+    var p = l;
+    for (; p + 3u * WG_SIZE < stored; p += 4u * WG_SIZE) {
+        write_value(p0, p);
+        write_value(p0, p + WG_SIZE);
+        write_value(p0, p + 2u * WG_SIZE);
+        write_value(p0, p + 3u * WG_SIZE);
+    }
+    for (; p < stored; p += WG_SIZE) {
+        write_value(p0, p);
     }
 }

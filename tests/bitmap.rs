@@ -304,11 +304,16 @@ fn multiply<T: Scalar>() {
             (64, 64, 64, 1.0),
             (40, 300, 1000, 0.05),
             (7, 9, 1, 0.5),
-            // A's rows past one staged segment (the row-wise kernels stage WG_SIZE words of
-            // A's row at a time), and C's rows past one chunk of words in either kernel.
+            // A's rows past one staged segment (the row-wise pattern kernel stages WG_SIZE
+            // words of A's row at a time, the values kernel 4·WG_SIZE), and C's rows past one
+            // chunk of words in either kernel.
             (30, 3000, 40, 0.02),
+            (6, 9000, 50, 0.05),
             (5, 40, 9000, 0.02),
             (3, 20, 20000, 0.05),
+            // Batches of k's whose entries of B take many rounds of the values kernel's
+            // loads, over two chunks of C's columns (the second partial).
+            (12, 70, 1500, 0.4),
             // C of more than 4 MiB of positions, f32 and f64: its values are sized by the
             // entry count read back between pattern and values (smaller Cs are one pass).
             (1100, 30, 1000, 0.02),

@@ -25,9 +25,10 @@ pub enum MultiplyAlgorithm {
     #[default]
     Auto,
     /// Gustavson's order: a workgroup per row of C (and chunk of its columns) adds
-    /// `a_ik·b_kj` for each stored `a_ik` in k order, its lanes taking B's row k entry by
-    /// entry into a dense accumulator of the chunk in workgroup memory; B's entries' columns
-    /// are exported once by the plan (4 bytes an entry of B).
+    /// `a_ik·b_kj` for each stored `a_ik` in k order into a dense accumulator of the chunk
+    /// in workgroup memory, taking the k's a batch at a time (a lane each) and loading the
+    /// batch's entries of B before adding them; B's entries' columns are exported once by
+    /// the plan (4 bytes an entry of B).
     RowWise,
     /// Seed 004's scheme: one invocation per output `C_ij`, intersecting row i of A with row
     /// j of Bᵀ (B's column bitmaps, a transpose built on the GPU and kept by the plan), the
@@ -255,15 +256,17 @@ impl<T: Scalar> BitmapProduct<T> {
 }
 
 /// The row-wise values kernel's shape for C of `cols` columns: a subgroup-sized workgroup
-/// (its barrier after each k is then cheap) and a chunk of columns, a power of two from 256,
+/// (its barriers between k's are then cheap) and a chunk of columns, a power of two from 256,
 /// whose accumulators take about [`ACCUMULATOR_BYTES`]: many rows in flight rather than wide
 /// ones (the H100's driver gives an SM 48 KiB of workgroup memory in all, benches/NOTES.md,
 /// session 42), a chunk's entries of B's rows found by B's rank directory.
 fn row_wise_shape<T: Scalar>(ctx: &Context, cols: usize) -> Result<(u32, u32)> {
-    let wg_size = ctx.subgroup_size_range().map_or(32, |(_, max)| max.max(32));
+    let wg_size = ctx.subgroup_size_range().map_or(32, |(_, max)| max.clamp(32, 64));
     let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
-    let staged = 4 * wg_size as u64 + 64;
-    let wanted = (ACCUMULATOR_BYTES / T::stride()).max(256);
+    // A batch's k's (or a chunk's flag words), a_ik and prefix counts, a lane each.
+    let staged = (8 + T::stride()) * wg_size as u64 + 16;
+    // At most a flag word of the chunk a lane when the chunk is written.
+    let wanted = (ACCUMULATOR_BYTES / T::stride()).clamp(256, 32 * wg_size as u64);
     let chunk = (cols.max(1).next_power_of_two() as u64).clamp(256, wanted);
     if chunk * T::stride() + staged > budget {
         return Err(Error::LimitExceeded {
