@@ -46,14 +46,13 @@ override WG_SIZE: u32 = 32u;
 // Columns of C a workgroup accumulates: a multiple of 256 (whole rank blocks of 8 words) and
 // at most 32·WG_SIZE (a lane per flag word when the chunk is written).
 override CHUNK: u32 = 1024u;
-// Windows of B's entries (an entry a lane) loaded before any is added: eight, written out
-// (load_window, add_window) — arrays indexed in loops went to local memory on NVIDIA, where
-// storing each load's result waited for it (NOTES session 52).
+// Windows of B's entries (an entry a lane) loaded before any is added: eight, written out as
+// named values (load_window, add_window). Held in arrays filled by a loop, the same windows
+// ran 1.9-3.4x slower on NVIDIA (local memory, or loads serialised; NOTES session 52).
 const ROUND: u32 = 8u;
 // Flag words of A's row a lane stages at a time.
 const A_WORDS: u32 = 4u;
 const NONE: u32 = 0xffffffffu;
-
 
 var<workgroup> acc: array<Acc, CHUNK>;
 // The batch's k's, a lane each; then the first entry of B's row k in the chunk, and later the
@@ -148,11 +147,12 @@ fn add_batch(lane: u32, c0: u32, k: u32, a: Acc) {
     let kk = select(0u, k, some);
     let blocks = kk * params.b_blocks;
     let next = (c0 + CHUNK) / 256u;
-    let last = b_offsets[kk + 1u];
-    let end = select(last, b_rank[blocks + min(next, params.b_blocks - 1u)], next < params.b_blocks);
+    let row_end = b_offsets[kk + 1u];
+    let end = select(row_end, b_rank[blocks + min(next, params.b_blocks - 1u)], next < params.b_blocks);
     let first = b_rank[blocks + c0 / 256u];
     let count = select(0u, end - first, some);
-    // Every lane has read its k: batch_k now holds the extents' starts.
+    // The windows before each k. Past the scan's barriers every lane has read its k, and
+    // batch_k takes the extents' starts.
     lane_scan(lane, (count + WG_SIZE - 1u) / WG_SIZE);
     let windows = workgroupUniformLoad(&scan_total);
     batch_k[lane] = first;
