@@ -67,6 +67,8 @@ var<workgroup> batch_a: array<Acc, WG_SIZE>;
 // flag word of C's chunk.
 var<workgroup> before: array<u32, WG_SIZE>;
 var<workgroup> scan_total: u32;
+// The k of each window of a round, found by a lane each.
+var<workgroup> round_ks: array<u32, ROUND>;
 
 // The exclusive prefix sum of `value` over the lanes, left in `before` (the total in
 // `scan_total`, read by workgroupUniformLoad). Every lane calls it; `before` is free.
@@ -160,17 +162,20 @@ fn add_batch(lane: u32, c0: u32, k: u32, a: Acc) {
     batch_a[lane] = a;
     workgroupBarrier();
     for (var done = 0u; done < windows; done += ROUND) {
-        // Each window's k first (workgroup memory only), then every window's loads, issued
-        // before any is used; then the adds.
-        let last = windows - 1u;
-        let q0 = owner(min(done, last));
-        let q1 = owner(min(done + 1u, last));
-        let q2 = owner(min(done + 2u, last));
-        let q3 = owner(min(done + 3u, last));
-        let q4 = owner(min(done + 4u, last));
-        let q5 = owner(min(done + 5u, last));
-        let q6 = owner(min(done + 6u, last));
-        let q7 = owner(min(done + 7u, last));
+        // Each window's k first (a lane each, by a search in workgroup memory), then every
+        // window's loads, issued before any is used; then the adds.
+        if lane < ROUND {
+            round_ks[lane] = owner(min(done + lane, windows - 1u));
+        }
+        workgroupBarrier();
+        let q0 = round_ks[0];
+        let q1 = round_ks[1];
+        let q2 = round_ks[2];
+        let q3 = round_ks[3];
+        let q4 = round_ks[4];
+        let q5 = round_ks[5];
+        let q6 = round_ks[6];
+        let q7 = round_ks[7];
         let w0 = load_window(done, q0, windows, lane);
         let w1 = load_window(done + 1u, q1, windows, lane);
         let w2 = load_window(done + 2u, q2, windows, lane);
