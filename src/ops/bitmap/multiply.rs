@@ -263,8 +263,9 @@ impl<T: Scalar> BitmapProduct<T> {
 fn row_wise_shape<T: Scalar>(ctx: &Context, cols: usize) -> Result<(u32, u32)> {
     let wg_size = ctx.subgroup_size_range().map_or(32, |(_, max)| max.clamp(32, 64));
     let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
-    // A batch's k's (or a chunk's flag words), a_ik and prefix counts, a lane each.
-    let staged = (8 + T::stride()) * wg_size as u64 + 16;
+    // A batch's k's (or a chunk's flag words), extents, a_ik and prefix counts, a lane each;
+    // the scan's total and a round's eight window k's.
+    let staged = (12 + T::stride()) * wg_size as u64 + 36;
     // At most a flag word of the chunk a lane when the chunk is written.
     let wanted = (ACCUMULATOR_BYTES / T::stride()).clamp(256, 32 * wg_size as u64);
     let chunk = (cols.max(1).next_power_of_two() as u64).clamp(256, wanted);
