@@ -18,6 +18,13 @@
 // With `params.capture`, each item also publishes its level, 1 + the largest level of its
 // predecessors: the level sets later solves run in.
 //
+// An adapter may cap the loop iterations of an invocation (llvmpipe ends every loop of an
+// invocation after 65,535 iterations in all, silently). There the host builds LOOP_BUDGET in:
+// a team counts its iterations and leaves like a team that ran out of spins before it gets
+// to the cap (`params.loop_budget`), so that no loop of the solve is ever cut short (a
+// lavapipe workgroup team whose 8-lane chunks ran out at different rounds fell out of step
+// at its barriers and took tickets it never solved).
+//
 // Bad input never hangs: an entry on the wrong side of the diagonal is skipped (and reported
 // unless `other_triangle` says the matrix holds one on purpose), a missing diagonal divides
 // by zero, and the first offending row is noted in the status for the host to report.
@@ -46,6 +53,9 @@ struct Params {
     // A team takes tickets until none are left (a launch with fewer workgroups than
     // tickets), rather than one.
     persistent: u32,
+    // LOOP_BUDGET: the most loop iterations a team runs in a launch before it leaves (the
+    // adapter's cap less what two rounds may add).
+    loop_budget: u32,
 }
 
 var<immediate> params: Params;
@@ -87,6 +97,22 @@ struct Entry {
 
 // Kept from dead-code elimination: the back-off loop's result.
 var<private> back_off_sink: u32;
+
+#ifdef LOOP_BUDGET
+// Loop iterations: this lane's in the current round (lanes differ by their walks), and the
+// team's in the launch (each round adds the team's most, and ROUND_LOOPS for the round's
+// loops that ran with no lane in them: llvmpipe counts those too).
+var<private> round_steps: u32;
+var<private> loop_steps: u32;
+const ROUND_LOOPS: u32 = 6u;
+#endif
+
+// Counts `n` loop iterations of this lane's round (LOOP_BUDGET).
+fn count_steps(n: u32) {
+#ifdef LOOP_BUDGET
+    round_steps += n;
+#endif
+}
 
 // One lane's item: its entries are walked from `next` towards the diagonal (up for L, down
 // for U), `left` of them to go.
@@ -323,6 +349,7 @@ fn advance(item: ptr<function, Item>, long_row: u32) -> bool {
     var progressed = false;
     (*item).pending = false;
     loop {
+        count_steps(1u);
         let left = (*item).left;
         if left == 0u {
             finish(item);
@@ -392,6 +419,7 @@ fn advance(item: ptr<function, Item>, long_row: u32) -> bool {
 fn back_off(stalls: u32) {
     var v = stalls;
     let rounds = params.backoff << min(stalls, 5u);
+    count_steps(rounds);
     for (var i = 0u; i < rounds; i++) {
 #ifdef SUBGROUP
         v = subgroupShuffleXor(v, 1u) + 1u;
@@ -401,6 +429,26 @@ fn back_off(stalls: u32) {
     }
     back_off_sink ^= v;
 }
+
+// A round's outcome, the same for every lane of the team.
+struct Team {
+    // Every lane's item is solved.
+    done: bool,
+    // Some lane got further.
+    progressed: bool,
+    // The team's loop iterations passed the budget (LOOP_BUDGET).
+    out_of_loops: bool,
+}
+
+#ifdef LOOP_BUDGET
+// Ends the round's count: adds the round's (`most`, a lane's most, team-uniform) to the
+// team's; whether they passed the budget.
+fn team_steps(most: u32) -> bool {
+    round_steps = 0u;
+    loop_steps += ROUND_LOOPS + most;
+    return loop_steps > params.loop_budget;
+}
+#endif
 
 #ifdef SUBGROUP
 // One link of `forward`: takes the value of the lane this one waits on (`source`) if that
@@ -459,6 +507,7 @@ fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32, fu
     // Two steps a vote: the vote and its branch are a good part of a step (H200: the chain
     // probe 11.4 -> 10.4 ms, NOTES session 50).
     for (var step = 0u; step < lanes; step += 2u) {
+        count_steps(1u);
         let got_first = forward_step(item, lane, &source, &settled);
         let got_second = forward_step(item, lane, &source, &settled);
         forwarded = forwarded || got_first || got_second;
@@ -477,9 +526,12 @@ fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32, fu
     return forwarded;
 }
 
-// (every lane of the team done, some lane got further)
-fn team_state(done: bool, progressed: bool, lid: u32) -> vec2<bool> {
-    return vec2<bool>(subgroupAll(done), subgroupAny(progressed));
+fn team_state(done: bool, progressed: bool, lid: u32) -> Team {
+    var team = Team(subgroupAll(done), subgroupAny(progressed), false);
+#ifdef LOOP_BUDGET
+    team.out_of_loops = team_steps(subgroupMax(round_steps));
+#endif
+    return team;
 }
 
 #ifdef LONG_ROWS
@@ -498,6 +550,7 @@ fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32
     helped.rhs = subgroupShuffle((*item).rhs, owner);
     let first = walk(subgroupShuffle((*item).next, owner), rank * BLOCK_PER_LANE);
     var ready = true;
+    count_steps(BLOCK_PER_LANE / 8u);
     // Eight entries at a time: their columns, then their predecessors, then the takes (a
     // lane keeps walking after a miss so that its loads stay in flight together): two waits
     // for memory per eight entries.
@@ -559,27 +612,42 @@ fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32
 #endif
 #else
 var<workgroup> team_flags: atomic<u32>;
-// The team's ticket, then each round's flags, read uniformly.
+#ifdef LOOP_BUDGET
+var<workgroup> team_round_steps: atomic<u32>;
+#endif
+// The team's ticket, then each round's flags (and with LOOP_BUDGET, from bit 2, the most loop
+// iterations a lane ran), read uniformly.
 var<workgroup> team_value: u32;
 
-fn team_state(done: bool, progressed: bool, lid: u32) -> vec2<bool> {
+fn team_state(done: bool, progressed: bool, lid: u32) -> Team {
     if !done {
         atomicOr(&team_flags, 1u);
     }
     if progressed {
         atomicOr(&team_flags, 2u);
     }
+#ifdef LOOP_BUDGET
+    atomicMax(&team_round_steps, round_steps);
+#endif
     workgroupBarrier();
     if lid == 0u {
-        team_value = atomicExchange(&team_flags, 0u);
+        var value = atomicExchange(&team_flags, 0u);
+#ifdef LOOP_BUDGET
+        value |= atomicExchange(&team_round_steps, 0u) << 2u;
+#endif
+        team_value = value;
     }
     let flags = workgroupUniformLoad(&team_value);
-    return vec2<bool>((flags & 1u) == 0u, (flags & 2u) != 0u);
+    var team = Team((flags & 1u) == 0u, (flags & 2u) != 0u, false);
+#ifdef LOOP_BUDGET
+    team.out_of_loops = team_steps(flags >> 2u);
+#endif
+    return team;
 }
 #endif
 
 // Solves the items of one ticket (team-uniform: every lane of the team calls it); false when
-// the team ran out of spins and left items unsolved.
+// the team ran out of spins (or loop iterations) and left items unsolved.
 fn solve_ticket(team_first: u32, lid: u32, lane: u32, rank: u32, lanes: u32, long_row: u32) -> bool {
     let pos = team_first + rank;
 #ifdef SUBGROUP
@@ -600,15 +668,15 @@ fn solve_ticket(team_first: u32, lid: u32, lane: u32, rank: u32, lanes: u32, lon
 #endif
 #endif
         let team = team_state(item.done, progressed, lid);
-        if team.x {
+        if team.done {
             break;
         }
-        stalls = select(stalls + 1u, 0u, team.y);
-        if stalls > params.spin_limit {
+        stalls = select(stalls + 1u, 0u, team.progressed);
+        if stalls > params.spin_limit || team.out_of_loops {
             finished = false;
             break;
         }
-        if !team.y {
+        if !team.progressed {
             back_off(stalls);
         }
     }
@@ -651,6 +719,9 @@ fn main(@builtin(local_invocation_index) lid: u32
     let long_row = NONE;
 #endif
     loop {
+#ifdef LOOP_BUDGET
+        loop_steps += 1u;
+#endif
 #ifdef SUBGROUP
         var first = 0u;
         if rank == 0u {
@@ -668,6 +739,16 @@ fn main(@builtin(local_invocation_index) lid: u32
         if team_first >= params.items {
             break;
         }
+#ifdef LOOP_BUDGET
+        // Out of loop iterations (after tickets each done in a round): this one is left to a
+        // relaunch, which starts at the lowest position left.
+        if loop_steps > params.loop_budget {
+            if rank == 0u {
+                atomicMin(&status[STATUS_LOWEST_UNSOLVED], team_first);
+            }
+            break;
+        }
+#endif
         if !solve_ticket(team_first, lid, lane, rank, lanes, long_row) || params.persistent == 0u {
             break;
         }

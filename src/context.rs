@@ -324,6 +324,15 @@ impl Context {
         self.adapter_info().device_type == wgpu::DeviceType::Cpu
     }
 
+    /// The most loop iterations one invocation of a shader may run, all its loops together,
+    /// where the adapter caps them: llvmpipe (lavapipe) ends every loop of an invocation past
+    /// 65,535 iterations, silently (`LP_MAX_TGSI_LOOP_ITERATIONS`, shared by its loops), so a
+    /// kernel whose loops may run that long (a solve's waiting teams) counts its own there.
+    pub fn loop_iteration_limit(&self) -> Option<u32> {
+        let info = self.adapter_info();
+        (info.driver.contains("llvmpipe") || info.name.starts_with("llvmpipe")).then_some(65_535)
+    }
+
     /// A summary of the adapter: name, backend, driver, subgroups, limits.
     pub fn report(&self) -> AdapterReport {
         let i = self.adapter_info();

@@ -579,3 +579,76 @@ fn unsolvable_input_and_misuse_are_typed_errors() {
         assert_eq!(plan(4).solve_dense(&b4, &mut x4).expect(&what).relaunches, 0, "{what}");
     }
 }
+
+/// A lower triangle of `n` rows whose last row needs `n − 1` rows before it (the others
+/// stand alone): one walk of `n` entries.
+fn long_last_row(n: usize) -> CsrMatrix<f32> {
+    square_from_rows(
+        (0..n as u32)
+            .map(|i| {
+                if i + 1 < n as u32 {
+                    vec![(i, 2.0)]
+                } else {
+                    (0..=i).map(|j| (j, if j == i { 4.0 } else { 0.5 / n as f32 })).collect()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// One workgroup solving a 70,000-row chain alone runs more loop iterations than lavapipe
+/// lets one invocation run (65,535 in all its loops, after which llvmpipe ends every loop,
+/// silently): the solve counts its own and leaves its rows to a relaunch before that, and
+/// the answer is exact; so is a row of 20,000 entries walked by one lane after the chain.
+/// (Without the count, teams whose 8-lane chunks reached the cap at different rounds fell
+/// out of step at their barriers and launches solved nothing: tests/sptrsv.rs timed out or
+/// failed under load in CI, session 52.)
+#[test]
+fn long_solves_stay_within_the_adapters_loop_limit() {
+    let seed = common::seed("long_solves_stay_within_the_adapters_loop_limit");
+    let mut rng = Rng::new(seed);
+    let n = 70_000u32;
+    let chain =
+        square_from_rows((0..n).map(|i| if i == 0 { vec![(0, 1.0)] } else { vec![(i - 1, -0.9), (i, 1.0)] }).collect());
+    for (name, l) in [("chain_70000", chain), ("last row of 20,000", long_last_row(20_000))] {
+        let b = rhs::<f32>(l.rows(), &mut rng);
+        let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
+        let want = triangular_solve(&l, false, false, &b64, 1).unwrap();
+        for (mode, ctx) in common::contexts_for::<f32>() {
+            let matrix = GpuSparse::from_csr(ctx, &l, Conversion::Csr).unwrap();
+            for algorithm in [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder] {
+                let options = SptrsvOptions { max_workgroups: Some(1), ..Default::default() };
+                let plan =
+                    TriangularSolve::with_options(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, algorithm, options)
+                        .unwrap();
+                for round in 0..2 {
+                    let what = format!("{mode} {name} {} round {round}", algorithm.name());
+                    let mut x = ctx.upload(&vec![f32::NAN; b.len()]).unwrap();
+                    let report = plan.solve(&ctx.upload(&b).unwrap(), &mut x).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let err = relative_error(&x.read_blocking().unwrap(), &want);
+                    assert!(err < 1e-5, "{what}: {err:e}");
+                    if name == "chain_70000" && ctx.loop_iteration_limit().is_some() {
+                        assert!(report.relaunches > 0, "{what}: no team left its rows before the loop cap");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Where the adapter caps an invocation's loop iterations, a row too long for one team to
+/// walk within them is refused when the solve is planned, with the limit named: a launch
+/// could not solve even the lowest row.
+#[test]
+fn a_row_past_the_loop_limit_is_refused() {
+    let l = long_last_row(400_000);
+    for (mode, ctx) in common::contexts_for::<f32>() {
+        let matrix = GpuSparse::from_csr(ctx, &l, Conversion::Csr).unwrap();
+        let plan = TriangularSolve::new(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::RowOrder);
+        match (ctx.loop_iteration_limit(), plan) {
+            (Some(_), Err(Error::LimitExceeded { limit, .. })) => assert!(limit.contains("loop iterations"), "{mode}"),
+            (Some(_), other) => panic!("{mode}: {:?}", other.err()),
+            (None, plan) => assert!(plan.is_ok(), "{mode}: no cap, no refusal"),
+        }
+    }
+}

@@ -246,6 +246,9 @@ pub struct TriangularSolve<T: Scalar> {
     solve: Kernel<kernel::Shader, T>,
     /// Whether `solve` was built with the team's help for long rows (`LONG_ROWS`).
     long_rows: bool,
+    /// The loop iterations a team runs in a launch, where the adapter caps them
+    /// (`LOOP_BUDGET`; NONE: not built in).
+    loop_budget: u32,
     steps: Kernel<steps::Shader>,
     /// One word per item: its level (f32, when capturing) or the third word of its value (f64).
     aux: GpuVec<u32>,
@@ -263,6 +266,55 @@ struct Unused {
     rows: GpuVec<u32>,
     order: GpuVec<u32>,
     perm: GpuVec<u32>,
+}
+
+/// Loop iterations a round of a team may run beyond its walk, forwarding, back-off and a long
+/// row's block: `ROUND_LOOPS` in `shaders/sptrsv.wgsl`.
+const ROUND_LOOPS: u64 = 6;
+
+/// The loop iterations a team of the solve may run in a launch (`LOOP_BUDGET` in
+/// `shaders/sptrsv.wgsl`), where the adapter caps an invocation's: the cap less two of the
+/// team's rounds at their longest (the round that passes the budget and a first round at the
+/// next ticket). `None` where nothing is capped. Refused where the team at the lowest unsolved
+/// item could not solve it within the budget: then a launch could leave every row unsolved.
+fn loop_budget<T: Scalar>(
+    ctx: &Context,
+    a: &GpuSparse<T>,
+    transposed: bool,
+    long_rows: bool,
+    options: &SptrsvOptions,
+) -> Result<Option<u32>> {
+    let Some(limit) = ctx.loop_iteration_limit() else {
+        return Ok(None);
+    };
+    let (least, lanes) = ctx.subgroup_size_range().map_or((0, 0), |(least, most)| (least as u64, most as u64));
+    // The longest row walked (a transpose's: A's columns, at most as many entries as rows).
+    let longest = if transposed { a.rows() } else { a.stats().max_len } as u64;
+    // A lane walks a row alone up to `long_row` entries (all of it without LONG_ROWS); a
+    // longer row's blocks go one a round, the lowest lane's first.
+    let long_row = |lanes: u64| if long_rows { BLOCK_PER_LANE as u64 * lanes } else { longest.max(1) };
+    let walk = longest.min(long_row(lanes)).div_ceil(4) + 1;
+    let forward = lanes.div_ceil(2) + 1;
+    let back_off = ((options.backoff.unwrap_or(ROW_ORDER_BACKOFF) as u64) << 5) + 1;
+    let block = BLOCK_PER_LANE as u64 / 8 + 1;
+    // A round that gets further backs off not at all.
+    let progress_round = ROUND_LOOPS + walk + forward + block;
+    let any_round = progress_round + back_off;
+    let rounds_for_longest = longest.div_ceil(long_row(least)) + 1;
+    let needed = rounds_for_longest * progress_round + 1;
+    let budget = (limit as u64).saturating_sub(2 * any_round);
+    if needed > budget {
+        return Err(Error::LimitExceeded {
+            what: format!(
+                "a triangular solve whose longest row has {longest} entries ({rounds_for_longest} rounds of up \
+                 to {progress_round} loop iterations for it)"
+            ),
+            limit: "loop iterations an invocation runs (llvmpipe)",
+            requested: needed + 2 * any_round,
+            max: limit as u64,
+        });
+    }
+    Ok(Some(budget as u32))
 }
 
 /// Whether the solve needs its team's help with long rows (`LONG_ROWS`): only with subgroups,
@@ -378,6 +430,7 @@ impl<T: Scalar> TriangularSolve<T> {
         let triangle = if transposed { triangle.flipped() } else { triangle };
         let what = format!("{}{}", triangle.name(), if transposed { ", of the transpose" } else { "" });
         let long_rows = long_rows(ctx, a, transposed);
+        let loop_budget = loop_budget(ctx, a, transposed, long_rows, &options)?;
         Ok(TriangularSolve {
             ctx: ctx.clone(),
             matrix: a.clone(),
@@ -386,9 +439,12 @@ impl<T: Scalar> TriangularSolve<T> {
             diagonal,
             algorithm,
             options,
-            solve: ctx
-                .kernel::<kernel::Shader, T>(kernel::Flags { long_rows }, kernel::Overrides { wg_size: WORKGROUP })?,
+            solve: ctx.kernel::<kernel::Shader, T>(
+                kernel::Flags { long_rows, loop_budget: loop_budget.is_some() },
+                kernel::Overrides { wg_size: WORKGROUP },
+            )?,
             long_rows,
+            loop_budget: loop_budget.unwrap_or(NONE),
             steps: ctx.plain_kernel::<steps::Shader>(Default::default(), Default::default())?,
             aux: ctx.zeros(items.max(1))?,
             // As INIT leaves it: nothing unsolved, no problem (what `check` reads before a run).
@@ -749,6 +805,7 @@ impl<T: Scalar> TriangularSolve<T> {
             }),
             other_triangle: self.options.ignore_other_triangle as u32,
             persistent: persistent as u32,
+            loop_budget: self.loop_budget,
         };
         let bindings = kernel::Bindings {
             row_offsets: row_offsets.bind(),
