@@ -5,6 +5,13 @@
 // order, then forward substitution with L and backward with U. A zero U(k, k) (info ≠ 0)
 // gives non-finite values, as in LAPACK: callers check info first. With GLOBAL (factors
 // past workgroup memory) they are read from global memory instead.
+//
+// A dispatch may do part of it: the swaps (`swaps`), forward substitution for rows
+// [forward_begin, forward_end) and backward substitution for rows [backward_begin,
+// backward_end), in that order; a run of dispatches over bands of rows (forward bands
+// upwards, then backward bands downwards) gives the same sums. The host cuts the solve so
+// where the adapter caps an invocation's loop iterations (llvmpipe: 65,535 in all), else one
+// dispatch does everything.
 #import entry
 #import real
 
@@ -12,6 +19,11 @@ struct Params {
     n: u32,
     batch: u32,
     nrhs: u32,
+    swaps: u32,
+    forward_begin: u32,
+    forward_end: u32,
+    backward_begin: u32,
+    backward_end: u32,
 }
 
 var<immediate> params: Params;
@@ -47,7 +59,7 @@ fn run(workgroup: u32, lane: Lane) {
 #endif
     let rows = workgroup * n;
     for (var c = lane.index; c < nrhs; c += WG_SIZE) {
-        for (var k = 0u; k < n; k++) {
+        for (var k = 0u; k < select(0u, n, params.swaps != 0u); k++) {
             let p = pivots[rows + k];
             if p != k {
                 let t = b[(rows + k) * nrhs + c];
@@ -55,14 +67,15 @@ fn run(workgroup: u32, lane: Lane) {
                 b[(rows + p) * nrhs + c] = t;
             }
         }
-        for (var i = 1u; i < n; i++) {
+        // Row 0 of L·y = b is y_0 = b_0 (unit diagonal).
+        for (var i = max(params.forward_begin, 1u); i < params.forward_end; i++) {
             var sum = Acc(b[(rows + i) * nrhs + c]);
             for (var j = 0u; j < i; j++) {
                 sum -= Acc(factor(workgroup, i, j)) * Acc(b[(rows + j) * nrhs + c]);
             }
             b[(rows + i) * nrhs + c] = Real(sum);
         }
-        for (var i = n; i > 0u; i--) {
+        for (var i = params.backward_end; i > params.backward_begin; i--) {
             let r = i - 1u;
             var sum = Acc(b[(rows + r) * nrhs + c]);
             for (var j = r + 1u; j < n; j++) {

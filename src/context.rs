@@ -333,6 +333,21 @@ impl Context {
         (info.driver.contains("llvmpipe") || info.name.starts_with("llvmpipe")).then_some(65_535)
     }
 
+    /// Refuses work whose invocations may run more loop iterations than
+    /// [`Context::loop_iteration_limit`] allows (`iterations`: the most one may run), with
+    /// the limit named: past it the adapter would end the loops and return a wrong answer.
+    pub(crate) fn check_loop_iterations(&self, what: impl FnOnce() -> String, iterations: u64) -> Result<()> {
+        match self.loop_iteration_limit() {
+            Some(limit) if iterations > limit as u64 => Err(Error::LimitExceeded {
+                what: what(),
+                limit: "loop iterations an invocation runs (llvmpipe)",
+                requested: iterations,
+                max: limit as u64,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// A summary of the adapter: name, backend, driver, subgroups, limits.
     pub fn report(&self) -> AdapterReport {
         let i = self.adapter_info();

@@ -794,3 +794,22 @@ fn lu_of_empty_batches_and_matrices() {
         }
     }
 }
+
+/// Where the adapter caps an invocation's loop iterations (llvmpipe: 65,535 in all), the
+/// pattern step of a bitmap LU without pivoting (a workgroup of 64 lanes a matrix, each lane
+/// walking rows' words for every step) is refused past the orders it can do, with the limit
+/// named; smaller orders and the pivoting plans (no pattern step) are planned.
+#[test]
+fn bitmap_lu_past_the_loop_limit_is_refused() {
+    let ctx = common::context();
+    let capped = ctx.loop_iteration_limit().is_some();
+    for (n, pivoting, refused) in
+        [(64, Pivoting::None, false), (800, Pivoting::Partial, false), (800, Pivoting::None, capped)]
+    {
+        match BitmapLu::<f32>::new(ctx, n, 1, pivoting) {
+            Err(Error::LimitExceeded { limit, .. }) if refused => assert!(limit.contains("loop"), "{limit}"),
+            Ok(_) if !refused => {}
+            other => panic!("n {n} {pivoting:?}: {:?}, refused expected: {refused}", other.err()),
+        }
+    }
+}

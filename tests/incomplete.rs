@@ -466,3 +466,37 @@ fn bad_matrices_are_refused() {
         assert!(matches!(refused, Err(Error::ContextMismatch(_))), "{refused:?}");
     }
 }
+
+/// Where the adapter caps an invocation's loop iterations (llvmpipe: 65,535 in all), a matrix
+/// whose rows are too long for a row's walk over its pairs of entries is refused with the
+/// limit named, in both forms, rather than factored wrong; a row of 40 entries is not.
+#[test]
+fn rows_past_the_loop_limit_are_refused() {
+    let ctx = common::context();
+    // Diagonally dominant, with row n − 1 full below its diagonal.
+    let with_last_row = |n: usize| {
+        let mut offsets = vec![0u32];
+        let (mut cols, mut vals) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            let first = if i + 1 == n { 0 } else { i };
+            for j in first..=i {
+                cols.push(j as u32);
+                vals.push(if j == i { 2.0 * n as f32 } else { 1.0 });
+            }
+            offsets.push(cols.len() as u32);
+        }
+        CsrMatrix::try_from_csr_data(n, n, offsets, cols, vals).unwrap()
+    };
+    let diagonal = IncompleteOptions { apply: TriangularApply::Sweeps(2), ..Default::default() };
+    for (n, refused) in [(40, false), (200, ctx.loop_iteration_limit().is_some())] {
+        let gpu = GpuSparse::from_csr(ctx, &with_last_row(n), Conversion::Csr).unwrap();
+        for options in [IncompleteOptions::default(), diagonal] {
+            let got = IncompleteLu::new(ctx, &gpu, Factorization::Ilu0, options).map(|_| ());
+            match got {
+                Err(Error::LimitExceeded { limit, .. }) if refused => assert!(limit.contains("loop"), "{limit}"),
+                Ok(()) if !refused => {}
+                other => panic!("n {n} {options:?}: {other:?}, refused expected: {refused}"),
+            }
+        }
+    }
+}

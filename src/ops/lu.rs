@@ -367,6 +367,9 @@ pub struct BatchedLu<T: Scalar> {
     batch: usize,
     factor: Factor<T>,
     solve: Kernel<lu_solve::Shader, T>,
+    /// The solve's workgroup size, and whether it stages the factors in workgroup memory.
+    solve_wg_size: u32,
+    solve_staged: bool,
 }
 
 impl<T: Scalar> std::fmt::Debug for BatchedLu<T> {
@@ -539,6 +542,8 @@ impl<T: Scalar> BatchedLu<T> {
                 lu_solve::Flags { global: !fits_workgroup },
                 lu_solve::Overrides { wg_size: 64.max(least), tile: staged_tile },
             )?,
+            solve_wg_size: 64.max(least),
+            solve_staged: fits_workgroup,
             ctx: ctx.clone(),
             n,
             batch,
@@ -788,12 +793,48 @@ impl<T: Scalar> BatchedLu<T> {
         if self.batch == 0 || self.n == 0 || b.cols() == 0 {
             return Ok(());
         }
-        rec.dispatch(
-            &self.solve,
-            lu_solve::Params { n: self.n as u32, batch: self.batch as u32, nrhs: b.cols() as u32 },
-            lu_solve::Bindings { lu: lu.panels()[0].bind(), pivots: pivots.bind(), b: b.panels()[0].bind() },
-            self.batch as u64,
-        )
+        let bindings = lu_solve::Bindings { lu: lu.panels()[0].bind(), pivots: pivots.bind(), b: b.panels()[0].bind() };
+        for params in self.solve_steps(b.cols())? {
+            rec.dispatch(&self.solve, params, bindings, self.batch as u64)?;
+        }
+        Ok(())
+    }
+
+    /// The solve's dispatches: one, or where the adapter caps an invocation's loop
+    /// iterations, bands of rows small enough (the swaps with the first forward band, the
+    /// forward bands upwards, the backward bands downwards).
+    fn solve_steps(&self, nrhs: usize) -> Result<Vec<lu_solve::Params>> {
+        let (n, wg) = (self.n as u64, self.solve_wg_size as u64);
+        let params = |swaps: bool, forward: (u64, u64), backward: (u64, u64)| lu_solve::Params {
+            n: n as u32,
+            batch: self.batch as u32,
+            nrhs: nrhs as u32,
+            swaps: swaps as u32,
+            forward_begin: forward.0 as u32,
+            forward_end: forward.1 as u32,
+            backward_begin: backward.0 as u32,
+            backward_end: backward.1 as u32,
+        };
+        let Some(limit) = self.ctx.loop_iteration_limit() else {
+            return Ok(vec![params(true, (0, n), (0, n))]);
+        };
+        // A lane's iterations in a dispatch: the staging copy, then for each of its columns the
+        // swaps and a band's rows, each a walk of at most n entries (and each loop's exit).
+        let copy = if self.solve_staged { (n * n).div_ceil(wg) + 1 } else { 0 };
+        let columns = (nrhs as u64).div_ceil(wg);
+        let fixed = copy + columns * (n + 4);
+        let per_row = columns * (n + 1);
+        let band = (limit as u64).saturating_sub(fixed) / per_row;
+        let what = || format!("an LU solve of order {n} with {nrhs} right-hand sides");
+        self.ctx.check_loop_iterations(what, fixed + per_row)?;
+        let mut steps = Vec::new();
+        for first in (0..n).step_by(band as usize) {
+            steps.push(params(first == 0, (first, (first + band).min(n)), (0, 0)));
+        }
+        for last in (1..=n).rev().step_by(band as usize) {
+            steps.push(params(false, (0, 0), (last.saturating_sub(band), last)));
+        }
+        Ok(steps)
     }
 
     /// Extra device bytes the plan holds (the tournament's picks).

@@ -303,17 +303,13 @@ fn loop_budget<T: Scalar>(
     let rounds_for_longest = longest.div_ceil(long_row(least)) + 1;
     let needed = rounds_for_longest * progress_round + 1;
     let budget = (limit as u64).saturating_sub(2 * any_round);
-    if needed > budget {
-        return Err(Error::LimitExceeded {
-            what: format!(
-                "a triangular solve whose longest row has {longest} entries ({rounds_for_longest} rounds of up \
-                 to {progress_round} loop iterations for it)"
-            ),
-            limit: "loop iterations an invocation runs (llvmpipe)",
-            requested: needed + 2 * any_round,
-            max: limit as u64,
-        });
-    }
+    let what = || {
+        format!(
+            "a triangular solve whose longest row has {longest} entries ({rounds_for_longest} rounds of up to \
+             {progress_round} loop iterations for it)"
+        )
+    };
+    ctx.check_loop_iterations(what, needed + 2 * any_round)?;
     Ok(Some(budget as u32))
 }
 

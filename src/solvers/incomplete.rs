@@ -246,6 +246,7 @@ impl<T: Scalar> IncompleteLu<T> {
         if options.sweeps == 0 {
             return Err(Error::InvalidArgument(format!("{op}: at least one factorization sweep")));
         }
+        check_row_walks(ctx, a, op)?;
         let n = a.rows();
         let (rows, device_id, middle) = (n, a.device_id(), ctx.zeros(n)?);
         let made = |apply| IncompleteLu { factorization, options, rows, device_id, apply, middle };
@@ -693,6 +694,20 @@ fn split_bindings<'a, T: Scalar>(
 }
 
 /// Runs the factorization's sweeps into `factor`'s values and checks the pivots.
+/// Refuses a matrix whose rows are too long for the factorization's invocations (a row
+/// each) where the adapter caps their loop iterations: a row's invocation walks pairs of its
+/// entries (a sweep's k's for each entry; the diagonal form's look at row k for each lower
+/// entry), each with a search of a row, binary in CSR and over the padded width in ELL.
+fn check_row_walks<T: Scalar>(ctx: &Context, a: &GpuSparse<T>, op: &str) -> Result<()> {
+    let longest = a.stats().max_len as u64;
+    let search = match a.panels().first().map(|p| p.storage()) {
+        Some(PanelStorage::Ell(ell)) => ell.width() as u64,
+        _ => (longest + 1).next_power_of_two().trailing_zeros() as u64 + 1,
+    };
+    let what = || format!("{op} of a matrix whose longest row has {longest} entries");
+    ctx.check_loop_iterations(what, longest * longest * (search + 2) + longest * (search + 3))
+}
+
 fn factor_sweeps<T: Scalar>(
     ctx: &Context,
     a: &GpuSparse<T>,

@@ -199,6 +199,15 @@ impl<T: Scalar> Fused<T> {
     }
 }
 
+/// The most loop iterations a lane of `bitmap_lu_pattern.wgsl` (64 lanes a matrix) runs for
+/// order `n`: the copies in and out, and for each step k its rows below k, each a walk of the
+/// words from k's on.
+fn pattern_iterations(n: u64) -> u64 {
+    let (lanes, words) = (64, n.div_ceil(32));
+    let copies = 2 * ((n * words).div_ceil(lanes) + 1);
+    copies + (0..n).map(|k| 1 + ((n - k - 1).div_ceil(lanes) + 1) * (words - k / 32 + 1)).sum::<u64>()
+}
+
 impl<T: Scalar> BitmapLu<T> {
     /// Plans the factorization: `Pivoting::None` is seed 004's elimination (the factors'
     /// pattern is A's with its fill), `Pivoting::Partial` LAPACK's `getrf`,
@@ -213,7 +222,11 @@ impl<T: Scalar> BitmapLu<T> {
                 let dense = GpuDense::zeros(ctx, rows, n, DenseLayout::RowMajor)?;
                 dense_panel(ctx, &dense)?;
                 let pattern = match pivoting {
-                    Pivoting::None => Some(ctx.plain_kernel(Default::default(), Default::default())?),
+                    Pivoting::None => {
+                        let what = || format!("the pattern of a bitmap LU of order {n}");
+                        ctx.check_loop_iterations(what, pattern_iterations(n as u64))?;
+                        Some(ctx.plain_kernel(Default::default(), Default::default())?)
+                    }
                     _ => None,
                 };
                 Engine::Dense(Box::new(Densified {
