@@ -813,3 +813,33 @@ fn bitmap_lu_past_the_loop_limit_is_refused() {
         }
     }
 }
+
+/// Where the adapter caps an invocation's loop iterations (llvmpipe: 65,535 in all), SpMV on
+/// a row of 2^20 columns, every one set, is refused with whole rows (a group of lanes would
+/// walk 32,768 words) and planned in segments by `new`, against the twin.
+#[test]
+fn bitmap_spmv_cuts_rows_past_the_loop_limit() {
+    let ctx = common::context();
+    let cols = 1 << 20;
+    let a = CsrMatrix::try_from_csr_data(
+        2,
+        cols,
+        vec![0, cols as u32, cols as u32],
+        (0..cols as u32).collect(),
+        (0..cols).map(|j| 1.0 + (j % 7) as f32 / 8.0).collect(),
+    )
+    .unwrap();
+    let gpu = GpuBitmap::upload(ctx, &bitmap(&a)).unwrap();
+    match (ctx.loop_iteration_limit(), BitmapSpmv::with_segments(ctx, &gpu, 1)) {
+        (Some(_), Err(Error::LimitExceeded { limit, .. })) => assert!(limit.contains("loop"), "{limit}"),
+        (None, Ok(_)) => {}
+        (_, other) => panic!("whole rows: {:?}", other.err()),
+    }
+    let plan = BitmapSpmv::new(ctx, &gpu).unwrap();
+    let x: Vec<f32> = (0..cols).map(|j| ((j * 31) % 17) as f32 / 16.0 - 0.5).collect();
+    let mut y = ctx.upload(&[f32::NAN; 2][..]).unwrap();
+    plan.run(1.0, &gpu, &ctx.upload(&x).unwrap(), 0.0, &mut y).unwrap();
+    let want = reference::spmv_csr(1.0, &a, &x, 0.0, &[0.0; 2]);
+    let error = max_relative_error(&y.read_blocking().unwrap(), &want);
+    assert!(error <= tolerance::<f32>(), "{} segments: error {error:e}", plan.segments());
+}

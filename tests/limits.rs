@@ -329,3 +329,70 @@ fn gemv_runs_on_every_panel_of_a_paneled_matrix_in_both_layouts() {
         }
     }
 }
+
+/// Where the adapter caps an invocation's loop iterations (llvmpipe: 65,535 in all), SpMM and
+/// SDDMM plans whose slots would walk a row past it (the row algorithms, which do not cut
+/// rows) are refused with the limit named; the same row at a length within it is planned, and
+/// RoDe's chunks take the long row.
+#[test]
+fn row_walks_past_the_loop_limit_are_refused() {
+    let ctx = common::context();
+    let capped = ctx.loop_iteration_limit().is_some();
+    let one_row = |len: usize| {
+        let a = CsrMatrix::try_from_csr_data(1, len, vec![0, len as u32], (0..len as u32).collect(), vec![1.0f32; len]);
+        GpuSparse::from_csr(ctx, &a.unwrap(), Conversion::Csr).unwrap()
+    };
+    let (short, long) = (one_row(2_000), one_row(300_000));
+    let planned =
+        |spmm: wgsparse::Result<Spmm<f32>>, sddmm: wgsparse::Result<Sddmm<f32>>, refused: bool, what: &str| {
+            for got in [spmm.map(|_| ()), sddmm.map(|_| ())] {
+                match got {
+                    Err(Error::LimitExceeded { limit, .. }) if refused => {
+                        assert!(limit.contains("loop"), "{what}: {limit}")
+                    }
+                    Ok(()) if !refused => {}
+                    other => panic!("{what}: {other:?}, refused expected: {refused}"),
+                }
+            }
+        };
+    for (a, refused, what) in [(&short, false, "2,000 entries"), (&long, capped, "300,000 entries")] {
+        let spmm = Spmm::new(ctx, a, 4, SpmmAlgorithm::RowGroup);
+        let sddmm = Sddmm::new(ctx, a, 4, SddmmAlgorithm::RowGroup);
+        planned(spmm, sddmm, refused, what);
+    }
+    planned(
+        Spmm::new(ctx, &long, 4, SpmmAlgorithm::Rode),
+        Sddmm::new(ctx, &long, 4, SddmmAlgorithm::Rode),
+        false,
+        "RoDe",
+    );
+}
+
+/// The same for SpMV's row algorithms, a lane (csr-thread) or a group of lanes (csr-vector) a
+/// row: a row of 600,000 entries is refused where the loop cap would end the walk, and one
+/// of 200,000 is summed right (eight entries a step: within the cap).
+#[test]
+fn spmv_row_walks_past_the_loop_limit_are_refused() {
+    let ctx = common::context();
+    let capped = ctx.loop_iteration_limit().is_some();
+    for (len, refused) in [(200_000usize, false), (600_000, capped)] {
+        let values: Vec<f32> = (0..len).map(|j| 1.0 + (j % 5) as f32 / 4.0).collect();
+        let a = CsrMatrix::try_from_csr_data(1, len, vec![0, len as u32], (0..len as u32).collect(), values).unwrap();
+        let gpu = GpuSparse::from_csr(ctx, &a, Conversion::Csr).unwrap();
+        // Positive terms: a walk the cap ended would miss most of them.
+        let x: Vec<f32> = (0..len).map(|j| ((j * 13) % 11) as f32 / 10.0 + 0.5).collect();
+        let want = spmv_csr(1.0, &a, &x, 0.0, &[0.0]);
+        for algorithm in [SpmvAlgorithm::CsrThread, SpmvAlgorithm::CsrVector] {
+            match Spmv::new(ctx, &gpu, algorithm) {
+                Err(Error::LimitExceeded { limit, .. }) if refused => assert!(limit.contains("loop"), "{limit}"),
+                Ok(plan) if !refused => {
+                    let mut y = ctx.upload(&[f32::NAN][..]).unwrap();
+                    plan.run(1.0, &ctx.upload(&x).unwrap(), 0.0, &mut y).unwrap();
+                    let error = relative_error(&y.read_blocking().unwrap(), &want);
+                    assert!(error < 1e-4, "{} on {len} entries: {error:e}", algorithm.name());
+                }
+                other => panic!("{} on {len}: {:?}, refused expected: {refused}", algorithm.name(), other.err()),
+            }
+        }
+    }
+}

@@ -187,6 +187,17 @@ impl<T: Scalar> Sddmm<T> {
             }
             _ => TileShape::resolve(ctx, "SddmmOptions", options, k, default_chunk, few_tasks)?,
         };
+        if matches!(algorithm, SddmmAlgorithm::RowGroup | SddmmAlgorithm::Rode) {
+            // A slot walks its row (row-group) or chunk (RoDe), ⌈k / lanes⌉ steps an entry.
+            let longest = stats.max_len as u64;
+            let segment = match algorithm {
+                SddmmAlgorithm::Rode => longest.min(shape.chunk_len as u64),
+                _ => longest,
+            };
+            let per_entry = (k as u64).div_ceil(shape.lanes as u64) + 3;
+            let what = || format!("SDDMM ({}) at k = {k} on segments of {segment} entries", algorithm.name());
+            ctx.check_loop_iterations(what, segment * per_entry + 64)?;
+        }
         let b1_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
         let paneled_b2 = b1_panel_rows < a.cols();
         let blocks = row_blocks(a, b1_panel_rows)

@@ -378,6 +378,19 @@ impl<T: Scalar> Spmm<T> {
             blocks.push(Block { rows, split, group_rows });
         }
         let grouped = blocks.iter().any(|b| b.group_rows > 1);
+        // A slot walks its segment (a group's rows, or a chunk), a tile of `lanes` entries a
+        // round in steps of four, and steps past each of its rows.
+        let longest = match transpose {
+            Some(_) => a.rows(),
+            None => a.stats().max_len,
+        } as u64;
+        let row_len = if chunked { longest.min(shape.chunk_len as u64) } else { longest };
+        let most_rows = blocks.iter().map(|b| b.group_rows).max().unwrap_or(1) as u64;
+        let lanes = shape.lanes as u64;
+        let segment = (most_rows * row_len).min(a.nnz() as u64);
+        let walk = segment.div_ceil(lanes) * (2 + lanes.div_ceil(4)) + most_rows + 8;
+        let what = || format!("SpMM ({}) on segments of {most_rows} rows of up to {row_len} entries", algorithm.name());
+        ctx.check_loop_iterations(what, walk)?;
         let row_parts = match options.row_parts {
             Some(parts) => parts,
             None if chunked && !grouped => default_row_parts::<T>(ctx, &shape, a.nnz(), op_rows, col_tiles as usize),

@@ -23,6 +23,9 @@ impl<T: Scalar> Jacobi<T> {
         if a.rows() != a.cols() {
             return Err(Error::dimension("jacobi", "matrix columns (a square matrix)", a.rows(), a.cols()));
         }
+        // A lane walks its row for the diagonal entry.
+        let longest = a.stats().max_len as u64;
+        ctx.check_loop_iterations(|| format!("jacobi on rows of {longest} entries"), longest + 2)?;
         let inverse = ctx.zeros::<T>(a.rows())?;
         let problems = ctx.upload(&[u32::MAX, u32::MAX])?;
         let diagonal = ctx.kernel::<kernel::Shader, T>(Default::default(), Default::default())?;

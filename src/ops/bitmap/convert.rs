@@ -18,6 +18,10 @@ impl<T: Scalar> GpuBitmap<T> {
         ctx.check_owner("GpuBitmap::from_sparse", a.device_id())?;
         let (rows, cols) = (a.rows(), a.cols());
         check_flag_bound::<T>(rows, cols, a.nnz(), options)?;
+        // A lane walks a row's entries (COO: after two searches for the row's range).
+        let longest = a.stats().max_len as u64;
+        let walk = longest + 2 * (usize::BITS - a.nnz().leading_zeros()) as u64 + 4;
+        ctx.check_loop_iterations(|| format!("a bitmap from rows of {longest} entries"), walk)?;
         let mut out = GpuBitmap::allocate(ctx, rows, cols, a.nnz())?;
         let Some(panel) = single_panel(ctx, a)? else {
             return Ok(out);

@@ -54,6 +54,9 @@ fn lanes_per_row(words: usize, smallest_subgroup: Option<u32>) -> (u32, bool) {
 /// Groups of lanes below which rows are cut into segments: a row a group would leave most of
 /// a large GPU idle (16 rows of 10⁶ columns: 16 groups on the H100's 132 SMs).
 const SPLIT_BELOW_GROUPS: usize = 4096;
+/// Loop iterations a lane may run for one chunk of its segment (`shaders/bitmap_spmv.wgsl`:
+/// the chunk, a word's entries past its first four, the scans' steps).
+const STEPS_PER_CHUNK: usize = 40;
 
 impl<T: Scalar> BitmapSpmv<T> {
     /// Plans SpMV for bitmaps of `a`'s width (and, where its rows are cut into segments, of
@@ -61,7 +64,14 @@ impl<T: Scalar> BitmapSpmv<T> {
     /// segments of whole 32-word runs, enough for 4096 groups.
     pub fn new(ctx: &Context, a: &GpuBitmap<T>) -> Result<Self> {
         let rows = a.rows();
-        let segments = if rows >= SPLIT_BELOW_GROUPS { 1 } else { SPLIT_BELOW_GROUPS.div_ceil(rows.max(1)) };
+        let mut segments = if rows >= SPLIT_BELOW_GROUPS { 1 } else { SPLIT_BELOW_GROUPS.div_ceil(rows.max(1)) };
+        // Where the adapter caps an invocation's loop iterations, rows are cut at least into
+        // segments a group walks within half of them.
+        if let Some(limit) = ctx.loop_iteration_limit() {
+            let (group, _) = lanes_per_row(a.words_per_row(), ctx.subgroup_size_range().map(|(min, _)| min));
+            let words_within = (limit as usize / 2 / STEPS_PER_CHUNK) * group as usize;
+            segments = segments.max(a.words_per_row().div_ceil(words_within.max(1)));
+        }
         Self::with_segments(ctx, a, segments)
     }
 
@@ -84,6 +94,10 @@ impl<T: Scalar> BitmapSpmv<T> {
             1 => (1, words.next_multiple_of(group as usize)),
             _ => (words.div_ceil(segment_words), segment_words),
         };
+        // A lane walks its segment a chunk of `group` words at a time.
+        let walk = (segment_words / group as usize + 1) * STEPS_PER_CHUNK + segments.div_ceil(group as usize);
+        let what = || format!("bitmap SpMV on segments of {segment_words} words (cut rows into more segments)");
+        ctx.check_loop_iterations(what, walk as u64)?;
         let overrides = kernel::Overrides { wg_size: WG_SIZE, group };
         let kernel = |split, finish| {
             ctx.kernel_in_mode::<kernel::Shader, T>(subgroups, kernel::Flags { split, finish }, overrides)

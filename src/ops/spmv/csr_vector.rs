@@ -23,6 +23,10 @@ pub(super) fn plan<T: Scalar>(
 ) -> Result<Box<dyn PanelKernel<T>>> {
     let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrVector);
     let group = options.vector_lanes.unwrap_or_else(|| lanes(ctx, wg_size, a.stats().mean));
+    // A lane walks every group-th entry of its row, then the group's reduction.
+    let longest = a.stats().max_len as u64;
+    let walk = longest.div_ceil(group as u64) + 8;
+    ctx.check_loop_iterations(|| format!("csr-vector SpMV on rows of {longest} entries, {group} lanes a row"), walk)?;
     let kernel = ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size, group })?;
     Ok(Box::new(CsrVector { kernel, rows_per_workgroup: wg_size / group }))
 }
