@@ -58,14 +58,17 @@ fn square_from_rows(rows: Vec<Vec<(u32, f32)>>) -> CsrMatrix<f32> {
     CsrMatrix::try_from_csr_data(n, n, offsets, cols, vals).unwrap()
 }
 
+/// The n-row lower bidiagonal: x_i depends on x_{i-1}.
+fn chain(n: u32) -> CsrMatrix<f32> {
+    square_from_rows((0..n).map(|i| if i == 0 { vec![(0, 1.0)] } else { vec![(i - 1, -0.9), (i, 1.0)] }).collect())
+}
+
 /// The triangles every grid runs: stencils, a power-law graph, long rows (the team's blocks),
 /// a chain where every row needs the one before (consecutive rows in one subgroup), rows
 /// with no off-diagonal entry, a real matrix, 1×1.
 fn triangles(seed: u64) -> Vec<(String, CsrMatrix<f32>)> {
     // The 3,000-row bidiagonal: x_i depends on x_{i-1}.
-    let chain = square_from_rows(
-        (0..3000u32).map(|i| if i == 0 { vec![(0, 1.0)] } else { vec![(i - 1, -0.9), (i, 1.0)] }).collect(),
-    );
+    let chain = chain(3000);
     let sparse_rows = generate::random(500, 500, 0.002, seed);
     let real = common::real_matrices::<f32>().into_iter().find(|(name, _)| name == "west0479.mtx").unwrap().1;
     vec![
@@ -495,7 +498,7 @@ fn unsolvable_input_and_misuse_are_typed_errors() {
     ];
     // The same problems inside a chain, where a row is solved by its team's forwarding (row
     // 203 sits mid-team for subgroups of 8 and of 32).
-    let chain = |problem_row: Vec<(u32, f32)>| -> Vec<Vec<(u32, f32)>> {
+    let chain_with = |problem_row: Vec<(u32, f32)>| -> Vec<Vec<(u32, f32)>> {
         (0..300u32)
             .map(|i| match i {
                 0 => good(),
@@ -505,8 +508,8 @@ fn unsolvable_input_and_misuse_are_typed_errors() {
             .collect()
     };
     let in_chains: Vec<Case> = vec![
-        ("zero pivot in a chain", chain(vec![(202, -0.5), (203, 0.0)]), 203, SolveProblem::ZeroPivot),
-        ("missing diagonal in a chain", chain(vec![(202, -0.5)]), 203, SolveProblem::MissingDiagonal),
+        ("zero pivot in a chain", chain_with(vec![(202, -0.5), (203, 0.0)]), 203, SolveProblem::ZeroPivot),
+        ("missing diagonal in a chain", chain_with(vec![(202, -0.5)]), 203, SolveProblem::MissingDiagonal),
     ];
     // Levels captured during the solve or found by the frontier before it: neither is kept.
     let captures = [LevelCapture::DuringSolve, LevelCapture::Frontier];
@@ -607,10 +610,7 @@ fn long_last_row(n: usize) -> CsrMatrix<f32> {
 fn long_solves_stay_within_the_adapters_loop_limit() {
     let seed = common::seed("long_solves_stay_within_the_adapters_loop_limit");
     let mut rng = Rng::new(seed);
-    let n = 70_000u32;
-    let chain =
-        square_from_rows((0..n).map(|i| if i == 0 { vec![(0, 1.0)] } else { vec![(i - 1, -0.9), (i, 1.0)] }).collect());
-    for (name, l) in [("chain_70000", chain), ("last row of 20,000", long_last_row(20_000))] {
+    for (name, l) in [("chain_70000", chain(70_000)), ("last row of 20,000", long_last_row(20_000))] {
         let b = rhs::<f32>(l.rows(), &mut rng);
         let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
         let want = triangular_solve(&l, false, false, &b64, 1).unwrap();
