@@ -9,7 +9,8 @@ use wgsparse::format::{EllOptions, MAX_VALUE_TABLE};
 use wgsparse::generate::{self, Rng};
 use wgsparse::matrix::PanelStorage;
 use wgsparse::ops::{
-    Gemv, Sddmm, SddmmAlgorithm, SddmmOptions, Spmm, SpmmAlgorithm, Spmv, SpmvAlgorithm, SpmvOptions, Transpose,
+    Gemv, GemvOptions, Sddmm, SddmmAlgorithm, SddmmOptions, Spmm, SpmmAlgorithm, Spmv, SpmvAlgorithm, SpmvOptions,
+    Transpose,
 };
 use wgsparse::reference::{gemv_dense, gemv_dense_t, relative_error, sddmm_csr, spmm_csr, spmv_csr};
 use wgsparse::{
@@ -394,5 +395,38 @@ fn spmv_row_walks_past_the_loop_limit_are_refused() {
                 other => panic!("{} on {len}: {:?}, refused expected: {refused}", algorithm.name(), other.err()),
             }
         }
+    }
+}
+
+/// Options that lengthen an invocation's walk past the cap are refused there too: GEMV with
+/// one lane and one segment for a row of 400,000 elements (100,000 vec4 steps) (the default shape cuts it and is
+/// exact), and COO SpMV intervals of 60,000 steps (the default is 32).
+#[test]
+fn options_past_the_loop_limit_are_refused() {
+    let ctx = common::context();
+    let capped = ctx.loop_iteration_limit().is_some();
+    let expect = |got: Result<(), Error>, refused: bool, what: &str| match got {
+        Err(Error::LimitExceeded { limit, .. }) if refused => assert!(limit.contains("loop"), "{what}: {limit}"),
+        Ok(()) if !refused => {}
+        other => panic!("{what}: {other:?}, refused expected: {refused}"),
+    };
+    let cols = 400_000;
+    let data: Vec<f32> = (0..cols).map(|j| 0.5 + (j % 3) as f32 / 4.0).collect();
+    let host = DenseMatrix::try_new(1, cols, data).unwrap();
+    let a = GpuDense::upload(ctx, &host, DenseLayout::RowMajor).unwrap();
+    let narrow = GemvOptions { lanes: Some(1), splits: Some(1), ..Default::default() };
+    expect(Gemv::with_options(ctx, &a, Transpose::No, &narrow).map(|_| ()), capped, "gemv, one lane");
+    let plan = Gemv::new(ctx, &a, Transpose::No).unwrap();
+    let x: Vec<f32> = (0..cols).map(|j| ((j * 7) % 5) as f32 / 4.0 + 0.5).collect();
+    let mut y = ctx.upload(&[f32::NAN][..]).unwrap();
+    plan.run(1.0, &a, &ctx.upload(&x).unwrap(), 0.0, &mut y).unwrap();
+    let error = relative_error(&y.read_blocking().unwrap(), &gemv_dense(1.0, &host, &x, 0.0, &[0.0]));
+    assert!(error < 1e-5, "gemv, default shape: {error:e}");
+
+    let coo = GpuSparse::from_csr(ctx, &generate::laplacian_2d(8), Conversion::Coo).unwrap();
+    for (steps, refused) in [(32, false), (60_000, capped)] {
+        let options = SpmvOptions::default().coo_steps(steps);
+        let got = Spmv::with_options(ctx, &coo, SpmvAlgorithm::CooSegmented, &options).map(|_| ());
+        expect(got, refused, &format!("coo_steps {steps}"));
     }
 }

@@ -177,6 +177,9 @@ impl<T: Scalar> Gemv<T> {
             // columns kernel's scratch for strips that add up in its own dispatch.
             let (product, parts, strips) = if rows_kernel {
                 let shape = rows_shape(ctx, wg, block.0, units, options)?;
+                // A lane walks its share of a segment, then the row's reduction.
+                let walk = (shape.segment as u64).div_ceil(shape.lanes as u64) + 64;
+                ctx.check_loop_iterations(|| format!("gemv: rows of {units} units, {shape:?}"), walk)?;
                 let (partial, lanes) = (shape.splits > 1, shape.lanes);
                 let kernel = if vec4 {
                     RowsKernel::Vec4(ctx.kernel(
@@ -192,6 +195,10 @@ impl<T: Scalar> Gemv<T> {
                 (Product::Rows(shape, kernel), shape.splits as usize, None)
             } else {
                 let shape = columns_shape(wg, block.0, units, unit_len, options.columns, options.splits)?;
+                // A lane walks its share of a strip's rows; the strip that completes a block
+                // reads (or recomputes) every strip's.
+                let walk = (shape.strip as u64).div_ceil((wg / shape.columns) as u64) * 2 + shape.strips as u64 + 64;
+                ctx.check_loop_iterations(|| format!("gemv: columns of {} rows, {shape:?}", block.0), walk)?;
                 let strips = shape.strips > 1;
                 let kernel = if vec4 {
                     ColumnsKernel::Vec4(ctx.kernel(

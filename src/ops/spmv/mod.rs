@@ -278,6 +278,12 @@ impl SpmvOptions {
                 return bad(format!("{name} {steps} must be between 1 and {MAX_STEPS}"));
             }
         }
+        if matches!(algorithm, SpmvAlgorithm::CooSegmented | SpmvAlgorithm::Hyb) {
+            // A group walks an interval of coo_steps steps, each a scan across the group (at
+            // most the workgroup: log2 of it steps) and a few loops more.
+            let walk = (self.coo_steps as u64 + 2) * (4 + wg.ilog2() as u64) + 64;
+            ctx.check_loop_iterations(|| format!("SpmvOptions: coo_steps {}", self.coo_steps), walk)?;
+        }
         Ok(())
     }
 }
