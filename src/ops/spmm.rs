@@ -320,22 +320,7 @@ impl<T: Scalar> Spmm<T> {
             return Err(Error::InvalidArgument("SpmmOptions: transposed_reads is for plans of Aᵀ·B".into()));
         }
         check_row_parts::<T>(ctx, options, &shape, chunked)?;
-        let transpose = match transposed {
-            true => {
-                let pattern = Transpose::of(ctx, a)?;
-                let value_bytes = a.nnz() as u64 * T::KIND.size();
-                let ordered = match options.transposed_reads.unwrap_or(TransposedReads::default_for(value_bytes)) {
-                    TransposedReads::Ordered => Some(OrderedValues::new(ctx, a, &pattern)?),
-                    TransposedReads::Permuted => None,
-                };
-                Some(TransposedA { pattern, ordered })
-            }
-            false => None,
-        };
         let (op_rows, op_cols) = op_shape(a, transposed);
-        // B and C have k columns: the same panels.
-        let c_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
-        let paneled_b = c_panel_rows < op_cols;
         let group_rows = match (options.group_rows, options.row_parts) {
             (Some(r), _) => r,
             // Rows shared by slots are one-row groups.
@@ -349,6 +334,31 @@ impl<T: Scalar> Spmm<T> {
                 by_length.min((op_rows / MIN_TASKS).max(1) as f64) as u32
             }
         };
+        // A slot walks its segment (a group's rows, or a chunk), a tile of `lanes` entries a
+        // round in steps of four, and steps past each of its rows (where the adapter caps
+        // that, refused before any work on the GPU).
+        let longest = if transposed { a.rows() } else { a.stats().max_len } as u64;
+        let row_len = if chunked { longest.min(shape.chunk_len as u64) } else { longest };
+        let (most_rows, lanes) = (group_rows as u64, shape.lanes as u64);
+        let segment = (most_rows * row_len).min(a.nnz() as u64);
+        let walk = segment.div_ceil(lanes) * (2 + lanes.div_ceil(4)) + most_rows + 8;
+        let what = || format!("SpMM ({}) on segments of {most_rows} rows of up to {row_len} entries", algorithm.name());
+        ctx.check_loop_iterations(what, walk)?;
+        let transpose = match transposed {
+            true => {
+                let pattern = Transpose::of(ctx, a)?;
+                let value_bytes = a.nnz() as u64 * T::KIND.size();
+                let ordered = match options.transposed_reads.unwrap_or(TransposedReads::default_for(value_bytes)) {
+                    TransposedReads::Ordered => Some(OrderedValues::new(ctx, a, &pattern)?),
+                    TransposedReads::Permuted => None,
+                };
+                Some(TransposedA { pattern, ordered })
+            }
+            false => None,
+        };
+        // B and C have k columns: the same panels.
+        let c_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
+        let paneled_b = c_panel_rows < op_cols;
         let mut blocks = Vec::new();
         let mut scratch_len = 1;
         let row_blocks = match transpose {
@@ -378,19 +388,6 @@ impl<T: Scalar> Spmm<T> {
             blocks.push(Block { rows, split, group_rows });
         }
         let grouped = blocks.iter().any(|b| b.group_rows > 1);
-        // A slot walks its segment (a group's rows, or a chunk), a tile of `lanes` entries a
-        // round in steps of four, and steps past each of its rows.
-        let longest = match transpose {
-            Some(_) => a.rows(),
-            None => a.stats().max_len,
-        } as u64;
-        let row_len = if chunked { longest.min(shape.chunk_len as u64) } else { longest };
-        let most_rows = blocks.iter().map(|b| b.group_rows).max().unwrap_or(1) as u64;
-        let lanes = shape.lanes as u64;
-        let segment = (most_rows * row_len).min(a.nnz() as u64);
-        let walk = segment.div_ceil(lanes) * (2 + lanes.div_ceil(4)) + most_rows + 8;
-        let what = || format!("SpMM ({}) on segments of {most_rows} rows of up to {row_len} entries", algorithm.name());
-        ctx.check_loop_iterations(what, walk)?;
         let row_parts = match options.row_parts {
             Some(parts) => parts,
             None if chunked && !grouped => default_row_parts::<T>(ctx, &shape, a.nnz(), op_rows, col_tiles as usize),

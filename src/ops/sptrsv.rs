@@ -422,11 +422,11 @@ impl<T: Scalar> TriangularSolve<T> {
                 max: ctx.limits().max_storage_buffer_binding_size,
             });
         }
+        let long_rows = long_rows(ctx, a, transposed);
+        let loop_budget = loop_budget(ctx, a, transposed, long_rows, &options)?;
         let transpose = if transposed { Some(Transpose::of(ctx, a)?) } else { None };
         let triangle = if transposed { triangle.flipped() } else { triangle };
         let what = format!("{}{}", triangle.name(), if transposed { ", of the transpose" } else { "" });
-        let long_rows = long_rows(ctx, a, transposed);
-        let loop_budget = loop_budget(ctx, a, transposed, long_rows, &options)?;
         Ok(TriangularSolve {
             ctx: ctx.clone(),
             matrix: a.clone(),
