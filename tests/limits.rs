@@ -344,18 +344,10 @@ fn row_walks_past_the_loop_limit_are_refused() {
         GpuSparse::from_csr(ctx, &a.unwrap(), Conversion::Csr).unwrap()
     };
     let (short, long) = (one_row(2_000), one_row(300_000));
-    let planned =
-        |spmm: wgsparse::Result<Spmm<f32>>, sddmm: wgsparse::Result<Sddmm<f32>>, refused: bool, what: &str| {
-            for got in [spmm.map(|_| ()), sddmm.map(|_| ())] {
-                match got {
-                    Err(Error::LimitExceeded { limit, .. }) if refused => {
-                        assert!(limit.contains("loop"), "{what}: {limit}")
-                    }
-                    Ok(()) if !refused => {}
-                    other => panic!("{what}: {other:?}, refused expected: {refused}"),
-                }
-            }
-        };
+    let planned = |spmm: wgsparse::Result<Spmm<f32>>, sddmm: wgsparse::Result<Sddmm<f32>>, refused, what: &str| {
+        common::planned_unless_refused(spmm, refused, &format!("SpMM, {what}"));
+        common::planned_unless_refused(sddmm, refused, &format!("SDDMM, {what}"));
+    };
     for (a, refused, what) in [(&short, false, "2,000 entries"), (&long, capped, "300,000 entries")] {
         let spmm = Spmm::new(ctx, a, 4, SpmmAlgorithm::RowGroup);
         let sddmm = Sddmm::new(ctx, a, 4, SddmmAlgorithm::RowGroup);
@@ -384,38 +376,30 @@ fn spmv_row_walks_past_the_loop_limit_are_refused() {
         let x: Vec<f32> = (0..len).map(|j| ((j * 13) % 11) as f32 / 10.0 + 0.5).collect();
         let want = spmv_csr(1.0, &a, &x, 0.0, &[0.0]);
         for algorithm in [SpmvAlgorithm::CsrThread, SpmvAlgorithm::CsrVector] {
-            match Spmv::new(ctx, &gpu, algorithm) {
-                Err(Error::LimitExceeded { limit, .. }) if refused => assert!(limit.contains("loop"), "{limit}"),
-                Ok(plan) if !refused => {
-                    let mut y = ctx.upload(&[f32::NAN][..]).unwrap();
-                    plan.run(1.0, &ctx.upload(&x).unwrap(), 0.0, &mut y).unwrap();
-                    let error = relative_error(&y.read_blocking().unwrap(), &want);
-                    assert!(error < 1e-4, "{} on {len} entries: {error:e}", algorithm.name());
-                }
-                other => panic!("{} on {len}: {:?}, refused expected: {refused}", algorithm.name(), other.err()),
+            let what = format!("{} on {len} entries", algorithm.name());
+            if let Some(plan) = common::planned_unless_refused(Spmv::new(ctx, &gpu, algorithm), refused, &what) {
+                let mut y = ctx.upload(&[f32::NAN][..]).unwrap();
+                plan.run(1.0, &ctx.upload(&x).unwrap(), 0.0, &mut y).unwrap();
+                let error = relative_error(&y.read_blocking().unwrap(), &want);
+                assert!(error < 1e-4, "{what}: {error:e}");
             }
         }
     }
 }
 
 /// Options that lengthen an invocation's walk past the cap are refused there too: GEMV with
-/// one lane and one segment for a row of 400,000 elements (100,000 vec4 steps) (the default shape cuts it and is
-/// exact), and COO SpMV intervals of 60,000 steps (the default is 32).
+/// one lane and one segment for a row of 400,000 elements (100,000 vec4 steps; the default
+/// shape cuts it, and is exact), and COO SpMV intervals of 60,000 steps (the default is 32).
 #[test]
 fn options_past_the_loop_limit_are_refused() {
     let ctx = common::context();
     let capped = ctx.loop_iteration_limit().is_some();
-    let expect = |got: Result<(), Error>, refused: bool, what: &str| match got {
-        Err(Error::LimitExceeded { limit, .. }) if refused => assert!(limit.contains("loop"), "{what}: {limit}"),
-        Ok(()) if !refused => {}
-        other => panic!("{what}: {other:?}, refused expected: {refused}"),
-    };
     let cols = 400_000;
     let data: Vec<f32> = (0..cols).map(|j| 0.5 + (j % 3) as f32 / 4.0).collect();
     let host = DenseMatrix::try_new(1, cols, data).unwrap();
     let a = GpuDense::upload(ctx, &host, DenseLayout::RowMajor).unwrap();
     let narrow = GemvOptions { lanes: Some(1), splits: Some(1), ..Default::default() };
-    expect(Gemv::with_options(ctx, &a, Transpose::No, &narrow).map(|_| ()), capped, "gemv, one lane");
+    common::planned_unless_refused(Gemv::with_options(ctx, &a, Transpose::No, &narrow), capped, "gemv, one lane");
     let plan = Gemv::new(ctx, &a, Transpose::No).unwrap();
     let x: Vec<f32> = (0..cols).map(|j| ((j * 7) % 5) as f32 / 4.0 + 0.5).collect();
     let mut y = ctx.upload(&[f32::NAN][..]).unwrap();
@@ -426,7 +410,7 @@ fn options_past_the_loop_limit_are_refused() {
     let coo = GpuSparse::from_csr(ctx, &generate::laplacian_2d(8), Conversion::Coo).unwrap();
     for (steps, refused) in [(32, false), (60_000, capped)] {
         let options = SpmvOptions::default().coo_steps(steps);
-        let got = Spmv::with_options(ctx, &coo, SpmvAlgorithm::CooSegmented, &options).map(|_| ());
-        expect(got, refused, &format!("coo_steps {steps}"));
+        let got = Spmv::with_options(ctx, &coo, SpmvAlgorithm::CooSegmented, &options);
+        common::planned_unless_refused(got, refused, &format!("coo_steps {steps}"));
     }
 }

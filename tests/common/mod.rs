@@ -192,3 +192,17 @@ pub fn magnitudes<T: Scalar>(v: &[T]) -> Vec<T> {
 pub fn matrix_magnitudes<T: Scalar>(a: &CsrMatrix<T>) -> CsrMatrix<T> {
     a.map_values(|v| T::from_f64(v.to_f64().abs()))
 }
+
+/// A plan made where the adapter may cap an invocation's loop iterations (llvmpipe): with
+/// `refused`, it must be refused with that limit named; otherwise made, and returned.
+pub fn planned_unless_refused<P>(got: wgsparse::Result<P>, refused: bool, what: &str) -> Option<P> {
+    match got {
+        Err(wgsparse::Error::LimitExceeded { limit, .. }) if refused => {
+            assert!(limit.contains("loop iterations"), "{what}: refused for {limit}");
+            None
+        }
+        Ok(plan) if !refused => Some(plan),
+        Err(e) => panic!("{what}: {e} (refusal expected: {refused})"),
+        Ok(_) => panic!("{what}: planned, where the loop cap should refuse it"),
+    }
+}
