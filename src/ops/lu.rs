@@ -536,13 +536,14 @@ impl<T: Scalar> BatchedLu<T> {
                 Factor::Workgroup { in_place: kernel(false)?, out_of_place: kernel(true)? }
             }
         };
+        let solve_wg_size = 64.max(least);
         Ok(BatchedLu {
             factor,
             solve: ctx.kernel(
                 lu_solve::Flags { global: !fits_workgroup },
-                lu_solve::Overrides { wg_size: 64.max(least), tile: staged_tile },
+                lu_solve::Overrides { wg_size: solve_wg_size, tile: staged_tile },
             )?,
-            solve_wg_size: 64.max(least),
+            solve_wg_size,
             solve_staged: fits_workgroup,
             ctx: ctx.clone(),
             n,
