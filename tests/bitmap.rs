@@ -840,3 +840,41 @@ fn bitmap_spmv_cuts_rows_past_the_loop_limit() {
     let error = max_relative_error(&y.read_blocking().unwrap(), &want);
     assert!(error <= tolerance::<f32>(), "{} segments: error {error:e}", plan.segments());
 }
+
+/// Where the adapter caps an invocation's loop iterations (llvmpipe: 65,535 in all), a product
+/// whose walk over A's row (and row-wise, over B's rows in a chunk of C) would pass the cap is
+/// refused by each algorithm that would, and one just within it is computed, against the twin.
+/// A is one full row of k columns and B is k × n, full: past the cap the kernels' sums were
+/// silently cut short (row-wise at k = 8,000, n = 256 and k = 40,000, n = 1; outputs at k =
+/// 80,000).
+#[test]
+fn bitmap_product_past_the_loop_limit_is_refused() {
+    let ctx = common::context();
+    let capped = ctx.loop_iteration_limit().is_some();
+    let full = |rows: usize, cols: usize, salt: usize| {
+        let entries = (0..rows).flat_map(|i| (0..cols).map(move |j| (i, j)));
+        CsrMatrix::try_from_csr_data(
+            rows,
+            cols,
+            (0..=rows).map(|i| (i * cols) as u32).collect(),
+            entries.clone().map(|(_, j)| j as u32).collect(),
+            entries.map(|(i, j)| 1.0 + ((i * 7 + j * 13 + salt) % 11) as f32 / 16.0).collect(),
+        )
+        .unwrap()
+    };
+    // (k, n, refused row-wise, refused by outputs)
+    for (k, n, row_wise, outputs) in
+        [(16_000, 1, false, false), (6000, 256, false, false), (8000, 256, capped, false), (90_000, 1, capped, capped)]
+    {
+        let (ha, hb) = (bitmap(&full(1, k, 1)), bitmap(&full(k, n, 5)));
+        let (ga, gb) = (GpuBitmap::upload(ctx, &ha).unwrap(), GpuBitmap::upload(ctx, &hb).unwrap());
+        let want = reference::bitmap_multiply(&ha, &hb);
+        for (algorithm, refused) in [(MultiplyAlgorithm::RowWise, row_wise), (MultiplyAlgorithm::Outputs, outputs)] {
+            let label = format!("1x{k} · {k}x{n} {}", algorithm.name());
+            let got = bitmap::multiply(ctx, &ga, &gb, algorithm);
+            if let Some(c) = common::planned_unless_refused(got, refused, &label) {
+                check_same(&label, &c.read_blocking().unwrap(), &want, 100.0 * tolerance::<f32>());
+            }
+        }
+    }
+}

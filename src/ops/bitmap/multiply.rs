@@ -67,7 +67,8 @@ impl MultiplyAlgorithm {
 /// (C then keeps room for them all), otherwise two, with a wait between them for C's entry
 /// count.
 /// Sums run in k order (deterministic); a position whose products cancel stays stored.
-/// A's columns must match B's rows ([`Error::DimensionMismatch`]).
+/// A's columns must match B's rows ([`Error::DimensionMismatch`]); on an adapter that caps
+/// loop iterations (llvmpipe), rows too long for its kernels are [`Error::LimitExceeded`].
 pub fn multiply<T: Scalar>(
     ctx: &Context,
     a: &GpuBitmap<T>,
@@ -102,6 +103,7 @@ impl<T: Scalar> BitmapProduct<T> {
         Operands::new(ctx, "bitmap multiply")?.owned("A", a.device_id())?.owned("B", b.device_id())?;
         check_len("bitmap multiply", "B rows", a.cols(), b.rows())?;
         let (rows, cols) = (a.rows(), b.cols());
+        check_walks(ctx, a, b, algorithm.resolve())?;
         let one_pass = (rows as u64).saturating_mul(cols as u64).saturating_mul(T::stride()) <= ONE_PASS_BYTES;
         let c = GpuBitmap::allocate(ctx, rows, cols, if one_pass { rows * cols } else { 0 })?;
         let steps = StructureSteps::new(ctx, rows, cols)?;
@@ -290,6 +292,109 @@ const ACCUMULATOR_BYTES: u64 = 4096;
 /// (benches/NOTES.md, session 46), and 4 MiB is a 1024² f32 matrix.
 const ONE_PASS_BYTES: u64 = 4 << 20;
 
+/// The row-wise pattern kernel's workgroup size and chunks a row for C's rows of `words`
+/// flag words: chunks of 4 words a lane.
+fn row_pattern_shape(words: usize) -> (u32, usize) {
+    let wg_size = (words.div_ceil(4).next_power_of_two() as u32).clamp(32, 128);
+    (wg_size, words.div_ceil(4 * wg_size as usize).max(1))
+}
+
+/// Where the adapter caps an invocation's loop iterations (llvmpipe), refuses a product
+/// whose kernels could walk past the cap ([`Error::LimitExceeded`]), before any work on
+/// the GPU but a read of A's row offsets (and for the row-wise scheme B's rank directory):
+/// a walk's length is set by A's longest row and, row-wise, by B's most entries of one
+/// row in a chunk of C's columns, which a bitmap does not keep on the host.
+fn check_walks<T: Scalar>(
+    ctx: &Context,
+    a: &GpuBitmap<T>,
+    b: &GpuBitmap<T>,
+    algorithm: MultiplyAlgorithm,
+) -> Result<()> {
+    if ctx.loop_iteration_limit().is_none() || a.rows() == 0 || a.cols() == 0 || b.cols() == 0 {
+        return Ok(());
+    }
+    let row_wise = algorithm != MultiplyAlgorithm::Outputs;
+    let mut batch = ctx.batch();
+    let a_offsets = batch.read_back(a.row_offsets())?;
+    let b_extents = match row_wise {
+        true => Some((batch.read_back(b.row_offsets())?, batch.read_back(b.rank_directory())?)),
+        false => None,
+    };
+    batch.submit()?;
+    let a_offsets = a_offsets.wait()?;
+    let a_longest = a_offsets.windows(2).map(|w| w[1].saturating_sub(w[0]) as u64).max().unwrap_or(0);
+    let a_words = a.words_per_row() as u64;
+    // The lanes llvmpipe runs as one (a subgroup): the cap counts their loops together.
+    let lanes = ctx.subgroup_size_range().map_or(64, |(_, max)| max) as u64;
+    let (what, walk) = match b_extents {
+        None => ("outputs", outputs_walk(a_words, a_longest)),
+        Some((offsets, rank)) => {
+            let (wg_size, chunk) = row_wise_shape::<T>(ctx, b.cols())?;
+            let (offsets, rank) = (offsets.wait()?, rank.wait()?);
+            let b_longest = chunk_longest(&offsets, &rank, b.blocks_per_row(), chunk as usize / 256);
+            let (pattern_wg, _) = row_pattern_shape(b.words_per_row());
+            let walk = row_values_walk(a_words, a_longest, b_longest, chunk as u64, wg_size as u64, lanes)
+                .max(row_pattern_walk(a_words, a_longest, pattern_wg as u64));
+            ("row-wise", walk)
+        }
+    };
+    let what = || format!("a {what} bitmap product over rows of A of up to {a_longest} entries");
+    ctx.check_loop_iterations(what, walk)
+}
+
+/// B's most entries of one row in one chunk of `chunk_blocks` rank blocks, from its row
+/// offsets and rank directory (`blocks` a row: each the position of the block's first entry).
+fn chunk_longest(offsets: &[u32], rank: &[u32], blocks: usize, chunk_blocks: usize) -> u64 {
+    if blocks == 0 {
+        return 0;
+    }
+    let mut longest = 0;
+    for (k, row) in rank.chunks(blocks).enumerate() {
+        for first in (0..blocks).step_by(chunk_blocks.max(1)) {
+            let end = row.get(first + chunk_blocks).copied().unwrap_or(offsets[k + 1]);
+            longest = longest.max(end.saturating_sub(row[first]) as u64);
+        }
+    }
+    longest
+}
+
+/// The most loop iterations an invocation of `bitmap_multiply_outputs(_pattern).wgsl` runs
+/// for A's rows of `a_words` flag words and at most `a_longest` entries: every word, and
+/// every entry of A's row that meets a flag of Bᵀ's (a chunk's lanes share A's row).
+fn outputs_walk(a_words: u64, a_longest: u64) -> u64 {
+    2 * a_words + a_longest + 12
+}
+
+/// The most loop iterations an invocation of `bitmap_multiply_pattern.wgsl` runs (a
+/// workgroup of `wg` lanes): per segment of `wg` words of A's row, lane 0's count of it and
+/// the skips over its words; per entry, a step of `next_k` and a quarter of the four-k step
+/// (with its loop over four words).
+fn row_pattern_walk(a_words: u64, a_longest: u64, wg: u64) -> u64 {
+    let segments = a_words.div_ceil(wg);
+    segments * (2 * wg + 18) + a_longest * 5 / 2 + 10
+}
+
+/// The most loop iterations an invocation of `bitmap_multiply.wgsl` runs (workgroups of
+/// `wg` lanes, `chunk` columns of C, `lanes` lanes in one of the adapter's subgroups) for
+/// A's rows of `a_words` words and at most `a_longest` entries, and B's rows of at most
+/// `b_longest` entries in a chunk.
+fn row_values_walk(a_words: u64, a_longest: u64, b_longest: u64, chunk: u64, wg: u64, lanes: u64) -> u64 {
+    // lane_scan's steps, owner's (from 32 lanes down) and nth_bit's, each with its exit.
+    let (scan, owner, nth_bit) = (wg.ilog2() as u64 + 1, 7, 6);
+    let segments = a_words.div_ceil(4 * wg);
+    let batches = segments + a_longest.div_ceil(wg);
+    // Four deal_word calls a batch, each a step and the bits of its word where they reach the
+    // batch: a word's entries reach at most two batches, and the lanes of one subgroup hold
+    // at most 4 words of 32 entries each a segment.
+    let deal = 4 * batches + 2 * a_longest.min(segments * 128 * lanes);
+    // A batch's windows: ceil(entries of B's row k in the chunk / wg) for each of its k's.
+    let windows = a_longest * b_longest.div_ceil(wg);
+    let rounds = batches + windows.div_ceil(8);
+    // The chunk's stored values written, four a lane a step, then the rest.
+    let writes = (chunk / (4 * wg) + 1) * (1 + 4 * (owner + nth_bit)) + 4 * (1 + owner + nth_bit);
+    chunk / wg + 1 + segments * (1 + scan) + batches * (1 + scan) + deal + rounds * (1 + owner) + scan + writes
+}
+
 /// Records C's pattern by rows: the OR of B's rows k for the k stored in A's row i.
 fn record_row_pattern<T: Scalar>(
     rec: &mut Recorder<'_, '_>,
@@ -299,9 +404,7 @@ fn record_row_pattern<T: Scalar>(
 ) -> Result<()> {
     let ctx = rec.context().clone();
     let words = c.words_per_row();
-    // Chunks of 4 words a lane.
-    let wg_size = (words.div_ceil(4).next_power_of_two() as u32).clamp(32, 128);
-    let chunks = words.div_ceil(4 * wg_size as usize).max(1);
+    let (wg_size, chunks) = row_pattern_shape(words);
     let kernel = ctx.plain_kernel::<bitmap_multiply_pattern::Shader>(
         Default::default(),
         bitmap_multiply_pattern::Overrides { wg_size },
