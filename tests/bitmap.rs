@@ -878,3 +878,38 @@ fn bitmap_product_past_the_loop_limit_is_refused() {
         }
     }
 }
+
+/// A product whose C has more than 2^32 entries (A 65,536 × 1 and B 1 × 65,537, both full:
+/// 65,536 · 65,537 entries) is refused: its entry count, kept in u32, wrapped to 65,536, and C
+/// was sized to that while its values were written past it. An adapter whose bindings hold
+/// less than C's 537 MB of flags (lavapipe's) refuses it for that first; the count's check
+/// is unit-tested in `src/ops/bitmap/multiply.rs`.
+#[test]
+fn bitmap_product_past_two_to_the_32_entries_is_refused() {
+    let ctx = common::context();
+    let full = |rows: usize, cols: usize| {
+        let entries = rows * cols;
+        let a = CsrMatrix::try_from_csr_data(
+            rows,
+            cols,
+            (0..=rows).map(|i| (i * cols) as u32).collect(),
+            (0..entries).map(|e| (e % cols) as u32).collect(),
+            vec![1.0f32; entries],
+        )
+        .unwrap();
+        GpuBitmap::upload(ctx, &bitmap(&a)).unwrap()
+    };
+    let (a, b) = (full(65_536, 1), full(1, 65_537));
+    for algorithm in MultiplyAlgorithm::ALL {
+        match bitmap::multiply(ctx, &a, &b, algorithm) {
+            Err(Error::LimitExceeded { limit: "max_storage_buffer_binding_size", .. })
+                if ctx.limits().max_storage_buffer_binding_size < 65_536 * 2049 * 4 => {}
+            Err(Error::LimitExceeded { limit, requested, .. }) => {
+                assert!(limit.contains("2^32 entries"), "{}: refused for {limit}", algorithm.name());
+                assert_eq!(requested, 65_536 * 65_537, "{}", algorithm.name());
+            }
+            Err(e) => panic!("{}: {e}", algorithm.name()),
+            Ok(c) => panic!("{}: a product of {} entries", algorithm.name(), c.nnz()),
+        }
+    }
+}

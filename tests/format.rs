@@ -140,6 +140,17 @@ fn ell_data_is_validated() {
     assert_eq!(err, FormatError::DuplicateEntry { row: 0, col: 1 });
     let err = EllMatrix::try_from_ell_data(1 << 20, 3, 1 << 20, vec![], Vec::<f32>::new()).unwrap_err();
     assert!(matches!(err, FormatError::TooLarge { what: "ELL slots", .. }));
+    // No rows, so no slots: the width alone is past u32 (it sized a scratch row before).
+    let err = EllMatrix::try_from_ell_data(0, 0, usize::MAX, vec![], Vec::<f32>::new()).unwrap_err();
+    assert!(matches!(err, FormatError::TooLarge { what: "width", .. }));
+}
+
+/// Row statistics of offsets that decrease (not CSR's) count the row as empty, not as a
+/// wrapped length (or a panic).
+#[test]
+fn row_stats_of_decreasing_offsets_do_not_wrap() {
+    let stats = wgsparse::matrix::RowStats::from_offsets(&[3, 1, 4]);
+    assert_eq!((stats.rows, stats.nnz, stats.max_len, stats.empty_rows), (2, 3, 3, 1));
 }
 
 #[test]

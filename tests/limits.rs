@@ -414,3 +414,33 @@ fn options_past_the_loop_limit_are_refused() {
         common::planned_unless_refused(got, refused, &format!("coo_steps {steps}"));
     }
 }
+
+/// Sizes past what the kernels index (u32 elements) or past usize's arithmetic are typed
+/// errors before anything is sized from them: never a panic (a division by a wrapped row size,
+/// an overflowed product) nor a wrapped size planned as if small.
+#[test]
+fn sizes_past_u32_are_refused_without_a_panic() {
+    use wgsparse::ops::bitmap::BitmapLu;
+    use wgsparse::ops::{BatchedLu, Pivoting};
+    let ctx = common::context();
+    let limited = |got: Result<(), Error>, what: &str, named: &str| match got {
+        Err(Error::LimitExceeded { limit, .. }) => assert!(limit.contains(named), "{what}: refused for {limit}"),
+        other => panic!("{what}: {other:?}"),
+    };
+    let invalid =
+        |got: Result<(), Error>, what: &str| assert!(matches!(got, Err(Error::InvalidArgument(_))), "{what}: {got:?}");
+    // A vector whose bytes pass u64 once rounded up, and one past u32 elements.
+    limited(ctx.zeros::<f32>((1 << 62) - 1).map(drop), "2^62 floats", "");
+    limited(ctx.zeros::<f32>(u32::MAX as usize + 1).map(drop), "2^32 floats", "2^32 elements");
+    // No rows of 2^62 columns: its row's bytes pass u64.
+    limited(GpuDense::<f32>::zeros(ctx, 0, 1 << 62, DenseLayout::RowMajor).map(drop), "0 x 2^62", "");
+    let a = GpuSparse::from_csr(ctx, &generate::random(8, 8, 0.5, 1), Conversion::Csr).unwrap();
+    invalid(Spmm::<f32>::new(ctx, &a, 1 << 62, SpmmAlgorithm::Auto).map(drop), "SpMM at k = 2^62");
+    invalid(Sddmm::<f32>::new(ctx, &a, 1 << 62, SddmmAlgorithm::Auto).map(drop), "SDDMM at k = 2^62");
+    // An empty batch of 2^32 x 2^32 matrices (its team of lanes wrapped to 0 before).
+    invalid(BatchedLu::<f32>::new(ctx, 1 << 32, 0, Pivoting::Partial).map(drop), "LU of order 2^32");
+    invalid(BitmapLu::<f32>::new(ctx, 32, 1 << 58, Pivoting::Partial).map(drop), "2^58 bitmap LUs");
+    if ctx.has_timestamps() {
+        invalid(wgsparse::record::Profiler::new(ctx, usize::MAX).map(drop), "a profiler of usize::MAX sections");
+    }
+}

@@ -574,3 +574,13 @@ fn the_seed_files_are_valid() {
     let m = read_str::<f32>(SEED_FILE).unwrap().1.into_csr();
     assert_eq!(m.nnz(), 8);
 }
+
+/// A symmetric file's check for an entry given with its mirror tells entries apart by both
+/// indices whole: past 2^31 rows, (3·10⁹, 6) and (2147483654, 3·10⁹) are different pairs (a
+/// key that dropped the smaller index's top bit took them for mirrors).
+#[test]
+fn symmetric_entries_past_two_to_the_31_are_told_apart() {
+    let text = "%%MatrixMarket matrix coordinate real symmetric\n3000000000 3000000000 2\n3000000000 6 1\n2147483654 3000000000 2\n";
+    let (_, matrix) = read_str::<f64>(text).unwrap();
+    assert_eq!(matrix.into_coo().nnz(), 4);
+}

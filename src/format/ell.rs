@@ -85,7 +85,8 @@ impl<T: Scalar> EllMatrix<T> {
         check_len("col_indices", slots, col_indices.len())?;
         check_len("values", slots, values.len())?;
         check_indices("column", &col_indices, cols, Some(ELL_PADDING))?;
-        let mut row = Vec::with_capacity(width);
+        // (A row holds at most `width` slots, and with no rows none are read.)
+        let mut row = Vec::with_capacity(width.min(slots));
         let mut scratch = Vec::new();
         let mut nnz = 0;
         for i in 0..rows {
@@ -182,6 +183,7 @@ impl<T: Scalar> EllMatrix<T> {
 /// `width * rows`, refused if it does not fit the u32 slot indices of the kernels.
 fn checked_slots(width: usize, rows: usize) -> Result<usize, FormatError> {
     check_u32("rows", rows)?;
+    check_u32("width", width)?;
     let slots = width.checked_mul(rows).ok_or(FormatError::TooLarge { what: "ELL slots", value: usize::MAX })?;
     check_u32("ELL slots", slots)?;
     Ok(slots)

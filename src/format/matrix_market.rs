@@ -7,7 +7,8 @@
 //!
 //! Nothing is allocated from a count in the header: arrays grow with the entries actually read,
 //! so a tiny file claiming billions of entries fails fast with
-//! [`MatrixMarketErrorKind::TooFewEntries`].
+//! [`MatrixMarketErrorKind::TooFewEntries`]. (CSR, [`read_csr`], then holds an offset for
+//! every row the header names: 4 bytes a row.)
 
 use std::fmt;
 use std::io::{BufRead, BufWriter, Write};
@@ -534,7 +535,7 @@ fn read_coordinate<T: Scalar, R: BufRead>(
         }
         let (r, c) = (row as u32 - 1, col as u32 - 1);
         if header.symmetry != Symmetry::General && r != c {
-            let key = |upper: bool| (r.min(c) as u64) << 33 | (r.max(c) as u64) << 1 | upper as u64;
+            let key = |upper: bool| (r.min(c), r.max(c), upper);
             if stored_off_diagonal.contains(&key(r > c)) {
                 let symmetry = if header.symmetry == Symmetry::Symmetric { "symmetric" } else { "skew-symmetric" };
                 return Err(err(K::MirroredEntry { row, col, symmetry }));

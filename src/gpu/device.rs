@@ -168,7 +168,7 @@ impl Device {
     /// `mapped` at creation (an upload) is always new and never kept. Out of memory, the pool
     /// is emptied and the allocation tried once more.
     pub(crate) fn array_buffer(&self, size: u64, usage: wgpu::BufferUsages, mapped: bool) -> Result<PooledBuffer> {
-        let padded = size.max(1).div_ceil(ALLOCATION_GRANULE) * ALLOCATION_GRANULE;
+        let padded = self.padded_size("wgsparse vector", size)?;
         if !mapped && padded >= POOL_MIN_BYTES {
             if let Some(buffer) = self.inner.pool.take(padded, usage) {
                 self.check_alive()?;
@@ -295,6 +295,21 @@ impl Device {
         }
     }
 
+    /// `size` rounded up to [`ALLOCATION_GRANULE`] (at least one granule), refused past the
+    /// device's `max_buffer_size` ([`Error::LimitExceeded`]).
+    fn padded_size(&self, label: &str, size: u64) -> Result<u64> {
+        let max = self.inner.limits.max_buffer_size;
+        match size.max(1).checked_next_multiple_of(ALLOCATION_GRANULE) {
+            Some(padded) if padded <= max => Ok(padded),
+            padded => Err(Error::LimitExceeded {
+                what: format!("{label} of {size} bytes"),
+                limit: "max_buffer_size",
+                requested: padded.unwrap_or(u64::MAX),
+                max,
+            }),
+        }
+    }
+
     /// Creates a buffer of at least `size` bytes (rounded up to [`ALLOCATION_GRANULE`]),
     /// refusing sizes past the device's limits and turning wgpu's out-of-memory and
     /// validation errors into [`Error`]s.
@@ -306,16 +321,7 @@ impl Device {
         mapped: bool,
     ) -> Result<wgpu::Buffer> {
         self.check_alive()?;
-        let padded = size.max(1).div_ceil(ALLOCATION_GRANULE) * ALLOCATION_GRANULE;
-        let max = self.inner.limits.max_buffer_size;
-        if padded > max {
-            return Err(Error::LimitExceeded {
-                what: format!("{label} of {size} bytes ({padded} allocated)"),
-                limit: "max_buffer_size",
-                requested: padded,
-                max,
-            });
-        }
+        let padded = self.padded_size(label, size)?;
         self.scoped(&format!("allocating {label} ({padded} bytes)"), || {
             self.inner.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),

@@ -61,13 +61,17 @@ impl<T: Stored> GpuVec<T> {
         extra: wgpu::BufferUsages,
         mapped: bool,
     ) -> Result<Arc<PooledBuffer>> {
-        let bytes = (len.max(1) as u64).checked_mul(T::stride()).ok_or(Error::LimitExceeded {
-            what: format!("a vector of {len} elements"),
-            limit: "max_buffer_size",
-            requested: u64::MAX,
-            max: device.limits().max_buffer_size,
-        })?;
-        Ok(Arc::new(device.array_buffer(bytes, USAGE | extra, mapped)?))
+        // Every kernel indexes elements in u32 (a binding past 2^32 elements, which Metal's
+        // limits allow, would have its indices wrap).
+        if len > u32::MAX as usize {
+            return Err(Error::LimitExceeded {
+                what: format!("a vector of {len} elements"),
+                limit: "2^32 elements (u32 indices)",
+                requested: len as u64,
+                max: u32::MAX as u64,
+            });
+        }
+        Ok(Arc::new(device.array_buffer(len.max(1) as u64 * T::stride(), USAGE | extra, mapped)?))
     }
 
     /// `count` zeroed vectors of `len` elements in one buffer, `stride` elements apart

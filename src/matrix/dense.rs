@@ -142,13 +142,14 @@ impl<T: Scalar> GpuDense<T> {
 /// (and one buffer) holds, a multiple of [`PANEL_ALIGN_ROWS`].
 fn panel_rows(limits: &wgpu::Limits, cols: usize, stride: u64) -> Result<usize> {
     let limit = limits.max_storage_buffer_binding_size.min(limits.max_buffer_size);
-    let row_bytes = cols.max(1) as u64 * stride;
-    let rows = (limit / row_bytes) as usize / PANEL_ALIGN_ROWS * PANEL_ALIGN_ROWS;
+    // (A row past u64's bytes holds no row a binding can.)
+    let row_bytes = (cols.max(1) as u64).checked_mul(stride);
+    let rows = row_bytes.map_or(0, |bytes| (limit / bytes) as usize / PANEL_ALIGN_ROWS * PANEL_ALIGN_ROWS);
     if rows == 0 {
         return Err(Error::LimitExceeded {
             what: format!("{PANEL_ALIGN_ROWS} rows of a dense matrix of {cols} columns"),
             limit: "max_storage_buffer_binding_size",
-            requested: PANEL_ALIGN_ROWS as u64 * row_bytes,
+            requested: row_bytes.map_or(u64::MAX, |bytes| bytes.saturating_mul(PANEL_ALIGN_ROWS as u64)),
             max: limit,
         });
     }

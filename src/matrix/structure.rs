@@ -30,9 +30,10 @@ pub struct RowStats {
 }
 
 impl RowStats {
-    /// Statistics of CSR row offsets.
+    /// Statistics of CSR row offsets (which never decrease; a row whose offsets do counts as
+    /// empty).
     pub fn from_offsets(row_offsets: &[u32]) -> Self {
-        Self::from_lengths(row_offsets.windows(2).map(|w| (w[1] - w[0]) as usize))
+        Self::from_lengths(row_offsets.windows(2).map(|w| w[1].saturating_sub(w[0]) as usize))
     }
 
     /// Statistics of a sequence of row lengths.

@@ -393,7 +393,10 @@ impl<T: Scalar> BatchedLu<T> {
         options: &LuOptions,
     ) -> Result<Self> {
         ctx.check_element::<T>()?;
-        let tile = n.checked_mul(n).filter(|&t| t <= u32::MAX as usize).unwrap_or(usize::MAX);
+        let tile = n
+            .checked_mul(n)
+            .filter(|&t| t <= u32::MAX as usize)
+            .ok_or_else(|| Error::InvalidArgument(format!("a matrix of {n} x {n} passes 2^32 entries")))?;
         let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
         // The tile, plus the pivot word and what the compiler keeps there itself.
         let bytes = (tile as u64).saturating_mul(T::KIND.size()).saturating_add(64);

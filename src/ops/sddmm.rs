@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use super::blas1;
 use super::common::{
-    block_split, check_len, check_row_major, row_blocks, Gathered, Operands, RowBlock, ScalarBinds, TileShape,
-    MIN_TASKS,
+    block_split, check_len, check_row_major, check_width, row_blocks, Gathered, Operands, RowBlock, ScalarBinds,
+    TileShape, MIN_TASKS,
 };
 use crate::analysis::row_split::RowSplit;
 use crate::context::Context;
@@ -124,6 +124,7 @@ impl<T: Scalar> Sddmm<T> {
         options: &SddmmOptions,
     ) -> Result<Self> {
         Operands::new(ctx, "sddmm")?.owned("the matrix", a.device_id())?;
+        check_width("SDDMM", k)?;
         if a.format() != Format::Csr {
             return Err(Error::InvalidArgument(format!("SDDMM reads CSR matrices, this one is {}", a.format().name())));
         }
@@ -196,7 +197,7 @@ impl<T: Scalar> Sddmm<T> {
             };
             let per_entry = (k as u64).div_ceil(shape.lanes as u64) + 3;
             let what = || format!("SDDMM ({}) at k = {k} on segments of {segment} entries", algorithm.name());
-            ctx.check_loop_iterations(what, segment * per_entry + 64)?;
+            ctx.check_loop_iterations(what, segment.saturating_mul(per_entry).saturating_add(64))?;
         }
         let b1_panel_rows = GpuDense::<T>::panel_rows_for(ctx, k)?;
         let paneled_b2 = b1_panel_rows < a.cols();

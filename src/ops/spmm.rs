@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 use super::blas1;
 use super::common::{
-    block_split, blocks_of, check_len, check_row_major, row_blocks, transpose_split, Gathered, Operands, RowBlock,
-    ScalarBinds, TileShape, MIN_TASKS,
+    block_split, blocks_of, check_len, check_row_major, check_width, row_blocks, transpose_split, Gathered, Operands,
+    RowBlock, ScalarBinds, TileShape, MIN_TASKS,
 };
 use super::tile_options::TransposedReads;
 use crate::analysis::row_split::RowSplit;
@@ -298,6 +298,7 @@ impl<T: Scalar> Spmm<T> {
         options: &SpmmOptions,
     ) -> Result<Self> {
         Operands::new(ctx, "spmm")?.owned("the matrix", a.device_id())?;
+        check_width("SpMM", k)?;
         if a.format() != Format::Csr {
             return Err(Error::InvalidArgument(format!("SpMM reads CSR matrices, this one is {}", a.format().name())));
         }
@@ -309,7 +310,8 @@ impl<T: Scalar> Spmm<T> {
                 T::KIND.name()
             )));
         }
-        let shape = TileShape::resolve(ctx, "SpmmOptions", options, k, 512u64.max(8 * k as u64), false)?;
+        let shape =
+            TileShape::resolve(ctx, "SpmmOptions", options, k, 512u64.max((k as u64).saturating_mul(8)), false)?;
         let col_tiles = k.div_ceil(4 * shape.lanes as usize).max(1) as u32;
         let chunked = algorithm != SpmmAlgorithm::RowGroup;
         // Every option is checked before any work on the GPU.

@@ -53,12 +53,19 @@ impl Gate {
             offset: flag.byte_offset(),
             id: flag.bind().entry("flag", false).id,
             device: flag.device_id(),
+            // (A vector holds at most 2^32 elements.)
             index: index as u32,
         });
-        if self.chunks.last().is_none_or(|c| c.intended.len() == CHUNK_SLOTS) {
-            self.chunks.push(Chunk::new(ctx)?);
+        let opened = match self.chunks.last().is_none_or(|c| c.intended.len() == CHUNK_SLOTS) {
+            true => Chunk::new(ctx).map(|chunk| self.chunks.push(chunk)),
+            false => Ok(()),
         }
-        self.record_gate(ctx, pass, state)
+        .and_then(|()| self.record_gate(ctx, pass, state));
+        // A gate that could not be recorded gates nothing after it.
+        if opened.is_err() {
+            self.flag = None;
+        }
+        opened
     }
 
     pub(crate) fn close(&mut self) {

@@ -51,8 +51,11 @@ impl Profiler {
         if !ctx.has_timestamps() {
             return Err(Error::Unsupported(format!("adapter {:?} has no timestamp queries", ctx.adapter_info().name)));
         }
-        let count =
-            u32::try_from(2 * capacity.max(1)).map_err(|_| Error::InvalidArgument("profiler capacity".into()))?;
+        let count = capacity
+            .max(1)
+            .checked_mul(2)
+            .and_then(|count| u32::try_from(count).ok())
+            .ok_or_else(|| Error::InvalidArgument("profiler capacity".into()))?;
         let size = u64::from(count) * 8;
         let device = ctx.device();
         let (query_set, resolve, readback) = ctx.gpu().scoped("creating a profiler", || {

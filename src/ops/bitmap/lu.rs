@@ -213,9 +213,13 @@ impl<T: Scalar> BitmapLu<T> {
     /// pattern is A's with its fill), `Pivoting::Partial` LAPACK's `getrf`,
     /// `Pivoting::Tournament` the blocked LU's tournament for large n.
     pub fn new(ctx: &Context, n: usize, batch: usize, pivoting: Pivoting) -> Result<Self> {
+        // Every entry of the batch, dense, is indexed in u32.
         let rows = n
             .checked_mul(batch)
-            .ok_or_else(|| Error::InvalidArgument(format!("a batch of {batch} matrices of {n} rows passes usize")))?;
+            .filter(|rows| rows.checked_mul(n).is_some_and(|entries| entries <= u32::MAX as usize))
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!("a batch of {batch} matrices of {n} x {n} passes 2^32 entries"))
+            })?;
         let engine = match Fused::new(ctx, n, batch, pivoting)? {
             Some(fused) => Engine::Fused(Box::new(fused)),
             None => {

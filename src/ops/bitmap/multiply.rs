@@ -67,8 +67,9 @@ impl MultiplyAlgorithm {
 /// (C then keeps room for them all), otherwise two, with a wait between them for C's entry
 /// count.
 /// Sums run in k order (deterministic); a position whose products cancel stays stored.
-/// A's columns must match B's rows ([`Error::DimensionMismatch`]); on an adapter that caps
-/// loop iterations (llvmpipe), rows too long for its kernels are [`Error::LimitExceeded`].
+/// A's columns must match B's rows ([`Error::DimensionMismatch`]); a C of more than 2^32
+/// entries, and on an adapter that caps loop iterations (llvmpipe) rows too long for its
+/// kernels, are [`Error::LimitExceeded`].
 pub fn multiply<T: Scalar>(
     ctx: &Context,
     a: &GpuBitmap<T>,
@@ -146,8 +147,23 @@ impl<T: Scalar> BitmapProduct<T> {
             }
         }
         let total = batch.read_back(steps.total())?;
+        // C's entries are counted in u32, which C of more than 2^32 positions may pass: its row
+        // starts then wrap.
+        let may_wrap = rows as u64 * cols as u64 > u32::MAX as u64;
+        let starts = may_wrap.then(|| batch.read_back(product.c.row_offsets())).transpose()?;
         batch.submit()?;
         let nnz = total.wait()?[0] as usize;
+        if let Some(starts) = starts {
+            let entries = entries_between(&starts.wait()?);
+            if entries > u32::MAX as u64 {
+                return Err(Error::LimitExceeded {
+                    what: format!("the entries of a {rows} x {cols} bitmap product"),
+                    limit: "2^32 entries (u32 positions)",
+                    requested: entries,
+                    max: u32::MAX as u64,
+                });
+            }
+        }
         if let Scheme::Outputs { bt, .. } = &mut product.scheme {
             bt.set_nnz(b.nnz())?;
         }
@@ -291,6 +307,13 @@ const ACCUMULATOR_BYTES: u64 = 4096;
 /// second batch and wait cost ~100 µs on an H200 against a 1024² product's 51 µs of values
 /// (benches/NOTES.md, session 46), and 4 MiB is a 1024² f32 matrix.
 const ONE_PASS_BYTES: u64 = 4 << 20;
+
+/// The entries of a bitmap whose row starts `starts` were counted in u32 and may have
+/// wrapped: a row holds fewer than 2^32 (its columns are u32), so its count is the wrapping
+/// difference of its starts.
+fn entries_between(starts: &[u32]) -> u64 {
+    starts.windows(2).map(|w| w[1].wrapping_sub(w[0]) as u64).sum()
+}
 
 /// The row-wise pattern kernel's workgroup size and chunks a row for C's rows of `words`
 /// flag words: chunks of 4 words a lane.
@@ -445,4 +468,17 @@ fn record_outputs_pattern<T: Scalar>(
         c_flags: c.flags().bind(),
     };
     rec.dispatch(&kernel, params, bindings, (c.rows() * c.blocks_per_row()) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::entries_between;
+
+    #[test]
+    fn entries_between_wrapped_row_starts() {
+        assert_eq!(entries_between(&[0, 3, 3, 10]), 10);
+        // Rows of 2^31 and 2^31 + 20 entries: the count passed 2^32 and wrapped to 20.
+        assert_eq!(entries_between(&[0, 1 << 31, 20]), (1 << 32) + 20);
+        assert_eq!(entries_between(&[7]), 0);
+    }
 }

@@ -13,6 +13,7 @@ pub(crate) use groups::Groups;
 pub(crate) use ready_sums::RECOMPUTE_PIECES;
 pub(crate) use ready_sums::{ready_sums_scratch, recompute_pieces};
 pub(crate) use row_blocks::{
-    block_split, blocks_of, check_row_major, row_blocks, transpose_split, Gathered, RowBlock, TileShape, MIN_TASKS,
+    block_split, blocks_of, check_row_major, check_width, row_blocks, transpose_split, Gathered, RowBlock, TileShape,
+    MIN_TASKS,
 };
 pub(crate) use scaling::ScalarBinds;

@@ -141,6 +141,15 @@ pub(crate) fn check_row_major<T: Scalar>(op: &'static str, what: &str, m: &GpuDe
     Ok(())
 }
 
+/// Refuses a dense width `k` past 2^32 columns for plan `op` (the kernels index columns in
+/// u32), before anything is sized from it.
+pub(crate) fn check_width(op: &str, k: usize) -> Result<()> {
+    match k > u32::MAX as usize {
+        true => Err(Error::InvalidArgument(format!("{op}: k = {k} columns pass 2^32"))),
+        false => Ok(()),
+    }
+}
+
 /// How a sparse × dense plan's kernels run: slots of `lanes` lanes, `workgroup_size / lanes`
 /// per workgroup, each taking one segment (`shaders/shared/slots.wgsl`). Resolved from the
 /// plan's options, k and the device.
