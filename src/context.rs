@@ -56,11 +56,12 @@ pub struct ContextOptions {
     /// [`Context::release_pooled_buffers`] frees them at once.
     pub buffer_pool_bytes: u64,
     /// How long a wait for the GPU (a read to the host, [`Context::synchronize`]) polls the
-    /// device before it blocks the thread: a blocked thread wakes ~40 µs after the GPU
-    /// finishes on NVIDIA's Vulkan driver, a polling one within a µs, at the cost of a busy
-    /// core meanwhile. `None` (the default): [`DEFAULT_WAIT_SPIN`](crate::gpu::DEFAULT_WAIT_SPIN),
-    /// 1 ms, or none on a CPU adapter (a software driver needs the cores); `Some(ZERO)`
-    /// always blocks.
+    /// device back to back before it sleeps between polls (10–50 µs each): a polling thread
+    /// sees the GPU finish within a µs, at the cost of a busy core meanwhile (a thread blocked
+    /// in wgpu's own wait woke ~40 µs late on NVIDIA's Vulkan driver; wgsparse no longer blocks
+    /// there, see `RELIABILITY.md`, concurrency). `None` (the default):
+    /// [`DEFAULT_WAIT_SPIN`](crate::gpu::DEFAULT_WAIT_SPIN), 1 ms, or none on a CPU adapter (a
+    /// software driver needs the cores); `Some(ZERO)` sleeps from the first poll.
     pub wait_spin: Option<std::time::Duration>,
 }
 
@@ -415,7 +416,7 @@ impl Context {
     /// the next submission: without this they would land in the next batch's time).
     pub fn synchronize(&self) -> Result<()> {
         let device = &self.inner.device;
-        device.scoped("submitting queued writes", || device.queue().submit([]))?;
+        device.scoped("submitting queued writes", || device.submit([]))?;
         device.wait(None)
     }
 

@@ -261,3 +261,33 @@ fn deterministic_algorithms_repeat_bit_for_bit() {
         }
     }
 }
+
+/// Threads that submit and wait on one context at once, each with its own small work and
+/// readback, many times: wgpu 30's device maintenance (run by every poll and every
+/// submission) panicked when two ran at once — one that had waited sampled the fence, another
+/// retired newer submissions, and the first found the queue empty past its sample ("If the
+/// queue is empty, the current submission index … should be at least the wait submission
+/// index", gfx-rs/wgpu#9958; seen on the H200 in eight of `tests/bitmap.rs`'s tests). Async
+/// readbacks (the context's poller thread) run beside the blocking ones.
+#[test]
+fn threads_submitting_and_waiting_at_once_never_panic() {
+    let ctx = fresh_context();
+    const THREADS: usize = 8;
+    const ROUNDS: usize = 1000;
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let ctx = &ctx;
+            s.spawn(move || {
+                for round in 0..ROUNDS {
+                    let data: Vec<f32> = (0..64).map(|i| (t * ROUNDS + round + i) as f32).collect();
+                    let v = ctx.upload(&data).unwrap();
+                    let got = match round % 2 {
+                        0 => v.read_blocking().unwrap(),
+                        _ => pollster::block_on(v.read()).unwrap(),
+                    };
+                    assert_eq!(got, data, "thread {t} round {round}");
+                }
+            });
+        }
+    });
+}

@@ -16,8 +16,7 @@ const KEY_USED: Key = -2.0;
 const KEY_NAN: Key = -1.0;
 
 fn pivot_key(v: Real) -> Key {
-    let magnitude = abs(v);
-    return select(KEY_NAN, magnitude, magnitude == magnitude);
+    return select(abs(v), KEY_NAN, is_nan(v));
 }
 #else
 alias Key = u32;
@@ -26,8 +25,9 @@ const KEY_USED: Key = 1u;
 const KEY_NAN: Key = 2u;
 
 fn pivot_key(v: Real) -> Key {
-    let magnitude = abs(v);
-    return select(KEY_NAN, bitcast<u32>(magnitude) + 3u, magnitude == magnitude);
+    // (is_nan's test on the magnitude's bits, which the key needs anyway.)
+    let bits = bitcast<u32>(abs(v));
+    return select(bits + 3u, KEY_NAN, bits > 0x7f800000u);
 }
 #endif
 

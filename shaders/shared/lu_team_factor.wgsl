@@ -275,7 +275,7 @@ fn factor_rows(lane: TeamLane, row: RowBlocks) -> Factored {
         // at the lowest position, as LAPACK's i?amax (so an all-zero column keeps row k).
         var key = Real(-2.0);
         if !done {
-            key = select(Real(-1.0), abs(v), abs(v) >= 0.0);
+            key = select(abs(v), Real(-1.0), is_nan(v));
         }
         let best = team_argmax(key, pos * 32u + t, me, lane.sg_size) % 32u;
 #endif

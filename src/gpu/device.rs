@@ -18,8 +18,8 @@ use crate::{Error, Result};
 /// any sane op, so that a hung device (a driver without a watchdog) ends the wait.
 pub(crate) const WAIT_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// How long a wait polls before it blocks, on adapters that are not the CPU
-/// ([`ContextOptions::wait_spin`](crate::ContextOptions::wait_spin)).
+/// How long a wait polls back to back before it sleeps between polls, on adapters that are
+/// not the CPU ([`ContextOptions::wait_spin`](crate::ContextOptions::wait_spin)).
 pub const DEFAULT_WAIT_SPIN: Duration = Duration::from_millis(1);
 
 /// Identifies one device (and the context around it) within the process. Every device
@@ -39,6 +39,49 @@ impl DeviceId {
 pub(crate) fn next_object_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Serialises wgpu's device maintenance. wgpu 30 runs it in every poll and every submission,
+/// and two at once could panic inside wgpu ("If the queue is empty, the current submission
+/// index … should be at least the wait submission index"): one that waited samples the fence,
+/// another retires newer submissions and empties the queue, and the first then finds the queue
+/// empty past its stale sample (fixed upstream by gfx-rs/wgpu#9958, not in 30.0.2). Seen on an
+/// H200 with test threads sharing a context. So wgsparse polls and submits a device only under
+/// this lock, and never holds it across a blocking wait: waits poll, and sleep between polls.
+/// (A caller's own polls of a device wrapped with `Context::from_wgpu` are outside it.)
+#[derive(Clone, Default)]
+pub(crate) struct Maintenance(Arc<Mutex<()>>);
+
+impl Maintenance {
+    fn hold(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Polls without waiting (runs finished submissions' callbacks).
+    pub(crate) fn poll(&self, device: &wgpu::Device) {
+        let _held = self.hold();
+        let _ = device.poll(wgpu::PollType::Poll);
+    }
+
+    /// Whether `submission` (the newest, if `None`) has finished, without waiting.
+    pub(crate) fn poll_done(
+        &self,
+        device: &wgpu::Device,
+        submission: Option<&wgpu::SubmissionIndex>,
+    ) -> std::result::Result<wgpu::PollStatus, wgpu::PollError> {
+        let _held = self.hold();
+        device.poll(wgpu::PollType::Wait { submission_index: submission.cloned(), timeout: Some(Duration::ZERO) })
+    }
+
+    /// Submits `commands` to `queue`.
+    pub(crate) fn submit<I: IntoIterator<Item = wgpu::CommandBuffer>>(
+        &self,
+        queue: &wgpu::Queue,
+        commands: I,
+    ) -> wgpu::SubmissionIndex {
+        let _held = self.hold();
+        queue.submit(commands)
+    }
 }
 
 /// A device and its queue with what wgsparse learned about them. Cheap to clone.
@@ -63,15 +106,17 @@ struct Inner {
     /// Large buffers kept for reuse.
     pool: Arc<BufferPool>,
     poller: Arc<Poller>,
-    /// How long [`Device::wait`] polls before it blocks.
+    maintenance: Maintenance,
+    /// How long [`Device::wait`] polls back to back before it sleeps between polls.
     wait_spin: Duration,
 }
 
 impl Device {
     /// Wraps an open device. With `own_callbacks`, wgsparse installs its device-lost and
     /// uncaptured-error handlers (devices it opened itself); otherwise the caller's stay.
-    /// Dropped buffers of 8 MiB and more are kept for reuse up to `pool_bytes`; waits poll for
-    /// `wait_spin` before they block (`None`: [`DEFAULT_WAIT_SPIN`], none on a CPU adapter).
+    /// Dropped buffers of 8 MiB and more are kept for reuse up to `pool_bytes`; waits poll back
+    /// to back for `wait_spin` before they sleep between polls (`None`: [`DEFAULT_WAIT_SPIN`],
+    /// none on a CPU adapter).
     pub(crate) fn new(
         device: wgpu::Device,
         queue: wgpu::Queue,
@@ -108,6 +153,7 @@ impl Device {
                 bind_groups: BindGroupCache::default(),
                 staging: StagingPool::default(),
                 pool: BufferPool::new(pool_bytes),
+                maintenance: Maintenance::default(),
                 wait_spin,
             }),
         }
@@ -139,6 +185,14 @@ impl Device {
     }
     pub(crate) fn poller(&self) -> &Arc<Poller> {
         &self.inner.poller
+    }
+    pub(crate) fn maintenance(&self) -> &Maintenance {
+        &self.inner.maintenance
+    }
+
+    /// Submits `commands` to the queue (under the maintenance lock: [`Maintenance`]).
+    pub(crate) fn submit<I: IntoIterator<Item = wgpu::CommandBuffer>>(&self, commands: I) -> wgpu::SubmissionIndex {
+        self.inner.maintenance.submit(&self.inner.queue, commands)
     }
 
     /// Marks a batch open (see `pool.rs`): buffers dropped meanwhile are not reused before
@@ -174,7 +228,7 @@ impl Device {
                 self.check_alive()?;
                 let mut encoder = self.inner.device.create_command_encoder(&Default::default());
                 encoder.clear_buffer(&buffer, 0, None);
-                self.scoped("clearing a reused buffer", || self.inner.queue.submit([encoder.finish()]))?;
+                self.scoped("clearing a reused buffer", || self.submit([encoder.finish()]))?;
                 return Ok(PooledBuffer::new(buffer, usage, Some(&self.inner.pool)));
             }
         }
@@ -191,7 +245,7 @@ impl Device {
     /// before looking.
     pub(crate) fn check_alive(&self) -> Result<()> {
         if self.lost_reason().is_none() {
-            let _ = self.inner.device.poll(wgpu::PollType::Poll);
+            self.inner.maintenance.poll(&self.inner.device);
         }
         match self.lost_reason() {
             Some(why) => Err(Error::DeviceLost(why)),
@@ -249,15 +303,28 @@ impl Device {
         Ok(value)
     }
 
-    /// Waits until `submission` (all submitted work when `None`) has finished.
+    /// Waits until `submission` (all submitted work when `None`) has finished: polls back to
+    /// back for the device's spin time, then sleeps between polls (from 10 µs, doubling up to
+    /// 50 µs), never holding the maintenance lock while it sleeps ([`Maintenance`]). On
+    /// NVIDIA's Vulkan driver a poll costs ~0.4 µs, and a thread blocked in wgpu's own wait
+    /// woke ~40 µs after the GPU finished (H200: an empty submission waited for in 47.8 µs,
+    /// polled for in 8.4; benches/NOTES.md, session 46).
     pub(crate) fn wait(&self, submission: Option<wgpu::SubmissionIndex>) -> Result<()> {
         self.check_alive()?;
-        let result = match self.spin(submission.as_ref()) {
-            Some(done) => done,
-            None => self
-                .inner
-                .device
-                .poll(wgpu::PollType::Wait { submission_index: submission, timeout: Some(WAIT_TIMEOUT) }),
+        let start = Instant::now();
+        let mut pause = Duration::from_micros(10);
+        let result = loop {
+            match self.inner.maintenance.poll_done(&self.inner.device, submission.as_ref()) {
+                Err(wgpu::PollError::Timeout) if start.elapsed() < WAIT_TIMEOUT => {
+                    if start.elapsed() < self.inner.wait_spin {
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::sleep(pause);
+                        pause = (pause * 2).min(Duration::from_micros(50));
+                    }
+                }
+                done => break done,
+            }
         };
         self.check_alive()?;
         result.map(|_| ()).map_err(|e| match e {
@@ -271,28 +338,6 @@ impl Device {
                 Error::DeviceLost(why)
             }
         })
-    }
-
-    /// Polls without blocking until `submission` (the newest, if `None`) is done, for at most
-    /// the device's spin time: `None` once it is spent. On NVIDIA's Vulkan driver a blocking
-    /// wait returns ~40 µs after the GPU finishes and a poll costs ~0.4 µs (H200, an empty
-    /// submission waited for in 47.8 µs, polled for in 8.4: benches/NOTES.md, session 46).
-    fn spin(
-        &self,
-        submission: Option<&wgpu::SubmissionIndex>,
-    ) -> Option<std::result::Result<wgpu::PollStatus, wgpu::PollError>> {
-        if self.inner.wait_spin.is_zero() {
-            return None;
-        }
-        let start = Instant::now();
-        loop {
-            let poll = wgpu::PollType::Wait { submission_index: submission.cloned(), timeout: Some(Duration::ZERO) };
-            match self.inner.device.poll(poll) {
-                Err(wgpu::PollError::Timeout) if start.elapsed() < self.inner.wait_spin => std::hint::spin_loop(),
-                Err(wgpu::PollError::Timeout) => return None,
-                done => return Some(done),
-            }
-        }
     }
 
     /// `size` rounded up to [`ALLOCATION_GRANULE`] (at least one granule), refused past the

@@ -8,7 +8,7 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use super::device::Device;
+use super::device::{Device, Maintenance};
 use crate::{Error, Result};
 
 /// Staging buffers are at least this large, so small reads share a few buffers.
@@ -86,13 +86,15 @@ struct PollerState {
 
 impl Poller {
     /// Runs `job` on the poller thread, starting it if needed.
-    fn spawn(self: &Arc<Self>, device: &wgpu::Device, job: Job) {
+    fn spawn(self: &Arc<Self>, device: &wgpu::Device, maintenance: &Maintenance, job: Job) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.jobs.push_back(job);
         if !state.running && !state.shut_down {
             let poller = self.clone();
-            let device = device.clone();
-            let spawned = std::thread::Builder::new().name("wgsparse-poller".into()).spawn(move || poller.run(&device));
+            let (device, maintenance) = (device.clone(), maintenance.clone());
+            let spawned = std::thread::Builder::new()
+                .name("wgsparse-poller".into())
+                .spawn(move || poller.run(&device, &maintenance));
             state.running = spawned.is_ok();
         }
         self.wake.notify_all();
@@ -113,7 +115,7 @@ impl Poller {
         self.wake.notify_all();
     }
 
-    fn run(&self, device: &wgpu::Device) {
+    fn run(&self, device: &wgpu::Device, maintenance: &Maintenance) {
         loop {
             let (jobs, pending) = {
                 let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -129,12 +131,13 @@ impl Poller {
             };
             jobs.into_iter().for_each(|job| job());
             if pending > 0 || !self.state.lock().unwrap_or_else(|p| p.into_inner()).jobs.is_empty() {
-                // Waits for the newest submission, running map callbacks as copies complete.
-                let polled = device
-                    .poll(wgpu::PollType::Wait { submission_index: None, timeout: Some(Duration::from_millis(50)) });
-                if polled.is_err() {
+                // Polls for the newest submission, running map callbacks as copies complete,
+                // and sleeps between polls (never holding the maintenance lock while it waits).
+                match maintenance.poll_done(device, None) {
+                    Ok(_) => {}
+                    Err(wgpu::PollError::Timeout) => std::thread::sleep(Duration::from_micros(50)),
                     // A lost device fails every poll at once: do not spin.
-                    std::thread::sleep(Duration::from_millis(10));
+                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
                 }
             }
         }
@@ -211,6 +214,7 @@ pub(crate) fn read_in_background(device: &Device, source: wgpu::Buffer, offset: 
     let poller = device.poller().clone();
     device.poller().spawn(
         device.wgpu(),
+        device.maintenance(),
         Box::new(move || {
             let staged = (|| {
                 worker.check_alive()?;
@@ -218,7 +222,7 @@ pub(crate) fn read_in_background(device: &Device, source: wgpu::Buffer, offset: 
                     .wgpu()
                     .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("wgsparse readback") });
                 let staged = stage(&worker, &mut encoder, &source, offset, len)?;
-                worker.scoped(&format!("reading back {len} bytes"), || worker.queue().submit([encoder.finish()]))?;
+                worker.scoped(&format!("reading back {len} bytes"), || worker.submit([encoder.finish()]))?;
                 Ok(staged)
             })();
             match staged {
@@ -267,8 +271,7 @@ pub(crate) fn start_read(device: &Device, source: &wgpu::Buffer, offset: u64, le
     let mut encoder =
         device.wgpu().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("wgsparse readback") });
     let staged = stage(device, &mut encoder, source, offset, len)?;
-    let submission =
-        device.scoped(&format!("reading back {len} bytes"), || device.queue().submit([encoder.finish()]))?;
+    let submission = device.scoped(&format!("reading back {len} bytes"), || device.submit([encoder.finish()]))?;
     Ok(staged.map(submission))
 }
 

@@ -108,7 +108,7 @@ impl<T: Stored> GpuVec<T> {
         let copy = Self::allocate(&self.device, self.len, wgpu::BufferUsages::empty(), false)?;
         let mut encoder = self.device.wgpu().create_command_encoder(&Default::default());
         encoder.copy_buffer_to_buffer(&self.buffer, self.offset, &copy.buffer, 0, self.byte_len());
-        self.device.queue().submit([encoder.finish()]);
+        self.device.submit([encoder.finish()]);
         Ok(copy)
     }
 

@@ -192,7 +192,7 @@ impl Recorded<'_> {
     pub fn submit(self) -> Result<()> {
         self.gate.write_intended()?;
         let commands = self.commands;
-        let submission = self.ctx.gpu().scoped("submitting a batch", || self.ctx.queue().submit([commands]))?;
+        let submission = self.ctx.gpu().scoped("submitting a batch", || self.ctx.gpu().submit([commands]))?;
         self.gate.release(self.ctx);
         for read in self.reads {
             let mut state = read.lock().unwrap_or_else(|p| p.into_inner());

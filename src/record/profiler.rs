@@ -135,7 +135,7 @@ impl Profiler {
             let mut encoder = ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
             encoder.resolve_query_set(&self.query_set, 0..count, &self.resolve, 0);
             encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.readback, 0, size);
-            ctx.queue().submit([encoder.finish()])
+            device.submit([encoder.finish()])
         })?;
         let slice = self.readback.slice(..size);
         let (sender, receiver) = std::sync::mpsc::channel();
