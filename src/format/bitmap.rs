@@ -234,7 +234,7 @@ impl<T: Scalar> BitmapMatrix<T> {
         Some((self.rank[i * self.blocks_per_row() + block] + before + below) as usize)
     }
 
-    /// The stored columns of row `i`, increasing.
+    /// The stored columns of row `i`, increasing (panics if `i >= rows`, like slice indexing).
     pub fn row_columns(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         let words = self.words_per_row();
         self.flags[i * words..(i + 1) * words]

@@ -118,7 +118,7 @@ impl<T: Scalar> CsrMatrix<T> {
     pub fn columns_sorted(&self) -> bool {
         self.columns_sorted
     }
-    /// Number of stored entries in row `i`.
+    /// Number of stored entries in row `i` (panics if `i >= rows`, like slice indexing).
     pub fn row_len(&self, i: usize) -> usize {
         (self.row_offsets[i + 1] - self.row_offsets[i]) as usize
     }
@@ -126,7 +126,7 @@ impl<T: Scalar> CsrMatrix<T> {
     pub fn max_row_len(&self) -> usize {
         self.row_offsets.windows(2).map(|w| (w[1] - w[0]) as usize).max().unwrap_or(0)
     }
-    /// Column indices and values of row `i`.
+    /// Column indices and values of row `i` (panics if `i >= rows`, like slice indexing).
     pub fn row(&self, i: usize) -> (&[u32], &[T]) {
         let r = self.row_offsets[i] as usize..self.row_offsets[i + 1] as usize;
         (&self.col_indices[r.clone()], &self.values[r])

@@ -109,6 +109,8 @@ struct Inner {
     maintenance: Maintenance,
     /// How long [`Device::wait`] polls back to back before it sleeps between polls.
     wait_spin: Duration,
+    /// The longest sleep between two of its polls.
+    longest_pause: Duration,
 }
 
 impl Device {
@@ -135,11 +137,11 @@ impl Device {
             });
         }
         let info = device.adapter_info();
-        // A software driver runs the work on the CPU cores a polling thread would take.
-        let wait_spin = wait_spin.unwrap_or(match info.device_type {
-            wgpu::DeviceType::Cpu => Duration::ZERO,
-            _ => DEFAULT_WAIT_SPIN,
-        });
+        // A software driver runs the work on the CPU cores a polling thread would take: no
+        // spin, and polls up to 1 ms apart (each poll is a device maintenance).
+        let cpu = info.device_type == wgpu::DeviceType::Cpu;
+        let wait_spin = wait_spin.unwrap_or(if cpu { Duration::ZERO } else { DEFAULT_WAIT_SPIN });
+        let longest_pause = Duration::from_micros(if cpu { 1000 } else { 50 });
         Device {
             inner: Arc::new(Inner {
                 info,
@@ -155,6 +157,7 @@ impl Device {
                 pool: BufferPool::new(pool_bytes),
                 maintenance: Maintenance::default(),
                 wait_spin,
+                longest_pause,
             }),
         }
     }
@@ -305,7 +308,8 @@ impl Device {
 
     /// Waits until `submission` (all submitted work when `None`) has finished: polls back to
     /// back for the device's spin time, then sleeps between polls (from 10 µs, doubling up to
-    /// 50 µs), never holding the maintenance lock while it sleeps ([`Maintenance`]). On
+    /// 50 µs, or 1 ms on a CPU adapter), never holding the maintenance lock while it sleeps
+    /// ([`Maintenance`]). On
     /// NVIDIA's Vulkan driver a poll costs ~0.4 µs, and a thread blocked in wgpu's own wait
     /// woke ~40 µs after the GPU finished (H200: an empty submission waited for in 47.8 µs,
     /// polled for in 8.4; benches/NOTES.md, session 46).
@@ -320,7 +324,7 @@ impl Device {
                         std::hint::spin_loop();
                     } else {
                         std::thread::sleep(pause);
-                        pause = (pause * 2).min(Duration::from_micros(50));
+                        pause = (pause * 2).min(self.inner.longest_pause);
                     }
                 }
                 done => break done,

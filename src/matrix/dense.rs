@@ -111,7 +111,7 @@ impl<T: Scalar> GpuDense<T> {
     pub fn panel_rows(&self) -> usize {
         self.panel_rows
     }
-    /// The matrix rows panel `p` holds.
+    /// The matrix rows panel `p` holds (panics if `p` is not a panel, like slice indexing).
     pub fn panel_range(&self, p: usize) -> Range<usize> {
         (p * self.panel_rows).min(self.rows)..((p + 1) * self.panel_rows).min(self.rows)
     }
