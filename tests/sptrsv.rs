@@ -20,6 +20,12 @@ fn rhs<T: Scalar>(len: usize, rng: &mut Rng) -> Vec<T> {
     (0..len).map(|_| T::from_f64(rng.next_f64() * 2.0 - 1.0)).collect()
 }
 
+/// The f64 twin's solution of `a·x = b` (`k` right-hand sides) for b of any element type.
+fn twin<A: Scalar, B: Scalar>(a: &CsrMatrix<A>, upper: bool, unit: bool, b: &[B], k: usize) -> Vec<f64> {
+    let b64: Vec<f64> = b.iter().map(|v| v.to_f64()).collect();
+    triangular_solve(a, upper, unit, &b64, k).unwrap()
+}
+
 /// Solves `plan` once (k = 1 through vectors, else through dense matrices) over NaN-poisoned
 /// x; returns x.
 fn solve<T: Scalar>(ctx: &Context, plan: &TriangularSolve<T>, b: &[T], k: usize) -> Vec<T> {
@@ -213,8 +219,7 @@ fn transposed_solve_matches_twin() {
                 TriangularSolve::transposed(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, algorithm).unwrap();
             assert_eq!(plan.triangle(), Triangle::Upper);
             let b = rhs::<f32>(lower.rows(), &mut rng);
-            let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
-            let want = triangular_solve(&lower.transpose(), true, false, &b64, 1).unwrap();
+            let want = twin(&lower.transpose(), true, false, &b, 1);
             let err = relative_error(&solve(ctx, &plan, &b, 1), &want);
             assert!(err < 1e-5, "{mode} {}: {err:e}", algorithm.name());
         }
@@ -225,8 +230,7 @@ fn transposed_solve_matches_twin() {
         let plan = TriangularSolve::transposed(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto)
             .unwrap();
         let b = rhs::<f32>(lower.rows(), &mut rng);
-        let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
-        let want = triangular_solve(&scaled.transpose(), true, false, &b64, 1).unwrap();
+        let want = twin(&scaled.transpose(), true, false, &b, 1);
         assert!(plan.levels().is_some(), "{mode}: the levels survive new values");
         let err = relative_error(&solve(ctx, &plan, &b, 1), &want);
         assert!(err < 1e-5, "{mode} after update_values: {err:e}");
@@ -269,8 +273,7 @@ fn auto_on_wide_levels_keeps_the_count_and_sorts_nothing() {
         .collect();
     let lower = square_from_rows(rows);
     let b = rhs::<f32>(lower.rows(), &mut rng);
-    let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
-    let want = triangular_solve(&lower, false, false, &b64, 1).unwrap();
+    let want = twin(&lower, false, false, &b, 1);
     let b_gpu = ctx.upload(&b).unwrap();
     let run = |plan: &TriangularSolve<f32>, what: &str| -> SolveReport {
         let mut x = ctx.upload(&vec![f32::NAN; b.len()]).unwrap();
@@ -323,8 +326,7 @@ fn solve_chain(
     let b = rhs::<f32>(chain.rows(), rng);
     let mut x = ctx.upload(&vec![f32::NAN; chain.rows()]).unwrap();
     let report = plan.solve(&ctx.upload(&b).unwrap(), &mut x).unwrap();
-    let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
-    let err = relative_error(&x.read_blocking().unwrap(), &triangular_solve(chain, false, false, &b64, 1).unwrap());
+    let err = relative_error(&x.read_blocking().unwrap(), &twin(chain, false, false, &b, 1));
     (report, err)
 }
 
@@ -410,8 +412,7 @@ fn back_off_changes_when_not_what() {
     for (name, l) in triangles(seed).into_iter().filter(|(n, _)| picked.contains(&n.as_str())) {
         let l = generate::solvable_triangle(&l, false);
         let b = rhs::<f32>(l.rows(), &mut rng);
-        let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
-        let twin = triangular_solve(&l, false, false, &b64, 1).unwrap();
+        let twin = twin(&l, false, false, &b, 1);
         for (mode, ctx) in common::contexts_for::<f32>() {
             let matrix = GpuSparse::from_csr(ctx, &l, Conversion::Csr).unwrap();
             for algorithm in [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder] {
@@ -462,8 +463,7 @@ fn recorded_solve_and_check() {
     batch.submit().unwrap();
     let report = plan.check().unwrap();
     assert!(!report.level_order, "no levels before a blocking solve");
-    let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
-    let want = triangular_solve(&triangle, true, false, &b64, 1).unwrap();
+    let want = twin(&triangle, true, false, &b, 1);
     assert!(relative_error(&x.read_blocking().unwrap(), &want) < 1e-5);
 }
 
@@ -612,8 +612,7 @@ fn long_solves_stay_within_the_adapters_loop_limit() {
     let mut rng = Rng::new(seed);
     for (name, l) in [("chain_70000", chain(70_000)), ("last row of 20,000", long_last_row(20_000))] {
         let b = rhs::<f32>(l.rows(), &mut rng);
-        let b64: Vec<f64> = b.iter().map(|&v| v as f64).collect();
-        let want = triangular_solve(&l, false, false, &b64, 1).unwrap();
+        let want = twin(&l, false, false, &b, 1);
         for (mode, ctx) in common::contexts_for::<f32>() {
             let matrix = GpuSparse::from_csr(ctx, &l, Conversion::Csr).unwrap();
             for algorithm in [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder] {
