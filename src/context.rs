@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytemuck::Pod;
 
 use crate::element::{Scalar, Stored};
-use crate::gpu::{Device, DeviceId, GpuScalar, GpuVec};
+use crate::gpu::{Device, DeviceId, GpuScalar, GpuVec, Lifecycle};
 use crate::kernel::spec::ShaderSpec;
 use crate::kernel::{Kernel, PipelineCache};
 use crate::{Error, Result};
@@ -31,7 +31,8 @@ const NO_ADAPTER_HINT: &str = "wgsparse needs a Vulkan, Metal, DX12 or GL driver
 pub struct ContextOptions {
     /// Keep only adapters whose name contains this (case-insensitive).
     pub adapter_name: Option<String>,
-    /// Backends to consider; `None` means all that wgpu was built with.
+    /// Backends to consider. `None`: Vulkan, Metal and DX12 (wgpu's primary backends), and GL
+    /// only on machines where none of them has any adapter ([`DEFAULT_BACKENDS`]).
     pub backends: Option<wgpu::Backends>,
     /// Preference when several adapters remain.
     pub power_preference: wgpu::PowerPreference,
@@ -172,48 +173,12 @@ const KEPT_GATE_BUFFERS: usize = 16;
 impl Context {
     /// Opens the GPU described by `options`.
     pub async fn new(options: ContextOptions) -> Result<Self> {
-        let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
-        descriptor.backends = options.backends.unwrap_or(wgpu::Backends::all());
-        descriptor.memory_budget_thresholds.for_resource_creation = options.memory_budget_percent;
-        // Every indirect dispatch wgsparse records has arguments valid by construction (a
-        // gate copies host-checked counts or zeros; the triangular solve's relaunch clamps to
-        // the limit), so wgpu's validation of indirect calls, on in release builds too, only
-        // adds a dispatch and barriers before each one. WGPU_VALIDATION_INDIRECT_CALL=1
-        // turns it back on.
-        descriptor.flags.remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
-        descriptor.flags = descriptor.flags.with_env();
-        let instance = wgpu::Instance::new(descriptor);
-        let adapter = pick_adapter(&instance, &options).await?;
-        let info = adapter.get_info();
-        let adapter_limits = adapter.limits();
-        let limits = match &options.limits {
-            Some(l) => {
-                if !l.check_limits(&adapter_limits) {
-                    return Err(Error::RequestDevice(format!(
-                        "requested limits exceed those of adapter {:?}",
-                        info.name
-                    )));
-                }
-                l.clone()
-            }
-            None => adapter_limits,
+        let (device, queue) = {
+            // One thread at a time opens or closes a device (the adapter and its instance are
+            // dropped inside too): `Lifecycle`, src/gpu/device.rs.
+            let _opening = Lifecycle::enter();
+            open_device(&options).await?
         };
-        let missing = REQUIRED_FEATURES - adapter.features();
-        if !missing.is_empty() {
-            return Err(Error::RequestDevice(format!("adapter {:?} lacks the features {missing:?}", info.name)));
-        }
-        let features = REQUIRED_FEATURES | (adapter.features() & OPTIONAL_FEATURES);
-        let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor {
-                label: Some("wgsparse"),
-                required_features: features,
-                required_limits: limits,
-                experimental_features: wgpu::ExperimentalFeatures::disabled(),
-                memory_hints: options.memory_hints.clone(),
-                trace: wgpu::Trace::Off,
-            })
-            .await
-            .map_err(|e| Error::RequestDevice(e.to_string()))?;
         Self::from_device(
             Device::new(device, queue, true, options.buffer_pool_bytes, options.wait_spin),
             options.subgroups,
@@ -551,35 +516,105 @@ fn yes_no(b: bool) -> &'static str {
     }
 }
 
-async fn pick_adapter(instance: &wgpu::Instance, options: &ContextOptions) -> Result<wgpu::Adapter> {
-    let backends = options.backends.unwrap_or(wgpu::Backends::all());
-    let request = || {
-        let mut r = format!("backends {backends:?}");
-        if let Some(n) = &options.adapter_name {
-            r.push_str(&format!(", name containing {n:?}"));
-        }
-        r
+/// The device and queue of the best adapter for `options`.
+async fn open_device(options: &ContextOptions) -> Result<(wgpu::Device, wgpu::Queue)> {
+    let tried = match options.backends {
+        Some(backends) => vec![backends],
+        None => vec![DEFAULT_BACKENDS, FALLBACK_BACKENDS],
     };
-    let mut adapters: Vec<wgpu::Adapter> = instance.enumerate_adapters(backends).await;
-    if let Some(name) = &options.adapter_name {
-        let needle = name.to_lowercase();
-        adapters.retain(|a| a.get_info().name.to_lowercase().contains(&needle));
+    let adapter = pick_adapter(&tried, options).await?;
+    let info = adapter.get_info();
+    let adapter_limits = adapter.limits();
+    let limits = match &options.limits {
+        Some(l) => {
+            if !l.check_limits(&adapter_limits) {
+                return Err(Error::RequestDevice(format!("requested limits exceed those of adapter {:?}", info.name)));
+            }
+            l.clone()
+        }
+        None => adapter_limits,
+    };
+    let missing = REQUIRED_FEATURES - adapter.features();
+    if !missing.is_empty() {
+        return Err(Error::RequestDevice(format!("adapter {:?} lacks the features {missing:?}", info.name)));
     }
-    // Rank: the requested power preference first, then real GPUs before CPU ones.
-    let rank = |a: &wgpu::Adapter| {
-        use wgpu::DeviceType::*;
-        let preferred = match options.power_preference {
-            wgpu::PowerPreference::LowPower => IntegratedGpu,
-            _ => DiscreteGpu,
-        };
-        match a.get_info().device_type {
-            t if t == preferred => 0,
-            DiscreteGpu | IntegratedGpu => 1,
-            VirtualGpu => 2,
-            Other => 3,
-            Cpu => 4,
+    let features = REQUIRED_FEATURES | (adapter.features() & OPTIONAL_FEATURES);
+    adapter
+        .request_device(&wgpu::DeviceDescriptor {
+            label: Some("wgsparse"),
+            required_features: features,
+            required_limits: limits,
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: options.memory_hints.clone(),
+            trace: wgpu::Trace::Off,
+        })
+        .await
+        .map_err(|e| Error::RequestDevice(e.to_string()))
+}
+
+/// The backends a context opens when its options name none: wgpu's primary ones. GL comes
+/// second ([`FALLBACK_BACKENDS`]), only where none of them has an adapter: an instance with
+/// GL in it starts the driver's EGL, and on NVIDIA's driver (580, H200) EGL torn down beside
+/// another thread's `vkDestroyDevice` deadlocked inside the driver (RELIABILITY.md,
+/// concurrency).
+pub const DEFAULT_BACKENDS: wgpu::Backends = wgpu::Backends::PRIMARY;
+/// Tried when [`DEFAULT_BACKENDS`] have no adapter at all (and the options name no backend).
+pub const FALLBACK_BACKENDS: wgpu::Backends = wgpu::Backends::GL;
+
+/// The best adapter for `options` among those of the first backend set in `tried` that has
+/// any adapter at all (each set an instance of its own, dropped unless its adapter is picked):
+/// a later set is a fallback for machines without the earlier, not for a name the earlier's
+/// adapters do not match.
+async fn pick_adapter(tried: &[wgpu::Backends], options: &ContextOptions) -> Result<wgpu::Adapter> {
+    let mut asked = Vec::new();
+    for &backends in tried {
+        asked.push(format!("{backends:?}"));
+        let mut adapters = instance_of(backends, options).enumerate_adapters(backends).await;
+        if adapters.is_empty() {
+            continue;
         }
-    };
-    adapters.sort_by_key(|a| (rank(a), a.get_info().backend != wgpu::Backend::Vulkan));
-    adapters.into_iter().next().ok_or_else(|| Error::NoAdapter { request: request(), hint: NO_ADAPTER_HINT })
+        if let Some(name) = &options.adapter_name {
+            let needle = name.to_lowercase();
+            adapters.retain(|a| a.get_info().name.to_lowercase().contains(&needle));
+        }
+        // Rank: the requested power preference first, then real GPUs before CPU ones.
+        let rank = |a: &wgpu::Adapter| {
+            use wgpu::DeviceType::*;
+            let preferred = match options.power_preference {
+                wgpu::PowerPreference::LowPower => IntegratedGpu,
+                _ => DiscreteGpu,
+            };
+            match a.get_info().device_type {
+                t if t == preferred => 0,
+                DiscreteGpu | IntegratedGpu => 1,
+                VirtualGpu => 2,
+                Other => 3,
+                Cpu => 4,
+            }
+        };
+        adapters.sort_by_key(|a| (rank(a), a.get_info().backend != wgpu::Backend::Vulkan));
+        if let Some(best) = adapters.into_iter().next() {
+            return Ok(best);
+        }
+        break;
+    }
+    let mut request = format!("backends {}", asked.join(", then "));
+    if let Some(n) = &options.adapter_name {
+        request.push_str(&format!(", name containing {n:?}"));
+    }
+    Err(Error::NoAdapter { request, hint: NO_ADAPTER_HINT })
+}
+
+/// A wgpu instance of `backends`.
+fn instance_of(backends: wgpu::Backends, options: &ContextOptions) -> wgpu::Instance {
+    let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
+    descriptor.backends = backends;
+    descriptor.memory_budget_thresholds.for_resource_creation = options.memory_budget_percent;
+    // Every indirect dispatch wgsparse records has arguments valid by construction (a gate
+    // copies host-checked counts or zeros; the triangular solve's relaunch clamps to the
+    // limit), so wgpu's validation of indirect calls, on in release builds too, only adds a
+    // dispatch and barriers before each one. WGPU_VALIDATION_INDIRECT_CALL=1 turns it back on.
+    descriptor.flags.remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+    descriptor.flags = descriptor.flags.with_env();
+    wgpu::Instance::new(descriptor)
 }

@@ -161,10 +161,14 @@ fn the_profiler_times_sections_of_a_batch() {
 }
 
 /// A device the caller opened: wgsparse works on it, records into the caller's own pass,
-/// and leaves the caller's error handler in place.
+/// and leaves the caller's error handler in place. The caller's instance leaves GL out, as
+/// wgsparse's own do (`DEFAULT_BACKENDS`: NVIDIA's EGL torn down beside another thread's
+/// device deadlocked in the driver).
 #[test]
 fn wgsparse_runs_on_the_callers_device_and_in_the_callers_pass() {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
+    descriptor.backends = wgsparse::context::DEFAULT_BACKENDS;
+    let instance = wgpu::Instance::new(descriptor);
     let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default())).unwrap();
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         required_features: wgpu::Features::IMMEDIATES,

@@ -6,7 +6,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::bind_cache::BindGroupCache;
@@ -39,6 +39,37 @@ impl DeviceId {
 pub(crate) fn next_object_id() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Opening and closing devices, one thread at a time in the process. NVIDIA's Vulkan driver
+/// (580, H200) deadlocked now and then when a thread destroyed a device while other threads
+/// opened, used or closed theirs: the destroying thread waits inside `vkDestroyDevice` on a
+/// driver thread, the others on the driver's lock (RELIABILITY.md, concurrency). Held while a
+/// context opens its device (`Context::new`) and while the last handles of a device wgsparse
+/// holds are dropped (the device's state, or the readback poller's thread when it ends last).
+/// Not re-entrant: nothing done under it opens or closes another device.
+pub(crate) struct Lifecycle(());
+
+static LIFECYCLE_BUSY: Mutex<bool> = Mutex::new(false);
+static LIFECYCLE_FREED: Condvar = Condvar::new();
+
+impl Lifecycle {
+    /// Waits until no other thread opens or closes a device, and holds that until dropped.
+    pub(crate) fn enter() -> Lifecycle {
+        let mut busy = LIFECYCLE_BUSY.lock().unwrap_or_else(|p| p.into_inner());
+        while *busy {
+            busy = LIFECYCLE_FREED.wait(busy).unwrap_or_else(|p| p.into_inner());
+        }
+        *busy = true;
+        Lifecycle(())
+    }
+}
+
+impl Drop for Lifecycle {
+    fn drop(&mut self) {
+        *LIFECYCLE_BUSY.lock().unwrap_or_else(|p| p.into_inner()) = false;
+        LIFECYCLE_FREED.notify_one();
+    }
 }
 
 /// Serialises wgpu's device maintenance. wgpu 30 runs it in every poll and every submission,
@@ -111,6 +142,9 @@ struct Inner {
     wait_spin: Duration,
     /// The longest sleep between two of its polls.
     longest_pause: Duration,
+    /// Taken when the state is dropped, before its fields are: the last field, so that the
+    /// device's handles and resources above go under it ([`Lifecycle`]).
+    closing: Option<Lifecycle>,
 }
 
 impl Device {
@@ -158,6 +192,7 @@ impl Device {
                 maintenance: Maintenance::default(),
                 wait_spin,
                 longest_pause,
+                closing: None,
             }),
         }
     }
@@ -389,11 +424,51 @@ pub(crate) const ALLOCATION_GRANULE: u64 = 16;
 impl Drop for Inner {
     fn drop(&mut self) {
         self.poller.shut_down();
+        self.closing = Some(Lifecycle::enter());
     }
 }
 
 impl fmt::Debug for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Device").field("adapter", &self.inner.info.name).field("id", &self.inner.id).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lifecycle;
+    use crate::{Context, ContextOptions};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Opening a context, and dropping the last handles of one, wait while another thread opens
+    /// or closes a device (`Lifecycle`); a reader of the context's vector afterwards is the last
+    /// holder, so the device goes with it, under the lock too.
+    #[test]
+    fn devices_open_and_close_one_thread_at_a_time() {
+        let options = ContextOptions::from_env().unwrap();
+        let ctx = Context::new_blocking(options.clone()).unwrap();
+        let last_holder = ctx.upload(&[1.0f32, 2.0]).unwrap();
+        let held = Lifecycle::enter();
+        let (done, finished) = mpsc::channel();
+        let opening = done.clone();
+        std::thread::spawn(move || {
+            let other = Context::new_blocking(options).unwrap();
+            opening.send("opened").unwrap();
+            drop(other);
+            opening.send("closed the other").unwrap();
+        });
+        std::thread::spawn(move || {
+            drop(ctx);
+            drop(last_holder);
+            done.send("closed").unwrap();
+        });
+        // Neither can finish while this thread holds the lifecycle…
+        assert!(finished.recv_timeout(Duration::from_millis(300)).is_err(), "a device opened or closed under the lock");
+        // …and both do once it lets go.
+        drop(held);
+        let mut events: Vec<_> = (0..3).map(|_| finished.recv().unwrap()).collect();
+        events.sort();
+        assert_eq!(events, ["closed", "closed the other", "opened"]);
     }
 }

@@ -9,7 +9,7 @@ mod scalar;
 mod vector;
 
 pub(crate) use bind_cache::{BindKey, Fast as FastHash};
-pub(crate) use device::{next_object_id, Device};
+pub(crate) use device::{next_object_id, Device, Lifecycle};
 pub use device::{DeviceId, DEFAULT_WAIT_SPIN};
 pub use pool::DEFAULT_POOL_BYTES;
 pub(crate) use pool::{BatchMark, PooledBuffer};

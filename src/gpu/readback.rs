@@ -8,7 +8,7 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use super::device::{Device, Maintenance};
+use super::device::{Device, Lifecycle, Maintenance};
 use crate::{Error, Result};
 
 /// Staging buffers are at least this large, so small reads share a few buffers.
@@ -82,6 +82,8 @@ struct PollerState {
     pending: usize,
     running: bool,
     shut_down: bool,
+    /// The thread, joined when the device's state is dropped ([`Poller::shut_down`]).
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Poller {
@@ -92,10 +94,15 @@ impl Poller {
         if !state.running && !state.shut_down {
             let poller = self.clone();
             let (device, maintenance) = (device.clone(), maintenance.clone());
-            let spawned = std::thread::Builder::new()
-                .name("wgsparse-poller".into())
-                .spawn(move || poller.run(&device, &maintenance));
+            let spawned = std::thread::Builder::new().name("wgsparse-poller".into()).spawn(move || {
+                poller.run(&device, &maintenance);
+                // Its handle is the device's last where the device's state was dropped
+                // on this thread, by a job ([`Lifecycle`]).
+                let _closing = Lifecycle::enter();
+                drop(device);
+            });
             state.running = spawned.is_ok();
+            state.thread = spawned.ok();
         }
         self.wake.notify_all();
     }
@@ -109,10 +116,21 @@ impl Poller {
         state.pending = state.pending.saturating_sub(1);
     }
 
+    /// Ends the thread and waits until it has (unless this is that thread: a job that dropped
+    /// the device's state), so that its handle of the device is gone before the device's state
+    /// is: a thread left to drop the device later raced the process's exit, which crashed
+    /// NVIDIA's driver at exit now and then (RELIABILITY.md, concurrency).
     pub(crate) fn shut_down(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        state.shut_down = true;
-        self.wake.notify_all();
+        let thread = {
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            state.shut_down = true;
+            self.wake.notify_all();
+            state.thread.take()
+        };
+        if let Some(thread) = thread.filter(|t| t.thread().id() != std::thread::current().id()) {
+            // A job that panicked ended the thread already; nothing is left to wait for.
+            let _ = thread.join();
+        }
     }
 
     fn run(&self, device: &wgpu::Device, maintenance: &Maintenance) {
@@ -332,5 +350,39 @@ impl<T> Drop for HostView<T> {
 impl<T> std::fmt::Debug for HostView<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HostView").field("len", &self.len).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use crate::{Context, ContextOptions};
+
+    /// Dropping a context waits until its poller thread has ended: a thread left to drop the
+    /// device later raced the process's exit (crashes at exit on NVIDIA's driver). The thread is
+    /// kept busy by a slow job when the context goes.
+    #[test]
+    fn a_device_goes_only_after_its_poller_thread() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
+        let device = ctx.gpu().clone();
+        let poller = device.poller().clone();
+        let (started, finished) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let (start, finish) = (started.clone(), finished.clone());
+        let slow = move || {
+            start.store(true, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(300));
+            finish.store(true, Ordering::SeqCst);
+        };
+        poller.spawn(device.wgpu(), device.maintenance(), Box::new(slow));
+        // (A thread that sees the shutdown first drops its jobs unrun.)
+        while !started.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        drop((device, ctx));
+        assert!(finished.load(Ordering::SeqCst), "the context went while its poller thread still ran a job");
+        assert!(!poller.state.lock().unwrap().running, "the poller thread outlived its device");
     }
 }
