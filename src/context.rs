@@ -149,7 +149,6 @@ pub struct Context {
 }
 
 struct Inner {
-    device: Device,
     pipelines: PipelineCache,
     subgroups: bool,
     /// Bound where an op's α or β is a host value, so every kernel keeps one layout.
@@ -159,6 +158,9 @@ struct Inner {
     /// (`record::gate`): a solve records several batches a round, and creating a chunk's two
     /// buffers (and its gate's bind group) for each cost the recording thread.
     gate_buffers: std::sync::Mutex<Vec<GateBuffers>>,
+    /// Last, so that the pipelines' layouts and the buffers above go first: the device's state
+    /// must release the device last (`Lifecycle`).
+    device: Device,
 }
 
 /// A gate chunk's intended counts and the indirect arguments its dispatches read.

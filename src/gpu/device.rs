@@ -467,7 +467,7 @@ mod tests {
         assert!(finished.recv_timeout(Duration::from_millis(300)).is_err(), "a device opened or closed under the lock");
         // …and both do once it lets go.
         drop(held);
-        let mut events: Vec<_> = (0..3).map(|_| finished.recv().unwrap()).collect();
+        let mut events: Vec<_> = (0..3).map(|_| finished.recv_timeout(Duration::from_secs(60)).unwrap()).collect();
         events.sort();
         assert_eq!(events, ["closed", "closed the other", "opened"]);
     }

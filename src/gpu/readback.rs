@@ -162,12 +162,14 @@ impl Poller {
     }
 }
 
-/// A copy to a staging buffer, recorded but not yet submitted.
+/// A copy to a staging buffer, recorded but not yet submitted. The buffer is declared before
+/// the device, and so dropped first: a holder of wgpu objects lets them go before its handle
+/// of the device's state, whose drop must release the device last (`Lifecycle`).
 pub(crate) struct Staged {
-    device: Device,
     staging: wgpu::Buffer,
     len: u64,
     copy_len: u64,
+    device: Device,
 }
 
 /// Records a copy of bytes `offset..offset + len` of `source` into a pooled staging buffer.
@@ -182,7 +184,7 @@ pub(crate) fn stage(
     let copy_len = len.max(1).div_ceil(wgpu::COPY_BUFFER_ALIGNMENT) * wgpu::COPY_BUFFER_ALIGNMENT;
     let staging = device.staging().take(device, copy_len)?;
     encoder.copy_buffer_to_buffer(source, offset, &staging, 0, copy_len);
-    Ok(Staged { device: device.clone(), staging, len, copy_len })
+    Ok(Staged { staging, len, copy_len, device: device.clone() })
 }
 
 impl Staged {
@@ -254,7 +256,11 @@ pub(crate) fn read_in_background(device: &Device, source: wgpu::Buffer, offset: 
                     buffer.slice(..staged.copy_len).map_async(wgpu::MapMode::Read, move |result| {
                         let delivery = match result {
                             Ok(()) => Ok(staged),
-                            Err(e) => Err(staged.device.check_alive().err().unwrap_or(Error::Readback(e.to_string()))),
+                            // The callback runs inside a poll, under the maintenance lock:
+                            // what is known of a loss, without polling again.
+                            Err(e) => {
+                                Err(staged.device.check_known_alive().err().unwrap_or(Error::Readback(e.to_string())))
+                            }
                         };
                         let _ = sender.send(delivery);
                         done.end_mapping();
@@ -378,7 +384,9 @@ mod tests {
         };
         poller.spawn(device.wgpu(), device.maintenance(), Box::new(slow));
         // (A thread that sees the shutdown first drops its jobs unrun.)
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
         while !started.load(Ordering::SeqCst) {
+            assert!(std::time::Instant::now() < deadline, "the poller thread never ran the job");
             std::thread::yield_now();
         }
         drop((device, ctx));

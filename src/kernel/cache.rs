@@ -42,6 +42,9 @@ pub(crate) struct Compiled {
     info: &'static ShaderInfo,
     variant: &'static ShaderVariant,
     workgroup_size: u32,
+    /// Last, so that the pipeline and its layouts go first: plans hold kernels, and the
+    /// device's state must release the device last (`Lifecycle`).
+    _device: Device,
 }
 
 /// A kernel compiled once, on first use; concurrent askers wait for the same compilation.
@@ -338,7 +341,7 @@ fn compile(
             cache: None,
         })
     })?;
-    Ok(Compiled { id: next_object_id(), pipeline, layouts, info, variant, workgroup_size })
+    Ok(Compiled { id: next_object_id(), pipeline, layouts, info, variant, workgroup_size, _device: device.clone() })
 }
 
 /// The bind-group and pipeline layouts of a shader's variants with `immediate_size` bytes of

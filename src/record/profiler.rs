@@ -27,6 +27,9 @@ pub struct Profiler {
     labels: Vec<String>,
     period_ns: f64,
     owner: crate::gpu::DeviceId,
+    /// Last, so that the query set and buffers go first: a profiler may outlive its context,
+    /// and the device's state must release the device last (`Lifecycle`).
+    _device: crate::gpu::Device,
 }
 
 /// The timestamp slots of one timed pass.
@@ -85,6 +88,7 @@ impl Profiler {
             labels: Vec::new(),
             period_ns: f64::from(ctx.queue().get_timestamp_period()),
             owner: ctx.id(),
+            _device: ctx.gpu().clone(),
         })
     }
 
