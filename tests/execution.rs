@@ -1,6 +1,7 @@
 //! Running many ops: recorded batches (different α/β per run, nothing allocated per run),
 //! readbacks in a batch and pooled, gated sections that a device flag turns into no-ops, the
 //! profiler, the caller's own device and pass, and readbacks that never block the thread.
+//! Tests that open devices of their own run alone (`common::alone`: NVIDIA's driver).
 
 mod common;
 
@@ -21,6 +22,7 @@ use wgsparse::{Context, ContextOptions, Conversion, Error, GpuSparse};
 /// compile pipelines for the tests running beside this one, which made the counts move.
 #[test]
 fn a_batch_records_many_runs_with_their_own_scalars_and_allocates_nothing_per_run() {
+    let _alone = common::alone();
     let seed = common::seed("batch");
     for (mode, ctx) in &common::fresh_contexts() {
         let a = generate::random(300, 300, 0.01, seed).map_values(|v| v * 0.5);
@@ -59,6 +61,7 @@ fn a_batch_records_many_runs_with_their_own_scalars_and_allocates_nothing_per_ru
 /// beside this one, which made the count below move (a CI failure, 2026-11-24).
 #[test]
 fn readbacks_ride_in_the_batch_and_staging_is_pooled() {
+    let _alone = common::alone();
     let own = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
     let ctx = &own;
     let x = ctx.upload(&(0..1000).map(|i| i as f32).collect::<Vec<_>>()).unwrap();
@@ -89,6 +92,7 @@ fn readbacks_ride_in_the_batch_and_staging_is_pooled() {
 /// on the GPU: a kernel of the batch sets it, and the rest of the section does nothing.
 #[test]
 fn a_device_flag_turns_the_rest_of_a_batch_into_no_ops() {
+    let _beside = common::beside_others();
     for (mode, ctx) in common::contexts() {
         let x = ctx.upload(&vec![1.0f32; 700]).unwrap();
         let mut y = ctx.zeros::<f32>(700).unwrap();
@@ -123,6 +127,7 @@ fn a_device_flag_turns_the_rest_of_a_batch_into_no_ops() {
 /// in the next chunk.
 #[test]
 fn long_gated_sections_span_chunks() {
+    let _beside = common::beside_others();
     let ctx = common::context();
     let x = ctx.upload(&[1.0f32; 64]).unwrap();
     let mut y = ctx.zeros::<f32>(64).unwrap();
@@ -139,6 +144,7 @@ fn long_gated_sections_span_chunks() {
 /// The profiler times sections of a batch with GPU timestamps.
 #[test]
 fn the_profiler_times_sections_of_a_batch() {
+    let _beside = common::beside_others();
     let ctx = common::context();
     if !ctx.has_timestamps() {
         assert!(matches!(Profiler::new(ctx, 4), Err(Error::Unsupported(_))));
@@ -166,6 +172,7 @@ fn the_profiler_times_sections_of_a_batch() {
 /// device deadlocked in the driver).
 #[test]
 fn wgsparse_runs_on_the_callers_device_and_in_the_callers_pass() {
+    let _alone = common::alone();
     let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
     descriptor.backends = wgsparse::context::DEFAULT_BACKENDS;
     let instance = wgpu::Instance::new(descriptor);
@@ -216,6 +223,7 @@ fn wgsparse_runs_on_the_callers_device_and_in_the_callers_pass() {
 /// recorded, no wrong answer.
 #[test]
 fn operands_of_another_context_are_refused() {
+    let _alone = common::alone();
     let ctx = common::context();
     let other = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
     let a = generate::random(50, 40, 0.1, 3);
@@ -253,6 +261,7 @@ impl Wake for Flag {
 /// there (nobody else polls the device here).
 #[test]
 fn async_readback_never_blocks_the_thread() {
+    let _beside = common::beside_others();
     let ctx = common::context();
     let a = generate::laplacian_2d(400);
     let plan =
@@ -303,6 +312,7 @@ fn async_readback_never_blocks_the_thread() {
 /// is not to spin.
 #[test]
 fn waits_poll_then_block_and_return_only_once_the_work_is_done() {
+    let _alone = common::alone();
     let seed = common::seed("wait spin");
     let a = generate::random(2000, 2000, 0.01, seed);
     let x = generate::random_vector(2000, seed + 1);
@@ -353,6 +363,7 @@ fn plans_and_device_objects_are_send_and_sync() {
 /// whose submission wgsparse cannot see); uploads (mapped at creation) are not kept.
 #[test]
 fn large_arrays_are_reused_cleared_and_never_under_a_pending_batch() {
+    let _alone = common::alone();
     let n = 16 << 20; // 64 MiB of f32
     let bytes = (n * 4) as u64;
     let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use wgsparse::format::matrix_market;
 use wgsparse::{Context, ContextOptions, CsrMatrix, ElementKind, Scalar};
@@ -38,6 +38,26 @@ pub fn fresh_contexts() -> Vec<(&'static str, Context)> {
             (*mode, ctx)
         })
         .collect()
+}
+
+/// Tests that open and drop devices of their own run alone (`alone()`); the tests of their
+/// binary that only use the shared contexts run beside each other (`beside_others()`).
+/// NVIDIA's driver (580) can deadlock when a device is destroyed while other threads are in
+/// the driver; wgsparse makes that rare (it opens and closes devices one thread at a time) but
+/// cannot rule it out, since other threads' ordinary driver calls stay outside its lock
+/// (RELIABILITY.md, concurrency). The tests are of wgsparse, not of that driver bug.
+static DEVICE_TEARDOWN: RwLock<()> = RwLock::new(());
+
+/// Held by a test that opens and drops devices of its own: no other test of the binary
+/// that takes either guard runs meanwhile.
+pub fn alone() -> RwLockWriteGuard<'static, ()> {
+    DEVICE_TEARDOWN.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Held by a test that uses only the shared contexts, in a binary with tests that hold
+/// [`alone`].
+pub fn beside_others() -> RwLockReadGuard<'static, ()> {
+    DEVICE_TEARDOWN.read().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The first context (subgroups when the adapter has them).
