@@ -26,10 +26,10 @@ pub struct Profiler {
     capacity: usize,
     labels: Vec<String>,
     period_ns: f64,
-    owner: crate::gpu::DeviceId,
-    /// Last, so that the query set and buffers go first: a profiler may outlive its context,
-    /// and the device's state must release the device last (`Lifecycle`).
-    _device: crate::gpu::Device,
+    /// The device it was made on. Last, so that the query set and buffers go first: a profiler
+    /// may outlive its context, and the device's state must release the device last
+    /// (`Lifecycle`).
+    device: crate::gpu::Device,
 }
 
 /// The timestamp slots of one timed pass.
@@ -87,8 +87,7 @@ impl Profiler {
             capacity: capacity.max(1),
             labels: Vec::new(),
             period_ns: f64::from(ctx.queue().get_timestamp_period()),
-            owner: ctx.id(),
-            _device: ctx.gpu().clone(),
+            device: ctx.gpu().clone(),
         })
     }
 
@@ -113,7 +112,7 @@ impl Profiler {
     }
 
     pub(crate) fn next_span(&mut self, ctx: &Context, label: &str) -> Result<SpanWrites<'_>> {
-        ctx.check_owner("the profiler", self.owner)?;
+        ctx.check_owner("the profiler", self.device.id())?;
         if self.labels.len() >= self.capacity {
             return Err(Error::InvalidArgument(format!(
                 "the profiler holds {} sections; reset it or make it larger",
@@ -128,7 +127,7 @@ impl Profiler {
     /// The GPU time of every section timed since the last reset, in µs, in recording order.
     /// Call after the batches holding them were submitted; waits for them.
     pub fn read(&self, ctx: &Context) -> Result<Vec<(String, f64)>> {
-        ctx.check_owner("the profiler", self.owner)?;
+        ctx.check_owner("the profiler", self.device.id())?;
         if self.labels.is_empty() {
             return Ok(Vec::new());
         }
