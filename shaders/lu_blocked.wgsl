@@ -190,25 +190,53 @@ fn swap_moves(m: u32, lane: Lane) {
     workgroupBarrier();
 }
 
-// SWAP_COLS columns of every row the interchanges move: all read (into `left`), then all
-// written, a move's columns by consecutive lanes.
+// Entry e of a SWAP workgroup's moves (move e / SWAP_COLS, column e % SWAP_COLS of its
+// tile): where in `a` it is read from (its src_row) or, with `to`, written to (its
+// dst_row); NONE where nothing moves.
+fn swap_entry(m: u32, tile: u32, e: u32, to: bool) -> u32 {
+    let row_move = e / SWAP_COLS;
+    let c = tile * SWAP_COLS + e % SWAP_COLS;
+    let panel = params.whole_rows == 0u && c >= params.j0 && c < params.j0 + params.nb;
+    if row_move % NB >= params.nb || dst_row[row_move] == NONE || c >= params.n || panel {
+        return NONE;
+    }
+    return at(m, select(src_row[row_move], dst_row[row_move], to), c);
+}
+
+// Four of `a`'s elements (zeros where an index is NONE), all loads issued before any is
+// used: a store of each as it arrives would wait out the loads one by one (in-order issue).
+fn load_four(i: vec4<u32>) -> vec4<Real> {
+    let v = vec4<Real>(a[select(0u, i.x, i.x != NONE)], a[select(0u, i.y, i.y != NONE)],
+                       a[select(0u, i.z, i.z != NONE)], a[select(0u, i.w, i.w != NONE)]);
+    return select(v, vec4<Real>(0.0), i == vec4<u32>(NONE));
+}
+
+// SWAP_COLS columns of every row the interchanges move: all read (into `left`, four loads a
+// lane at a time), then all written, a move's columns by consecutive lanes.
 fn swap_columns(m: u32, tile: u32, lane: Lane) {
     swap_moves(m, lane);
-    let end = params.j0 + params.nb;
-    for (var phase = 0u; phase < 2u; phase++) {
-        for (var e = lane.index; e < 2u * NB * SWAP_COLS; e += WG_SIZE) {
-            let row_move = e / SWAP_COLS;
-            let c = tile * SWAP_COLS + e % SWAP_COLS;
-            let panel = params.whole_rows == 0u && c >= params.j0 && c < end;
-            if row_move % NB < params.nb && dst_row[row_move] != NONE && c < params.n && !panel {
-                if phase == 0u {
-                    left[e] = a[at(m, src_row[row_move], c)];
-                } else {
-                    a[at(m, dst_row[row_move], c)] = left[e];
-                }
+    let entries = 2u * NB * SWAP_COLS;
+    for (var e = lane.index; e < entries; e += 4u * WG_SIZE) {
+        let es = vec4<u32>(e, e + WG_SIZE, e + 2u * WG_SIZE, e + 3u * WG_SIZE);
+        var source = vec4<u32>(NONE);
+        for (var q = 0u; q < 4u; q++) {
+            if es[q] < entries {
+                source[q] = swap_entry(m, tile, es[q], false);
             }
         }
-        workgroupBarrier();
+        let v = load_four(source);
+        for (var q = 0u; q < 4u; q++) {
+            if source[q] != NONE {
+                left[es[q]] = v[q];
+            }
+        }
+    }
+    workgroupBarrier();
+    for (var e = lane.index; e < entries; e += WG_SIZE) {
+        let to = swap_entry(m, tile, e, true);
+        if to != NONE {
+            a[to] = left[e];
+        }
     }
 }
 
@@ -218,14 +246,33 @@ fn trsm(m: u32, tile: u32, lane: Lane) {
     let j0 = params.j0;
     let nb = params.nb;
     let first = j0 + nb + tile * TRSM_COLS;
-    for (var e = lane.index; e < nb * nb; e += WG_SIZE) {
-        left[e] = a[at(m, j0 + e / nb, j0 + e % nb)];
-    }
     let block = NB * NB;
-    for (var e = lane.index; e < nb * TRSM_COLS; e += WG_SIZE) {
-        let c = first + e % TRSM_COLS;
-        if c < params.n {
-            left[block + e] = a[at(m, j0 + e / TRSM_COLS, c)];
+    // L11 (entries e < nb², at e), then the columns' nb rows (at block + e − nb²), four loads
+    // a lane at a time.
+    let entries = nb * nb + nb * TRSM_COLS;
+    for (var e = lane.index; e < entries; e += 4u * WG_SIZE) {
+        let es = vec4<u32>(e, e + WG_SIZE, e + 2u * WG_SIZE, e + 3u * WG_SIZE);
+        var source = vec4<u32>(NONE);
+        var to = vec4<u32>(0u);
+        for (var q = 0u; q < 4u; q++) {
+            let x = es[q];
+            if x < nb * nb {
+                source[q] = at(m, j0 + x / nb, j0 + x % nb);
+                to[q] = x;
+            } else if x < entries {
+                let y = x - nb * nb;
+                let c = first + y % TRSM_COLS;
+                if c < params.n {
+                    source[q] = at(m, j0 + y / TRSM_COLS, c);
+                    to[q] = block + y;
+                }
+            }
+        }
+        let v = load_four(source);
+        for (var q = 0u; q < 4u; q++) {
+            if source[q] != NONE {
+                left[to[q]] = v[q];
+            }
         }
     }
     workgroupBarrier();

@@ -22,6 +22,11 @@
 //               rows, and publishes its best row for column k. Rows do not move (the pivot
 //               row is read where it is, never written once picked); the last dispatch
 //               writes the interchanges, and SWAP moves the rows.
+//   COOPERATIVE the same panel in one dispatch (the COOPERATIVE variant): the workgroups
+//               exchange each column's candidates through `cand` within the dispatch and
+//               wait for one another, each wait bounded; FINISH (one workgroup a matrix)
+//               then plays whatever a wait left behind, writes the interchanges and info,
+//               and resets the exchange (shared/lu_tournament_body.wgsl says how).
 // A lane holds its row's panel columns in eight named vec4 registers (an indexed array would
 // spill to memory), so a workgroup takes WG_SIZE rows; only the pivot rows pass through
 // workgroup memory. This file reads and writes A an element at a time (any n),

@@ -7,7 +7,7 @@
 mod common;
 
 use wgsparse::generate::Rng;
-use wgsparse::ops::{BatchedLu, LuAlgorithm, LuOptions, Pivoting};
+use wgsparse::ops::{BatchedLu, LuAlgorithm, LuOptions, Pivoting, TallPanels};
 use wgsparse::reference::{lu_backward_error, lu_factor, lu_residual_along};
 use wgsparse::{Context, DenseLayout, DenseMatrix, Error, GpuDense, Scalar};
 
@@ -242,15 +242,31 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
                 check_algorithm::<f64>(ctx, n, 2, Pivoting::Partial, LuAlgorithm::Blocked, &kinds, &mut rng);
             }
         }
-        // Partial pivoting with rows in registers, 64 a workgroup: panels of more rows take a
-        // dispatch per column in workgroups of 64 (n = 300: five, then fewer), the rest one
-        // workgroup's round (65: the first panel by columns, the second in one round); with
-        // 256 a workgroup, n = 300's first two panels by columns in two workgroups of 256.
+        // Partial pivoting with rows in registers, 64 a workgroup: panels of more rows step
+        // their columns in workgroups of 64 (n = 300: five, then fewer), the rest in one
+        // workgroup's round (65: the first panel tall, the second in one round); with 256 a
+        // workgroup, n = 300's first two panels in two workgroups of 256. Tall panels
+        // cooperatively, with the default wait (on lavapipe, which runs two workgroups at a
+        // time, most waits run out and the finishing step plays the rest), no wait at all
+        // (every column played by the finishing step) and one poll; and by columns.
+        let tall = [
+            (TallPanels::Cooperative, None),
+            (TallPanels::Cooperative, Some(0)),
+            (TallPanels::Cooperative, Some(1)),
+            (TallPanels::ByColumns, None),
+        ];
         for (n, rows) in [(65, 64), (129, 64), (300, 64), (300, 256)] {
-            let options = LuOptions { tournament_rows: Some(rows), ..options.clone() };
-            check_options::<f32>(ctx, n, 4, Pivoting::Partial, &options, &kinds, &mut rng);
-            if ctx.supports::<f64>() && n == 300 {
-                check_options::<f64>(ctx, n, 2, Pivoting::Partial, &options, &kinds, &mut rng);
+            for (tall_panels, panel_polls) in tall {
+                let options = LuOptions {
+                    tournament_rows: Some(rows),
+                    tall_panels: Some(tall_panels),
+                    panel_polls,
+                    ..options.clone()
+                };
+                check_options::<f32>(ctx, n, 4, Pivoting::Partial, &options, &kinds, &mut rng);
+                if ctx.supports::<f64>() && n == 300 {
+                    check_options::<f64>(ctx, n, 2, Pivoting::Partial, &options, &kinds, &mut rng);
+                }
             }
         }
         let e = BatchedLu::<f32>::with_options(ctx, 40, 1, Pivoting::None, &options).unwrap_err();
@@ -306,8 +322,8 @@ fn tournament_lu_factors_matrices_of_several_rounds() {
 
 /// Pivot order past f32's range: shuffled dominant matrices scaled by 1e∓60 (f64), whose
 /// pivots are known, through every kernel's search (the team, the small and workgroup
-/// kernels, the blocked LU's panel in workgroup memory, by rows in registers in one round and
-/// by a dispatch per column, the tournament). Keys rounded to f32 tie there and pick the
+/// kernels, the blocked LU's panel in workgroup memory, by rows in registers in one round,
+/// cooperatively and by a dispatch per column, the tournament). Keys rounded to f32 tie there and pick the
 /// first row left.
 #[test]
 fn lu_pivots_past_f32_range() {
@@ -325,6 +341,9 @@ fn lu_pivots_past_f32_range() {
         for (n, rows) in [(65, None), (129, Some(64)), (300, Some(64))] {
             check_options::<f64>(ctx, n, 2, Pivoting::Partial, &blocked(rows), &kinds, &mut rng);
         }
+        // (Tall panels cooperatively above, by default; by columns here.)
+        let by_columns = LuOptions { tall_panels: Some(TallPanels::ByColumns), ..blocked(Some(64)) };
+        check_options::<f64>(ctx, 129, 2, Pivoting::Partial, &by_columns, &kinds, &mut rng);
         check_options::<f64>(ctx, 129, 2, Pivoting::Tournament, &blocked(Some(64)), &kinds, &mut rng);
         // f32 in its own range: 1e∓30.
         check_options::<f32>(ctx, 129, 2, Pivoting::Partial, &blocked(Some(64)), &kinds, &mut rng);
@@ -413,6 +432,26 @@ fn batched_lu_misuse_gets_typed_errors() {
     let workgroup = LuOptions { algorithm: LuAlgorithm::Workgroup, ..Default::default() };
     let e = BatchedLu::<f32>::with_options(ctx, n, 1, Pivoting::Partial, &workgroup).unwrap_err();
     assert!(matches!(e, Error::LimitExceeded { .. }), "{e:?}");
+    // A cooperative panel whose stage (a candidate of 33 words from each of 625 workgroups
+    // of 64 rows) passes workgroup memory is refused when asked for; Auto steps such panels
+    // by columns.
+    let tall = |tall_panels| LuOptions {
+        algorithm: LuAlgorithm::Blocked,
+        tournament_rows: Some(64),
+        tall_panels,
+        ..Default::default()
+    };
+    let e = BatchedLu::<f32>::with_options(ctx, 40_000, 1, Pivoting::Partial, &tall(Some(TallPanels::Cooperative)))
+        .unwrap_err();
+    assert!(matches!(e, Error::LimitExceeded { .. }), "{e:?}");
+    let auto = BatchedLu::<f32>::with_options(ctx, 40_000, 1, Pivoting::Partial, &tall(None)).unwrap();
+    assert!(auto.describe().ends_with("taller by columns"), "{}", auto.describe());
+    // Auto takes the cooperative panel where its dispatch has at most 64 workgroups: 13
+    // matrices of 300 rows in workgroups of 64 (five each) make 65.
+    for (batch, tall_panels) in [(12, "cooperatively"), (13, "by columns")] {
+        let auto = BatchedLu::<f32>::with_options(ctx, 300, batch, Pivoting::Partial, &tall(None)).unwrap();
+        assert!(auto.describe().ends_with(tall_panels), "{batch}: {}", auto.describe());
+    }
     let plan = BatchedLu::<f32>::new(ctx, 4, 3, Pivoting::Partial).unwrap();
     let host = common::dense::<f32>(12, 4, 1);
     let mut pivots = ctx.zeros::<u32>(12).unwrap();
@@ -448,15 +487,22 @@ fn lu_profile_names_every_step() {
     }
     let n = 200;
     let data = DenseMatrix::try_new(n, n, matrix::<f32>(n, Kind::Random, &mut rng)).unwrap();
-    let blocked = |rows| LuOptions { algorithm: LuAlgorithm::Blocked, tournament_rows: rows, ..Default::default() };
-    // Partial pivoting with 64 rows a workgroup: panels of more rows by columns, the last
-    // (40 rows) in one round.
-    for (pivoting, rows, steps) in [
-        (Pivoting::Partial, None, &["panel", "swap", "trsm", "gemm"][..]),
-        (Pivoting::Partial, Some(64), &["columns", "swap", "trsm", "gemm", "rounds"][..]),
-        (Pivoting::Tournament, Some(64), &["rounds", "swap", "lower", "trsm", "gemm"][..]),
+    let blocked = |rows, tall_panels| LuOptions {
+        algorithm: LuAlgorithm::Blocked,
+        tournament_rows: rows,
+        tall_panels,
+        ..Default::default()
+    };
+    // Partial pivoting with 64 rows a workgroup: panels of more rows cooperatively (by
+    // default) or by columns, the last (40 rows) in one round.
+    let by_columns = Some(TallPanels::ByColumns);
+    for (pivoting, rows, tall, steps) in [
+        (Pivoting::Partial, None, None, &["panel", "swap", "trsm", "gemm"][..]),
+        (Pivoting::Partial, Some(64), None, &["cooperative", "finish", "swap", "trsm", "gemm", "rounds"][..]),
+        (Pivoting::Partial, Some(64), by_columns, &["columns", "swap", "trsm", "gemm", "rounds"][..]),
+        (Pivoting::Tournament, Some(64), None, &["rounds", "swap", "lower", "trsm", "gemm"][..]),
     ] {
-        let plan = BatchedLu::<f32>::with_options(ctx, n, 1, pivoting, &blocked(rows)).unwrap();
+        let plan = BatchedLu::<f32>::with_options(ctx, n, 1, pivoting, &blocked(rows, tall)).unwrap();
         assert_eq!(plan.extra_bytes() > 0, rows.is_some(), "{pivoting:?}: picks held");
         let mut a = GpuDense::upload(ctx, &data, DenseLayout::RowMajor).unwrap();
         let mut pivots = ctx.zeros::<u32>(n).unwrap();

@@ -8,10 +8,13 @@
 #import real
 #import group_argmax
 #import row_blocks
+#import ready_words
 
 const TOURNAMENT: u32 = 0u;
 const LOWER: u32 = 1u;
 const COLUMN: u32 = 2u;
+const COOPERATIVE: u32 = 3u;
+const FINISH: u32 = 4u;
 
 const NB: u32 = 32u;
 // An empty candidate slot.
@@ -30,6 +33,9 @@ struct Params {
     // COLUMN: count is the dispatch's column k; a matrix's part of `cand` holds two sets
     // (by k's parity) of a candidate (key, row: CANDIDATE_WORDS) per workgroup, then the
     // picks.
+    // COOPERATIVE and FINISH: src is where the candidate slots start in a matrix's part of
+    // `cand`, dst where the picks and the workgroups' progress do; count is the polls a wait
+    // may take (COOPERATIVE).
     src: u32,
     count: u32,
     dst: u32,
@@ -38,7 +44,8 @@ struct Params {
 }
 
 var<immediate> params: Params;
-@group(0) @binding(3) var<storage, read_write> cand: array<u32>;
+// Atomic: the cooperative panel's workgroups exchange candidates through it within a dispatch.
+@group(0) @binding(3) var<storage, read_write> cand: array<atomic<u32>>;
 
 // Rows a workgroup takes, a lane each (a power of two from 64 to 1024, set by the host).
 override WG_SIZE: u32 = 1024u;
@@ -57,6 +64,12 @@ var<workgroup> slot_ids: array<u32, SLOT_KEYS>;
 var<workgroup> ids: array<u32, WG_SIZE>;
 var<workgroup> top: array<vec4<Real>, 256>;
 var<workgroup> picks: array<u32, NB>;
+// The cooperative panel's stage of every workgroup's candidate for a column (tiles ·
+// SLOT_WORDS words, set by the host; 1 in the other pipelines), and its wait's flags.
+override STAGE_WORDS: u32 = 1u;
+var<workgroup> stage: array<u32, STAGE_WORDS>;
+var<workgroup> stage_missing: atomic<u32>;
+var<workgroup> stage_flag: u32;
 
 // A candidate in `cand`: its key's words, then its row.
 #ifdef F64
@@ -64,24 +77,25 @@ const CANDIDATE_WORDS: u32 = 3u;
 
 fn store_candidate(w: u32, best: Best) {
     let bits = bitcast<u64>(best.key);
-    cand[w] = u32(bits & 0xfffffffflu);
-    cand[w + 1u] = u32(bits >> 32u);
-    cand[w + 2u] = best.slot;
+    atomicStore(&cand[w], u32(bits & 0xfffffffflu));
+    atomicStore(&cand[w + 1u], u32(bits >> 32u));
+    atomicStore(&cand[w + 2u], best.slot);
 }
 
 fn load_candidate(w: u32) -> Best {
-    return Best(bitcast<f64>((u64(cand[w + 1u]) << 32u) | u64(cand[w])), cand[w + 2u]);
+    let bits = (u64(atomicLoad(&cand[w + 1u])) << 32u) | u64(atomicLoad(&cand[w]));
+    return Best(bitcast<f64>(bits), atomicLoad(&cand[w + 2u]));
 }
 #else
 const CANDIDATE_WORDS: u32 = 2u;
 
 fn store_candidate(w: u32, best: Best) {
-    cand[w] = best.key;
-    cand[w + 1u] = best.slot;
+    atomicStore(&cand[w], best.key);
+    atomicStore(&cand[w + 1u], best.slot);
 }
 
 fn load_candidate(w: u32) -> Best {
-    return Best(cand[w], cand[w + 1u]);
+    return Best(atomicLoad(&cand[w]), atomicLoad(&cand[w + 1u]));
 }
 #endif
 
@@ -131,7 +145,7 @@ fn tournament(m: u32, group: u32, lane: Lane) {
             id = params.j0 + e;
         }
     } else if e < params.count {
-        id = cand[m * params.stride + params.src + e];
+        id = atomicLoad(&cand[m * params.stride + params.src + e]);
     }
     ids[slot] = id;
     var r0 = vec4<Real>(0.0);
@@ -219,7 +233,7 @@ fn tournament(m: u32, group: u32, lane: Lane) {
     workgroupBarrier();
     if lane.index == 0u {
         for (var k = 0u; k < nb; k++) {
-            cand[m * params.stride + params.dst + group * nb + k] = picks[k];
+            atomicStore(&cand[m * params.stride + params.dst + group * nb + k], picks[k]);
         }
     }
     if params.tiles > 1u {
@@ -268,7 +282,7 @@ fn column(m: u32, group: u32, lane: Lane) {
         }
     }
     if lane.index + 1u < k {
-        picks[lane.index] = cand[picked + lane.index];
+        picks[lane.index] = atomicLoad(&cand[picked + lane.index]);
     }
     let winner = group_argmax(mine.key, mine.slot, lane, 0u);
     let p = select(NONE, winner.slot, k > 0u && winner.key != KEY_USED);
@@ -333,7 +347,7 @@ fn column(m: u32, group: u32, lane: Lane) {
         }
         return;
     }
-    cand[picked + k - 1u] = p;
+    atomicStore(&cand[picked + k - 1u], p);
     if p != NONE && entry_of(m, p, j0 + k - 1u) == 0.0 && info[m] == 0u {
         info[m] = j0 + k;
     }
@@ -403,15 +417,339 @@ fn lower(m: u32, tile: u32, lane: Lane) {
     store_row(m, i, r0, r1, r2, r3, r4, r5, r6, r7);
 }
 
+#ifdef COOPERATIVE
+// ---- The cooperative panel (COOPERATIVE, then FINISH) ----
+// Exact partial pivoting for a panel taller than a workgroup in one dispatch: workgroup g
+// holds rows j0 + g·WG_SIZE… (a lane each, in registers) and, for each column k, publishes
+// its best row not yet picked (the row and its values: a candidate slot, every word carrying
+// its ready state, shared/ready_words.wgsl), waits for every workgroup's candidate for k,
+// takes the best (the least row on equal keys) as column k's pivot and applies its step.
+// WebGPU promises no forward progress between workgroups, so a wait is bounded (`count`
+// polls): a workgroup that runs out stores its rows and progress and leaves. FINISH (one
+// workgroup a matrix, next) plays the workgroups left behind in turn until every one is
+// done, then writes the interchanges and info and resets the slots for the next panel.
+// Workgroups are never more than one column apart (a column's step needs every
+// workgroup's candidate for it), and a candidate is never withdrawn within a panel, so
+// each of FINISH's rounds moves the least progress on: nb rounds at most.
+
+#ifdef F64
+const VALUE_WORDS: u32 = 3u;
+
+fn is_ready(word: u32) -> bool {
+    return (word & TOP_BIT) == 0u;
+}
+
+fn publish_value(w: u32, v: Real) {
+    let bits = bitcast<u64>(v);
+    let words = encode_f64_bits(vec2<u32>(u32(bits & 0xfffffffflu), u32(bits >> 32u)));
+    atomicStore(&cand[w], words.x);
+    atomicStore(&cand[w + 1u], words.y);
+    atomicStore(&cand[w + 2u], words.z);
+}
+
+fn staged_value(s: u32) -> Real {
+    let bits = decode_f64_bits(stage[s], stage[s + 1u], stage[s + 2u]);
+    return bitcast<f64>((u64(bits.y) << 32u) | u64(bits.x));
+}
+#else
+const VALUE_WORDS: u32 = 1u;
+
+fn is_ready(word: u32) -> bool {
+    return word != NOT_READY;
+}
+
+fn publish_value(w: u32, v: Real) {
+    atomicStore(&cand[w], f32_word(bitcast<u32>(v)));
+}
+
+fn staged_value(s: u32) -> Real {
+    return bitcast<f32>(stage[s]);
+}
+#endif
+
+// A candidate slot: its row, then the row's NB values.
+const SLOT_WORDS: u32 = 1u + NB * VALUE_WORDS;
+// The row of a workgroup with none left to offer (all picked, or past n): ready in both
+// encodings.
+const NO_ROW: u32 = 0x7ffffffeu;
+
+fn slot_word(m: u32, k: u32, g: u32) -> u32 {
+    return m * params.stride + params.src + (k * params.tiles + g) * SLOT_WORDS;
+}
+
+fn pick_word(m: u32, k: u32) -> u32 {
+    return m * params.stride + params.dst + k;
+}
+
+fn progress_word(m: u32, g: u32) -> u32 {
+    return m * params.stride + params.dst + NB + g;
+}
+
+fn publish_block(w: u32, b: u32, v: vec4<Real>) {
+    for (var c = 0u; c < 4u; c++) {
+        publish_value(w + 1u + (4u * b + c) * VALUE_WORDS, v[c]);
+    }
+}
+
+fn publish_candidate(w: u32, row: u32, r0: vec4<Real>, r1: vec4<Real>, r2: vec4<Real>, r3: vec4<Real>,
+                     r4: vec4<Real>, r5: vec4<Real>, r6: vec4<Real>, r7: vec4<Real>) {
+    publish_block(w, 0u, r0);
+    publish_block(w, 1u, r1);
+    publish_block(w, 2u, r2);
+    publish_block(w, 3u, r3);
+    publish_block(w, 4u, r4);
+    publish_block(w, 5u, r5);
+    publish_block(w, 6u, r6);
+    publish_block(w, 7u, r7);
+    atomicStore(&cand[w], row);
+}
+
+// Block b of the staged candidate whose slot starts at stage word s.
+fn staged_block(s: u32, b: u32) -> vec4<Real> {
+    let v = s + 1u + 4u * b * VALUE_WORDS;
+    return vec4<Real>(staged_value(v), staged_value(v + VALUE_WORDS), staged_value(v + 2u * VALUE_WORDS),
+                      staged_value(v + 3u * VALUE_WORDS));
+}
+
+// Whether any lane saw `missing` (uniform; one barrier).
+fn any_lane(missing: bool, lane: Lane) -> bool {
+    if missing {
+        atomicOr(&stage_missing, 1u);
+    }
+    workgroupBarrier();
+    if lane.index == 0u {
+        stage_flag = atomicExchange(&stage_missing, 0u);
+    }
+    return workgroupUniformLoad(&stage_flag) != 0u;
+}
+
+// Waits for every workgroup's candidate for column k, at most `polls` polls, each reading
+// every word into `stage` (four loads issued before any is looked at: a branch on a loaded
+// word would wait for it); whether all arrived (uniform).
+fn gather(m: u32, k: u32, lane: Lane, polls: u32) -> bool {
+    let base = slot_word(m, k, 0u);
+    let words = params.tiles * SLOT_WORDS;
+    for (var poll = 0u; poll < polls; poll++) {
+        var missing = false;
+        for (var w0 = lane.index; w0 < words; w0 += 4u * WG_SIZE) {
+            let w1 = w0 + WG_SIZE;
+            let w2 = w1 + WG_SIZE;
+            let w3 = w2 + WG_SIZE;
+            // Past the words: a ready stand-in, loaded from the last word.
+            let v0 = atomicLoad(&cand[base + w0]);
+            let v1 = select(0u, atomicLoad(&cand[base + min(w1, words - 1u)]), w1 < words);
+            let v2 = select(0u, atomicLoad(&cand[base + min(w2, words - 1u)]), w2 < words);
+            let v3 = select(0u, atomicLoad(&cand[base + min(w3, words - 1u)]), w3 < words);
+            stage[w0] = v0;
+            if w1 < words { stage[w1] = v1; }
+            if w2 < words { stage[w2] = v2; }
+            if w3 < words { stage[w3] = v3; }
+            missing = missing | !is_ready(v0) | !is_ready(v1) | !is_ready(v2) | !is_ready(v3);
+        }
+        if !any_lane(missing, lane) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The best of the staged candidates for column k, as (key, workgroup): the least workgroup on
+// equal keys, which holds the least row (workgroups hold ascending rows).
+fn staged_best(k: u32, lane: Lane) -> Best {
+    var best = Best(KEY_NONE, NONE);
+#ifdef SUBGROUP
+    let first = lane.sg_lane;
+    let step = lane.sg_size;
+#else
+    let first = 0u;
+    let step = 1u;
+#endif
+    for (var g = first; g < params.tiles; g += step) {
+        let s = g * SLOT_WORDS;
+        let key = select(pivot_key(staged_value(s + 1u + k * VALUE_WORDS)), KEY_USED, stage[s] == NO_ROW);
+        let other = Best(key, g);
+        if beats(other, best) {
+            best = other;
+        }
+    }
+#ifdef SUBGROUP
+    return subgroup_best(best.key, best.slot);
+#else
+    return best;
+#endif
+}
+
+// Plays workgroup g's part of the panel: its rows from A (a lane each; where `resume`, with
+// the steps before its stored progress applied, else from column 0), then each column's step
+// while every workgroup's candidate for it arrives within `polls` polls; stores its rows and
+// progress and returns the progress (uniform).
+fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
+    let nb = params.nb;
+    var k = 0u;
+    if resume {
+        // (Earlier plays by this workgroup's other lanes wrote the words read here.)
+        storageBarrier();
+        if lane.index == 0u {
+            stage_flag = atomicLoad(&cand[progress_word(m, g)]);
+        }
+        k = workgroupUniformLoad(&stage_flag);
+        if k >= nb {
+            return k;
+        }
+        if lane.index < k {
+            picks[lane.index] = atomicLoad(&cand[pick_word(m, lane.index)]);
+        }
+        workgroupBarrier();
+    }
+    let i = params.j0 + g * WG_SIZE + lane.index;
+    let exists = i < params.n;
+    var r0 = vec4<Real>(0.0);
+    var r1 = r0;
+    var r2 = r0;
+    var r3 = r0;
+    var r4 = r0;
+    var r5 = r0;
+    var r6 = r0;
+    var r7 = r0;
+    if exists {
+        r0 = load_block(m, i, 0u);
+        r1 = load_block(m, i, 1u);
+        r2 = load_block(m, i, 2u);
+        r3 = load_block(m, i, 3u);
+        r4 = load_block(m, i, 4u);
+        r5 = load_block(m, i, 5u);
+        r6 = load_block(m, i, 6u);
+        r7 = load_block(m, i, 7u);
+    }
+    var used = !exists;
+    for (var s = 0u; s < k; s++) {
+        used = used || picks[s] == i;
+    }
+    loop {
+        // This workgroup's candidate for column k (published again on a resume: the same
+        // words).
+        let x = block_column(r0, r1, r2, r3, r4, r5, r6, r7, k);
+        let mine = group_argmax(select(pivot_key(x), KEY_USED, used), i, lane, k);
+        let w = slot_word(m, k, g);
+        if mine.key == KEY_USED {
+            if lane.index == 0u {
+                let zero = vec4<Real>(0.0);
+                publish_candidate(w, NO_ROW, zero, zero, zero, zero, zero, zero, zero, zero);
+            }
+        } else if i == mine.slot {
+            publish_candidate(w, i, r0, r1, r2, r3, r4, r5, r6, r7);
+        }
+        if !gather(m, k, lane, polls) {
+            break;
+        }
+        let best = staged_best(k, lane);
+        let found = best.key != KEY_USED;
+        let s = select(0u, best.slot * SLOT_WORDS, found);
+        let row = stage[s];
+        if lane.index == 0u {
+            atomicStore(&cand[pick_word(m, k)], select(NONE, row, found));
+        }
+        let pivot = staged_value(s + 1u + k * VALUE_WORDS);
+        used = used || (found && i == row);
+        // A zero pivot (the column is zero on every row left): nothing to eliminate.
+        if found && !used && !(pivot == 0.0) {
+            let l = x / pivot;
+            let first = k / 4u;
+            if first <= 0u { r0 = step_block(r0, 0u, k, l, staged_block(s, 0u), true); }
+            if first <= 1u { r1 = step_block(r1, 1u, k, l, staged_block(s, 1u), true); }
+            if first <= 2u { r2 = step_block(r2, 2u, k, l, staged_block(s, 2u), true); }
+            if first <= 3u { r3 = step_block(r3, 3u, k, l, staged_block(s, 3u), true); }
+            if first <= 4u { r4 = step_block(r4, 4u, k, l, staged_block(s, 4u), true); }
+            if first <= 5u { r5 = step_block(r5, 5u, k, l, staged_block(s, 5u), true); }
+            if first <= 6u { r6 = step_block(r6, 6u, k, l, staged_block(s, 6u), true); }
+            if first <= 7u { r7 = step_block(r7, 7u, k, l, staged_block(s, 7u), true); }
+        }
+        k += 1u;
+        if k == nb {
+            break;
+        }
+    }
+    if exists {
+        store_row(m, i, r0, r1, r2, r3, r4, r5, r6, r7);
+    }
+    if lane.index == 0u {
+        atomicStore(&cand[progress_word(m, g)], k);
+    }
+    return k;
+}
+
+// FINISH for matrix m: the workgroups the cooperative dispatch left behind, played in turn
+// (a single poll a wait: every other is stopped) until all are done; then the record (info,
+// the interchanges) and the slots reset.
+fn finish(m: u32, lane: Lane) {
+    let nb = params.nb;
+    let groups = params.tiles;
+    for (var round = 0u; round <= nb; round++) {
+        var behind = false;
+        for (var g = lane.index; g < groups; g += WG_SIZE) {
+            behind = behind || atomicLoad(&cand[progress_word(m, g)]) < nb;
+        }
+        if !any_lane(behind, lane) {
+            break;
+        }
+        for (var g = 0u; g < groups; g++) {
+            advance(m, g, lane, 1u, true);
+        }
+    }
+    storageBarrier();
+    // The first zero pivot: a lane a column (one load's latency, not one a column), kept as
+    // nb − its column by atomicMax (the flag rests at 0).
+    let j0 = params.j0;
+    if lane.index < nb {
+        let p = atomicLoad(&cand[pick_word(m, lane.index)]);
+        picks[lane.index] = p;
+        if p != NONE && entry_of(m, p, j0 + lane.index) == 0.0 {
+            atomicMax(&stage_missing, nb - lane.index);
+        }
+    }
+    workgroupBarrier();
+    if lane.index == 0u {
+        let first_zero = atomicExchange(&stage_missing, 0u);
+        // The first panel starts the matrix's info; later panels keep the first zero.
+        if j0 == 0u {
+            info[m] = 0u;
+        }
+        if first_zero != 0u && info[m] == 0u {
+            info[m] = j0 + nb - first_zero + 1u;
+        }
+        interchanges(m);
+    }
+    let words = nb * groups * SLOT_WORDS;
+    let base = slot_word(m, 0u, 0u);
+    for (var w = lane.index; w < words; w += WG_SIZE) {
+        atomicStore(&cand[base + w], NOT_READY);
+    }
+}
+#endif
+
+// The cooperative panel's variant holds its two steps only, the other the rest (each
+// pipeline compiles only what it runs).
 fn run(workgroup: u32, lane: Lane) {
+#ifdef COOPERATIVE
+    if params.step == FINISH {
+        if workgroup < params.batch {
+            finish(workgroup, lane);
+        }
+        return;
+    }
+#endif
     let m = workgroup / params.tiles;
     if m >= params.batch {
         return;
     }
     let tile = workgroup % params.tiles;
+#ifdef COOPERATIVE
+    advance(m, tile, lane, params.count, false);
+#else
     switch params.step {
         case TOURNAMENT: { tournament(m, tile, lane); }
         case LOWER: { lower(m, tile, lane); }
         default: { column(m, tile, lane); }
     }
+#endif
 }

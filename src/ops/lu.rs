@@ -13,7 +13,8 @@
 //! (n ≤ 32), a workgroup per matrix in workgroup memory (seed 004's scheme), and a blocked
 //! right-looking factorization in global memory for larger n, whose panels pivot partially
 //! (in workgroup memory where a panel fits; else rows in registers, one workgroup where the
-//! panel's rows fit one, a dispatch per column past that) or by a tournament
+//! panel's rows fit one, past that workgroups that exchange each column's candidates within
+//! one dispatch, [`TallPanels`]) or by a tournament
 //! ([`Pivoting::Tournament`], many workgroups, fewer dispatches). With
 //! partial pivoting the pivot is the largest magnitude, the first row on ties, compared in
 //! the element's own precision (f64 magnitudes past f32's range keep their order:
@@ -67,8 +68,23 @@ const SWAP_COLS: usize = 32;
 /// alone, so small workgroups spread them over more of the GPU (H100, 4096²: 3.9 → 3.4 ms
 /// from 256, a smaller gain than predicted: the time is in each lane's own chain).
 const LOWER_ROWS: usize = 64;
-/// Rows a workgroup of partial pivoting's dispatch per column takes, a lane each.
+/// Rows a workgroup of partial pivoting's tall panels takes (a lane each), by columns or
+/// cooperatively.
 const COLUMN_ROWS: usize = 256;
+/// Polls a workgroup of the cooperative panel makes for the others' candidates for a column
+/// before it leaves its rows to the finishing step: far more than a step needs on a GPU
+/// whose workgroups all run (a poll is an L2 round trip, ~1 µs; a step ~3 µs on the H200,
+/// where 64, 256 and 4,096 polls measured alike), few enough that a GPU that cannot hold
+/// them all loses ~0.3 ms a column before the finishing step takes over.
+const PANEL_POLLS: u32 = 256;
+/// The same where the adapter caps loop iterations (llvmpipe runs two workgroups at a time,
+/// so most waits there run out).
+const PANEL_POLLS_CAPPED: u32 = 16;
+/// The most workgroups (of up to [`COLUMN_ROWS`] lanes) a cooperative panel's dispatch may
+/// have for `Auto` to choose it: a batch's workgroups past what the GPU holds at once would
+/// wait for ones not yet started and leave their columns to the finishing step, which plays
+/// them one workgroup at a time. Any GPU this library targets holds 64 at once.
+const COOPERATIVE_WORKGROUPS: usize = 64;
 /// The blocked LU's steps by number (`params.step` of `shaders/lu_blocked.wgsl`).
 const STEP_NAMES: [&str; 4] = ["panel", "swap", "trsm", "gemm"];
 
@@ -136,6 +152,34 @@ pub struct LuOptions {
     /// the panel in workgroup memory of smaller n). Unused where the team or workgroup kernel
     /// factors (small n).
     pub tournament_rows: Option<u32>,
+    /// Partial pivoting's panels taller than one workgroup's rows (`tournament_rows`): how
+    /// their columns are stepped. `None`: [`TallPanels::Cooperative`] where its dispatch has
+    /// at most 64 workgroups (the batch times the tallest panel's workgroups of 256 rows) and
+    /// its stage fits in workgroup memory (and, where the adapter caps loop iterations, its
+    /// loops fit the cap), else [`TallPanels::ByColumns`].
+    pub tall_panels: Option<TallPanels>,
+    /// [`TallPanels::Cooperative`]: the polls a workgroup makes for the other workgroups'
+    /// candidates for a column before it stores its rows and leaves them to the finishing
+    /// step. 0 leaves every column to that step (tests force it). Default 256 (16 where the
+    /// adapter caps loop iterations).
+    pub panel_polls: Option<u32>,
+}
+
+/// How partial pivoting steps the columns of a blocked LU's panel taller than one
+/// workgroup's rows (rows in registers, a lane each, in workgroups of up to 256).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TallPanels {
+    /// One dispatch for the panel: each workgroup publishes its best row for a column (the row
+    /// and its values, every word carrying its ready state), waits for every workgroup's, and
+    /// applies the winner's step. WebGPU promises no forward progress between workgroups, so
+    /// each wait is bounded ([`LuOptions::panel_polls`]); a workgroup that runs out stores its
+    /// rows and leaves, and a one-workgroup finishing step plays whatever was left until the
+    /// panel is done. Two dispatches a panel.
+    Cooperative,
+    /// A dispatch per column (33 a panel): each finds the previous column's pivot among the
+    /// workgroups' candidates of the dispatch before, applies its step, and publishes its
+    /// own candidates.
+    ByColumns,
 }
 
 /// The kernel in use and its shape.
@@ -176,6 +220,8 @@ enum BlockedPanel<T: Scalar> {
 /// where they do not).
 struct PickedPanel<T: Scalar> {
     tournament: bool,
+    /// Tall panels stepped cooperatively (else by columns).
+    cooperative: Option<CooperativePanel>,
     /// Its pipelines, on A's elements or (n a multiple of 4) on A's vec4s.
     kernels: PickedKernels<T>,
     column_rows: usize,
@@ -188,8 +234,43 @@ struct PickedPanel<T: Scalar> {
     stride: usize,
 }
 
+/// Where a cooperative panel keeps its exchange in a matrix's part of the picks buffer, and
+/// how long its waits are.
+#[derive(Clone, Copy)]
+struct CooperativePanel {
+    polls: u32,
+    /// The candidate slots (column-major by workgroup), reset to not-ready after each panel.
+    slots: usize,
+    /// The picks (a word a column) and each workgroup's progress.
+    record: usize,
+}
+
+/// The most loop iterations an invocation of the cooperative panel (either step) runs, for
+/// `groups` workgroups of `lanes` and `polls` a wait: a generous count of each loop of
+/// `shaders/shared/lu_tournament_body.wgsl` (llvmpipe caps their sum).
+fn cooperative_loops(groups: u64, lanes: u64, slot_words: u64, polls: u64) -> u64 {
+    let nb = PANEL as u64;
+    // A row's eight blocks loaded and stored (four elements each in the element variant),
+    // and the picks compared.
+    let rows = 2 * 8 * 5 + nb;
+    // A step: the workgroup's argmax, the staged candidates' best, a candidate published;
+    // a poll reads every slot four words a lane at a time.
+    let step = lanes.ilog2() as u64 + 2 + groups + 1 + 8 * 5;
+    let poll = (groups * slot_words).div_ceil(4 * lanes) + 1;
+    let cooperative = rows + nb * (step + polls.max(1) * poll) + polls * poll;
+    // The finishing step: up to nb + 1 rounds of a play of every workgroup (a failed wait
+    // each), every column's step once per workgroup, the record and the reset.
+    let finish = (nb + 1) * (groups.div_ceil(lanes) + 2 + groups * (rows + step + poll))
+        + groups * nb * (step + poll)
+        + (nb * groups * slot_words).div_ceil(lanes)
+        + nb
+        + 2;
+    cooperative.max(finish)
+}
+
 impl<T: Scalar> PickedPanel<T> {
-    fn new(ctx: &Context, n: usize, batch: usize, tournament: bool, rows: Option<u32>) -> Result<Self> {
+    fn new(ctx: &Context, n: usize, batch: usize, tournament: bool, options: &LuOptions) -> Result<Self> {
+        let rows = options.tournament_rows;
         let budget = ctx.limits().max_compute_workgroup_storage_size as u64;
         let limits = ctx.limits();
         let most = limits.max_compute_invocations_per_workgroup.min(limits.max_compute_workgroup_size_x).min(1024);
@@ -249,35 +330,87 @@ impl<T: Scalar> PickedPanel<T> {
         let column_rows = COLUMN_ROWS.min(rows as usize);
         // A candidate's words: its key (the element's magnitude in f64, its bits in f32) and row.
         let candidate_words = T::KIND.size() as usize / 4 + 1;
-        let stride = (2 * n.div_ceil(rows as usize) * PANEL).max(2 * candidate_words * n.div_ceil(column_rows) + PANEL);
+        let mut stride =
+            (2 * n.div_ceil(rows as usize) * PANEL).max(2 * candidate_words * n.div_ceil(column_rows) + PANEL);
+        // The cooperative panel's slots: its row and values (ready words: three an f64), a
+        // column's for every workgroup of the tallest panel, then the picks and progress.
+        let groups = n.div_ceil(column_rows);
+        let slot_words = 1 + PANEL * if T::KIND.size() == 8 { 3 } else { 1 };
+        let stage_words = groups * slot_words;
+        let polls = options.panel_polls.unwrap_or(match ctx.loop_iteration_limit() {
+            Some(_) => PANEL_POLLS_CAPPED,
+            None => PANEL_POLLS,
+        });
+        let tall = !tournament && n > rows as usize;
+        let cooperative = match options.tall_panels {
+            _ if !tall => None,
+            Some(TallPanels::ByColumns) => None,
+            choice => {
+                let bytes = bytes(column_rows as u32) + 4 * stage_words as u64 + 8;
+                let loops = cooperative_loops(groups as u64, column_rows as u64, slot_words as u64, polls as u64);
+                let what = || format!("a cooperative panel of {n} rows in workgroups of {column_rows}");
+                let refusal = if bytes > budget {
+                    Some(Error::LimitExceeded {
+                        what: what(),
+                        limit: "max_compute_workgroup_storage_size",
+                        requested: bytes,
+                        max: budget,
+                    })
+                } else {
+                    ctx.check_loop_iterations(what, loops).err()
+                };
+                let crowded = choice.is_none() && batch * groups > COOPERATIVE_WORKGROUPS;
+                match (refusal, choice) {
+                    (None, _) if !crowded => {
+                        let panel = CooperativePanel { polls, slots: stride, record: stride + PANEL * stage_words };
+                        stride = panel.record + PANEL + groups;
+                        Some(panel)
+                    }
+                    (Some(e), Some(TallPanels::Cooperative)) => return Err(e),
+                    _ => None,
+                }
+            }
+        };
         let words = batch.checked_mul(stride).filter(|&w| w <= u32::MAX as usize).ok_or_else(|| {
             Error::InvalidArgument(format!("the tournament's picks for {batch} matrices of {n} rows pass 2^32"))
         })?;
-        let lanes = PanelLanes { least, rows, lower: LOWER_ROWS as u32, column: column_rows as u32 };
+        let lanes = PanelLanes {
+            least,
+            rows,
+            lower: LOWER_ROWS as u32,
+            column: column_rows as u32,
+            stage: cooperative.map(|_| stage_words as u32),
+        };
         let kernels = match n % 4 {
             0 => PickedKernels::Vec4(PanelKernels::new(ctx, lanes, slots)?),
             _ => PickedKernels::Elements(PanelKernels::new(ctx, lanes, slots)?),
         };
+        // Every word not ready: the cooperative slots start so (the other steps write before
+        // they read).
+        let picks = ctx.upload(&vec![u32::MAX; words.max(1)])?;
         Ok(PickedPanel {
             tournament,
+            cooperative,
             kernels,
             column_rows,
             rows: rows as usize,
             least: least as usize,
-            picks: ctx.zeros(words.max(1))?,
+            picks,
             stride,
         })
     }
 }
 
 /// The lanes of a picked panel's pipelines: a round's for every power of two from `least`
-/// to `rows`, the multipliers', and the dispatch per column's.
+/// to `rows`, the multipliers', and the tall panels' (by columns, and cooperatively with a
+/// stage of `stage` words where it is used).
 #[derive(Clone, Copy)]
 struct PanelLanes {
     least: u32,
     rows: u32,
     lower: u32,
     column: u32,
+    stage: Option<u32>,
 }
 
 /// A picked panel's pipelines of one shader: `lu_tournament.wgsl`, which reads A an element at
@@ -293,15 +426,20 @@ struct PanelKernels<S: PickedShader, T: Scalar> {
     /// Partial pivoting's dispatch per column: workgroups of `column_rows` lanes
     /// ([`COLUMN_ROWS`], or `rows` where fewer).
     column: Kernel<S, T>,
+    /// The cooperative panel and its finishing step: as many lanes, and the stage.
+    cooperative: Option<Kernel<S, T>>,
 }
 
 impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
     fn new(ctx: &Context, lanes: PanelLanes, slots: impl Fn(u32) -> u32) -> Result<Self> {
-        let kernel = |rows: u32| ctx.kernel::<S, T>(Default::default(), S::overrides(rows, slots(rows)));
+        let kernel = |rows: u32| ctx.kernel::<S, T>(S::flags(false), S::overrides(rows, slots(rows), 1));
+        let cooperative =
+            |stage| ctx.kernel::<S, T>(S::flags(true), S::overrides(lanes.column, slots(lanes.column), stage));
         Ok(PanelKernels {
             rounds: (lanes.least.ilog2()..=lanes.rows.ilog2()).map(|e| kernel(1 << e)).collect::<Result<_>>()?,
             lower: kernel(lanes.lower)?,
             column: kernel(lanes.column)?,
+            cooperative: lanes.stage.map(cooperative).transpose()?,
         })
     }
 }
@@ -313,8 +451,10 @@ enum PickedKernels<T: Scalar> {
 
 /// What the two picked-panel shaders share: the same overrides, params and bindings, A bound
 /// as elements or as vec4s.
-trait PickedShader: ShaderSpec<Flags: Default> {
-    fn overrides(wg_size: u32, slots: u32) -> Self::Overrides;
+trait PickedShader: ShaderSpec {
+    /// The cooperative panel's variant, or the other steps'.
+    fn flags(cooperative: bool) -> Self::Flags;
+    fn overrides(wg_size: u32, slots: u32, stage_words: u32) -> Self::Overrides;
     fn params<T: Scalar>(p: PickedParams) -> Self::Params<T>;
     fn bindings<'a, T: Scalar>(a: Bind<'a, T>, rest: [Bind<'a, u32>; 3]) -> Self::Bindings<'a, T>;
 }
@@ -337,8 +477,12 @@ struct PickedParams {
 macro_rules! picked_shader {
     ($shader:ident, $a:ident => $bind:expr) => {
         impl PickedShader for $shader::Shader {
-            fn overrides(wg_size: u32, slots: u32) -> $shader::Overrides {
-                $shader::Overrides { wg_size, slots, slot_blocks: 2 * slots * 8, slot_keys: 2 * slots }
+            fn flags(cooperative: bool) -> $shader::Flags {
+                $shader::Flags { cooperative }
+            }
+
+            fn overrides(wg_size: u32, slots: u32, stage_words: u32) -> $shader::Overrides {
+                $shader::Overrides { wg_size, slots, slot_blocks: 2 * slots * 8, slot_keys: 2 * slots, stage_words }
             }
 
             fn params<T: Scalar>(p: PickedParams) -> $shader::Params {
@@ -496,7 +640,7 @@ impl<T: Scalar> BatchedLu<T> {
                 };
                 let tournament = pivoting == Pivoting::Tournament;
                 let panel = match tournament || !staged || options.tournament_rows.is_some() {
-                    true => BlockedPanel::Picked(PickedPanel::new(ctx, n, batch, tournament, options.tournament_rows)?),
+                    true => BlockedPanel::Picked(PickedPanel::new(ctx, n, batch, tournament, options)?),
                     false => BlockedPanel::Staged(ctx.kernel(
                         Default::default(),
                         lu_blocked::Overrides { panel_tile: (n * PANEL).max(1) as u32, left: 1, ..Default::default() },
@@ -769,7 +913,11 @@ impl<T: Scalar> BatchedLu<T> {
                 format!("blocked, panels of {PANEL} by tournaments of {} rows", p.rows)
             }
             Factor::Blocked { panel: BlockedPanel::Picked(p), .. } => {
-                format!("blocked, panels of {PANEL} with rows in registers, {} a workgroup", p.rows)
+                let tall = match p.cooperative {
+                    Some(_) => "cooperatively",
+                    None => "by columns",
+                };
+                format!("blocked, panels of {PANEL} with rows in registers, {} a workgroup, taller {tall}", p.rows)
             }
             Factor::Blocked { .. } => format!("blocked, panels of {PANEL} in workgroup memory"),
         }
@@ -891,6 +1039,14 @@ impl<T: Scalar> PickedPanel<T> {
         let bindings = || self.bindings::<S>(p);
         if !self.tournament && rows > self.rows {
             let tiles = rows.div_ceil(self.column_rows);
+            if let (Some(panel), Some(kernel)) = (self.cooperative, &kernels.cooperative) {
+                let params =
+                    |step, polls| self.params::<S>(p, step, tiles, [panel.slots as u32, polls, panel.record as u32]);
+                let workgroups = (p.batch * tiles) as u64;
+                sink("cooperative", &mut |rec| rec.dispatch(kernel, params(3, panel.polls), bindings(), workgroups))?;
+                sink("finish", &mut |rec| rec.dispatch(kernel, params(4, 0), bindings(), p.batch as u64))?;
+                return Ok(false);
+            }
             for k in 0..=p.nb as u32 {
                 let params = || self.params::<S>(p, 2, tiles, [0, k, 0]);
                 let workgroups = (p.batch * tiles) as u64;

@@ -15,7 +15,7 @@ mod tile_options;
 mod transpose;
 
 pub use gemv::{Gemv, GemvOptions, Transpose};
-pub use lu::{BatchedLu, LuAlgorithm, LuOptions, Pivoting};
+pub use lu::{BatchedLu, LuAlgorithm, LuOptions, Pivoting, TallPanels};
 pub use sddmm::{Sddmm, SddmmAlgorithm, SddmmOptions};
 pub use spmm::{Spmm, SpmmAlgorithm, SpmmOptions};
 pub use spmv::{preferred_conversion, Spmv, SpmvAlgorithm, SpmvOptions, DOT_WORKGROUP_MAX};

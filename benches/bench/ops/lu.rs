@@ -7,7 +7,7 @@
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
-use wgsparse::ops::{BatchedLu, LuAlgorithm, LuOptions, Pivoting};
+use wgsparse::ops::{BatchedLu, LuAlgorithm, LuOptions, Pivoting, TallPanels};
 use wgsparse::record::Recorder;
 use wgsparse::reference;
 use wgsparse::{Context, DenseLayout, DenseMatrix, ElementKind, GpuDense, GpuVec, Scalar};
@@ -29,8 +29,10 @@ pub struct LuOp<T>(PhantomData<T>);
 /// An algorithm name, optionally with `:wg=…`, `:pivot=partial|tournament` (partial by
 /// default: `auto` is getrf's partial pivoting) and `:rows=…` (the blocked LU's rows a
 /// workgroup, `LuOptions::tournament_rows`: a tournament's rounds, or the tallest panel
-/// partial pivoting factors in one workgroup); `:profile` prints the GPU time of each step
-/// once (`BatchedLu::profile_factor`).
+/// partial pivoting factors in one workgroup), `:panel=cooperative|columns` (how partial
+/// pivoting steps taller panels, `LuOptions::tall_panels`) and `:polls=…` (the cooperative
+/// panel's wait, `LuOptions::panel_polls`); `:profile` prints the GPU time of each step once
+/// (`BatchedLu::profile_factor`).
 fn parse_variant(name: &str) -> Option<(LuOptions, Pivoting, bool)> {
     let mut parts = name.split(':');
     let mut options = LuOptions { algorithm: LuAlgorithm::from_name(parts.next()?)?, ..Default::default() };
@@ -47,6 +49,9 @@ fn parse_variant(name: &str) -> Option<(LuOptions, Pivoting, bool)> {
             ("rows", _) => options.tournament_rows = Some(value.parse().ok()?),
             ("pivot", "partial") => pivoting = Pivoting::Partial,
             ("pivot", "tournament") => pivoting = Pivoting::Tournament,
+            ("panel", "cooperative") => options.tall_panels = Some(TallPanels::Cooperative),
+            ("panel", "columns") => options.tall_panels = Some(TallPanels::ByColumns),
+            ("polls", _) => options.panel_polls = Some(value.parse().ok()?),
             _ => return None,
         }
     }
