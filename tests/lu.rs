@@ -446,6 +446,16 @@ fn batched_lu_misuse_gets_typed_errors() {
     assert!(matches!(e, Error::LimitExceeded { .. }), "{e:?}");
     let auto = BatchedLu::<f32>::with_options(ctx, 40_000, 1, Pivoting::Partial, &tall(None)).unwrap();
     assert!(auto.describe().ends_with("taller by columns"), "{}", auto.describe());
+    // Where the adapter caps loop iterations (llvmpipe), a panel of 1,000 rows in 16
+    // workgroups of 64 would pass the cap in the finishing step's replay: refused when asked
+    // for, by columns under Auto.
+    if ctx.loop_iteration_limit().is_some() {
+        let e = BatchedLu::<f32>::with_options(ctx, 1000, 1, Pivoting::Partial, &tall(Some(TallPanels::Cooperative)))
+            .unwrap_err();
+        assert!(matches!(e, Error::LimitExceeded { limit, .. } if limit.contains("loop")), "{e:?}");
+        let auto = BatchedLu::<f32>::with_options(ctx, 1000, 1, Pivoting::Partial, &tall(None)).unwrap();
+        assert!(auto.describe().ends_with("taller by columns"), "{}", auto.describe());
+    }
     // Auto takes the cooperative panel where its dispatch has at most 64 workgroups: 13
     // matrices of 300 rows in workgroups of 64 (five each) make 65.
     for (batch, tall_panels) in [(12, "cooperatively"), (13, "by columns")] {
