@@ -295,36 +295,43 @@ fn trsm(m: u32, tile: u32, lane: Lane) {
     }
 }
 
-// A chunk of K_CHUNK columns of L21's tile and K_CHUNK rows of U12's, staged: the vec4 at
-// k · 16 + r holds L21's rows r, r + 16, r + 32, r + 48 of column k (a lane's four rows),
-// the one at 16 · K_CHUNK + k · 16 + c U12's columns c, c + 16, c + 32, c + 48 of row k.
-fn stage_chunk(m: u32, row0: u32, col0: u32, kc: u32, lane: Lane) {
+// A chunk of K_CHUNK columns of L21's tile and K_CHUNK rows of U12's, a vec4 of each a lane
+// (16 · K_CHUNK = the GEMM's 256 lanes), loaded into registers so that the next chunk's loads
+// are in flight while this one is used (`stage_chunk` then stores them).
+struct Chunk {
+    l: vec4<Real>,
+    u: vec4<Real>,
+}
+
+fn load_chunk(m: u32, row0: u32, col0: u32, kc: u32, lane: Lane) -> Chunk {
     let j0 = params.j0;
     let n = params.n;
+    let e = lane.index;
+    var chunk = Chunk(vec4<Real>(0.0), vec4<Real>(0.0));
     // L21: consecutive lanes take consecutive columns of one row (64 contiguous bytes).
-    for (var e = lane.index; e < 16u * K_CHUNK; e += WG_SIZE) {
-        let r = e / K_CHUNK;
-        let k = kc + e % K_CHUNK;
-        var l = vec4<Real>(0.0);
-        for (var q = 0u; q < 4u; q++) {
-            if row0 + r + 16u * q < n && k < params.nb {
-                l[q] = a[at(m, row0 + r + 16u * q, j0 + k)];
-            }
-        }
-        gemm_stage[(e % K_CHUNK) * 16u + r] = l;
-    }
+    let r = e / K_CHUNK;
+    let kl = kc + e % K_CHUNK;
     // U12: consecutive lanes take consecutive columns of one row.
-    for (var e = lane.index; e < 16u * K_CHUNK; e += WG_SIZE) {
-        let k = kc + e / 16u;
-        let c = e % 16u;
-        var u = vec4<Real>(0.0);
-        for (var q = 0u; q < 4u; q++) {
-            if col0 + c + 16u * q < n && k < params.nb {
-                u[q] = a[at(m, j0 + k, col0 + c + 16u * q)];
-            }
+    let ku = kc + e / 16u;
+    let c = e % 16u;
+    for (var q = 0u; q < 4u; q++) {
+        if row0 + r + 16u * q < n && kl < params.nb {
+            chunk.l[q] = a[at(m, row0 + r + 16u * q, j0 + kl)];
         }
-        gemm_stage[16u * K_CHUNK + e] = u;
+        if col0 + c + 16u * q < n && ku < params.nb {
+            chunk.u[q] = a[at(m, j0 + ku, col0 + c + 16u * q)];
+        }
     }
+    return chunk;
+}
+
+// The chunk staged: the vec4 at k · 16 + r holds L21's rows r, r + 16, r + 32, r + 48 of
+// column k (a lane's four rows), the one at 16 · K_CHUNK + k · 16 + c U12's columns c,
+// c + 16, c + 32, c + 48 of row k.
+fn stage_chunk(chunk: Chunk, lane: Lane) {
+    let e = lane.index;
+    gemm_stage[(e % K_CHUNK) * 16u + e / K_CHUNK] = chunk.l;
+    gemm_stage[16u * K_CHUNK + e] = chunk.u;
 }
 
 // C's entries (i, col0 + lc + 16·c) for c = 0..3 (zeros past n).
@@ -354,8 +361,8 @@ fn store_c_row(m: u32, i: u32, col0: u32, lc: u32, v: vec4<Acc>) {
 
 // A lane's 4 × 4 outputs are rows lr + 16·q and columns lc + 16·c of the tile, so that C's
 // loads and stores are coalesced across lc; both operands come from the stage as one vec4
-// each a step (16 FMAs for two loads). C is loaded before the chunks so that its latency
-// overlaps theirs.
+// each a step (16 FMAs for two loads). C and the first chunk are loaded together, and each
+// later chunk while the one before is used, so that their latencies overlap.
 fn gemm(m: u32, tile: u32, lane: Lane) {
     let first = params.j0 + params.nb;
     let side = (params.n - first + TILE - 1u) / TILE;
@@ -367,9 +374,14 @@ fn gemm(m: u32, tile: u32, lane: Lane) {
     var c1 = load_c_row(m, row0 + lr + 16u, col0, lc);
     var c2 = load_c_row(m, row0 + lr + 32u, col0, lc);
     var c3 = load_c_row(m, row0 + lr + 48u, col0, lc);
+    var next = load_chunk(m, row0, col0, 0u, lane);
     for (var kc = 0u; kc < params.nb; kc += K_CHUNK) {
-        stage_chunk(m, row0, col0, kc, lane);
+        stage_chunk(next, lane);
         workgroupBarrier();
+        // The next chunk's loads are issued before this chunk's products, which hide them.
+        if kc + K_CHUNK < params.nb {
+            next = load_chunk(m, row0, col0, kc + K_CHUNK, lane);
+        }
         for (var k = 0u; k < K_CHUNK; k++) {
             let l = vec4<Acc>(gemm_stage[k * 16u + lr]);
             let u = vec4<Acc>(gemm_stage[16u * K_CHUNK + k * 16u + lc]);
