@@ -379,7 +379,11 @@ impl<T: Scalar> PickedPanel<T> {
             rows,
             lower: LOWER_ROWS as u32,
             column: column_rows as u32,
-            stage: cooperative.map(|_| stage_words as u32),
+            tall: tall.then_some(match cooperative {
+                Some(_) => TallPanels::Cooperative,
+                None => TallPanels::ByColumns,
+            }),
+            stage: stage_words as u32,
         };
         let kernels = match n % 4 {
             0 => PickedKernels::Vec4(PanelKernels::new(ctx, lanes, slots)?),
@@ -402,15 +406,16 @@ impl<T: Scalar> PickedPanel<T> {
 }
 
 /// The lanes of a picked panel's pipelines: a round's for every power of two from `least`
-/// to `rows`, the multipliers', and the tall panels' (by columns, and cooperatively with a
-/// stage of `stage` words where it is used).
+/// to `rows`, the multipliers', and where partial pivoting has panels taller than `rows`
+/// (`tall`), theirs (`column` lanes; cooperatively with a stage of `stage` words).
 #[derive(Clone, Copy)]
 struct PanelLanes {
     least: u32,
     rows: u32,
     lower: u32,
     column: u32,
-    stage: Option<u32>,
+    tall: Option<TallPanels>,
+    stage: u32,
 }
 
 /// A picked panel's pipelines of one shader: `lu_tournament.wgsl`, which reads A an element at
@@ -423,23 +428,32 @@ struct PanelKernels<S: PickedShader, T: Scalar> {
     rounds: Vec<Kernel<S, T>>,
     /// The multipliers' pipeline: workgroups of [`LOWER_ROWS`] lanes, for more of them.
     lower: Kernel<S, T>,
-    /// Partial pivoting's dispatch per column: workgroups of `column_rows` lanes
-    /// ([`COLUMN_ROWS`], or `rows` where fewer).
-    column: Kernel<S, T>,
-    /// The cooperative panel and its finishing step: as many lanes, and the stage.
-    cooperative: Option<Kernel<S, T>>,
+    /// Partial pivoting's panels taller than `rows`, where it has any: workgroups of
+    /// `column_rows` lanes ([`COLUMN_ROWS`], or `rows` where fewer).
+    tall: Option<TallKernel<S, T>>,
+}
+
+/// The pipeline of partial pivoting's tall panels: the cooperative panel and its finishing
+/// step (their own variant, with the stage), or the dispatch per column.
+enum TallKernel<S: PickedShader, T: Scalar> {
+    Cooperative(Kernel<S, T>),
+    ByColumns(Kernel<S, T>),
 }
 
 impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
     fn new(ctx: &Context, lanes: PanelLanes, slots: impl Fn(u32) -> u32) -> Result<Self> {
         let kernel = |rows: u32| ctx.kernel::<S, T>(S::flags(false), S::overrides(rows, slots(rows), 1));
-        let cooperative =
-            |stage| ctx.kernel::<S, T>(S::flags(true), S::overrides(lanes.column, slots(lanes.column), stage));
+        let tall = match lanes.tall {
+            Some(TallPanels::Cooperative) => Some(TallKernel::Cooperative(
+                ctx.kernel::<S, T>(S::flags(true), S::overrides(lanes.column, slots(lanes.column), lanes.stage))?,
+            )),
+            Some(TallPanels::ByColumns) => Some(TallKernel::ByColumns(kernel(lanes.column)?)),
+            None => None,
+        };
         Ok(PanelKernels {
             rounds: (lanes.least.ilog2()..=lanes.rows.ilog2()).map(|e| kernel(1 << e)).collect::<Result<_>>()?,
             lower: kernel(lanes.lower)?,
-            column: kernel(lanes.column)?,
-            cooperative: lanes.stage.map(cooperative).transpose()?,
+            tall,
         })
     }
 }
@@ -1039,18 +1053,24 @@ impl<T: Scalar> PickedPanel<T> {
         let bindings = || self.bindings::<S>(p);
         if !self.tournament && rows > self.rows {
             let tiles = rows.div_ceil(self.column_rows);
-            if let (Some(panel), Some(kernel)) = (self.cooperative, &kernels.cooperative) {
-                let params =
-                    |step, polls| self.params::<S>(p, step, tiles, [panel.slots as u32, polls, panel.record as u32]);
-                let workgroups = (p.batch * tiles) as u64;
-                sink("cooperative", &mut |rec| rec.dispatch(kernel, params(3, panel.polls), bindings(), workgroups))?;
-                sink("finish", &mut |rec| rec.dispatch(kernel, params(4, 0), bindings(), p.batch as u64))?;
-                return Ok(false);
-            }
-            for k in 0..=p.nb as u32 {
-                let params = || self.params::<S>(p, 2, tiles, [0, k, 0]);
-                let workgroups = (p.batch * tiles) as u64;
-                sink("columns", &mut |rec| rec.dispatch(&kernels.column, params(), bindings(), workgroups))?;
+            let workgroups = (p.batch * tiles) as u64;
+            match (&kernels.tall, self.cooperative) {
+                (Some(TallKernel::Cooperative(kernel)), Some(panel)) => {
+                    let params = |step, polls| {
+                        self.params::<S>(p, step, tiles, [panel.slots as u32, polls, panel.record as u32])
+                    };
+                    sink("cooperative", &mut |rec| {
+                        rec.dispatch(kernel, params(3, panel.polls), bindings(), workgroups)
+                    })?;
+                    sink("finish", &mut |rec| rec.dispatch(kernel, params(4, 0), bindings(), p.batch as u64))?;
+                }
+                (Some(TallKernel::ByColumns(kernel)), _) => {
+                    for k in 0..=p.nb as u32 {
+                        let params = || self.params::<S>(p, 2, tiles, [0, k, 0]);
+                        sink("columns", &mut |rec| rec.dispatch(kernel, params(), bindings(), workgroups))?;
+                    }
+                }
+                _ => return Err(Error::Validation("lu: a tall panel without its pipeline".into())),
             }
             return Ok(false);
         }
