@@ -220,8 +220,6 @@ enum BlockedPanel<T: Scalar> {
 /// where they do not).
 struct PickedPanel<T: Scalar> {
     tournament: bool,
-    /// Tall panels stepped cooperatively (else by columns).
-    cooperative: Option<CooperativePanel>,
     /// Its pipelines, on A's elements or (n a multiple of 4) on A's vec4s.
     kernels: PickedKernels<T>,
     column_rows: usize,
@@ -380,10 +378,9 @@ impl<T: Scalar> PickedPanel<T> {
             lower: LOWER_ROWS as u32,
             column: column_rows as u32,
             tall: tall.then_some(match cooperative {
-                Some(_) => TallPanels::Cooperative,
-                None => TallPanels::ByColumns,
+                Some(panel) => TallLanes::Cooperative { panel, stage: stage_words as u32 },
+                None => TallLanes::ByColumns,
             }),
-            stage: stage_words as u32,
         };
         let kernels = match n % 4 {
             0 => PickedKernels::Vec4(PanelKernels::new(ctx, lanes, slots)?),
@@ -392,30 +389,28 @@ impl<T: Scalar> PickedPanel<T> {
         // Every word not ready: the cooperative slots start so (the other steps write before
         // they read).
         let picks = ctx.upload(&vec![u32::MAX; words.max(1)])?;
-        Ok(PickedPanel {
-            tournament,
-            cooperative,
-            kernels,
-            column_rows,
-            rows: rows as usize,
-            least: least as usize,
-            picks,
-            stride,
-        })
+        Ok(PickedPanel { tournament, kernels, column_rows, rows: rows as usize, least: least as usize, picks, stride })
     }
 }
 
 /// The lanes of a picked panel's pipelines: a round's for every power of two from `least`
 /// to `rows`, the multipliers', and where partial pivoting has panels taller than `rows`
-/// (`tall`), theirs (`column` lanes; cooperatively with a stage of `stage` words).
+/// (`tall`), theirs (`column` lanes).
 #[derive(Clone, Copy)]
 struct PanelLanes {
     least: u32,
     rows: u32,
     lower: u32,
     column: u32,
-    tall: Option<TallPanels>,
-    stage: u32,
+    tall: Option<TallLanes>,
+}
+
+/// How partial pivoting's tall panels are stepped: cooperatively (its exchange, and a stage
+/// of `stage` words), or by columns.
+#[derive(Clone, Copy)]
+enum TallLanes {
+    Cooperative { panel: CooperativePanel, stage: u32 },
+    ByColumns,
 }
 
 /// A picked panel's pipelines of one shader: `lu_tournament.wgsl`, which reads A an element at
@@ -436,7 +431,7 @@ struct PanelKernels<S: PickedShader, T: Scalar> {
 /// The pipeline of partial pivoting's tall panels: the cooperative panel and its finishing
 /// step (their own variant, with the stage), or the dispatch per column.
 enum TallKernel<S: PickedShader, T: Scalar> {
-    Cooperative(Kernel<S, T>),
+    Cooperative(Kernel<S, T>, CooperativePanel),
     ByColumns(Kernel<S, T>),
 }
 
@@ -444,10 +439,11 @@ impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
     fn new(ctx: &Context, lanes: PanelLanes, slots: impl Fn(u32) -> u32) -> Result<Self> {
         let kernel = |rows: u32| ctx.kernel::<S, T>(S::flags(false), S::overrides(rows, slots(rows), 1));
         let tall = match lanes.tall {
-            Some(TallPanels::Cooperative) => Some(TallKernel::Cooperative(
-                ctx.kernel::<S, T>(S::flags(true), S::overrides(lanes.column, slots(lanes.column), lanes.stage))?,
+            Some(TallLanes::Cooperative { panel, stage }) => Some(TallKernel::Cooperative(
+                ctx.kernel::<S, T>(S::flags(true), S::overrides(lanes.column, slots(lanes.column), stage))?,
+                panel,
             )),
-            Some(TallPanels::ByColumns) => Some(TallKernel::ByColumns(kernel(lanes.column)?)),
+            Some(TallLanes::ByColumns) => Some(TallKernel::ByColumns(kernel(lanes.column)?)),
             None => None,
         };
         Ok(PanelKernels {
@@ -461,6 +457,16 @@ impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
 enum PickedKernels<T: Scalar> {
     Elements(PanelKernels<lu_tournament::Shader, T>),
     Vec4(PanelKernels<lu_tournament_vec4::Shader, T>),
+}
+
+impl<T: Scalar> PickedKernels<T> {
+    /// Whether tall panels are stepped cooperatively.
+    fn cooperative(&self) -> bool {
+        match self {
+            PickedKernels::Elements(k) => matches!(k.tall, Some(TallKernel::Cooperative(..))),
+            PickedKernels::Vec4(k) => matches!(k.tall, Some(TallKernel::Cooperative(..))),
+        }
+    }
 }
 
 /// What the two picked-panel shaders share: the same overrides, params and bindings, A bound
@@ -927,10 +933,7 @@ impl<T: Scalar> BatchedLu<T> {
                 format!("blocked, panels of {PANEL} by tournaments of {} rows", p.rows)
             }
             Factor::Blocked { panel: BlockedPanel::Picked(p), .. } => {
-                let tall = match p.cooperative {
-                    Some(_) => "cooperatively",
-                    None => "by columns",
-                };
+                let tall = if p.kernels.cooperative() { "cooperatively" } else { "by columns" };
                 format!("blocked, panels of {PANEL} with rows in registers, {} a workgroup, taller {tall}", p.rows)
             }
             Factor::Blocked { .. } => format!("blocked, panels of {PANEL} in workgroup memory"),
@@ -1054,8 +1057,8 @@ impl<T: Scalar> PickedPanel<T> {
         if !self.tournament && rows > self.rows {
             let tiles = rows.div_ceil(self.column_rows);
             let workgroups = (p.batch * tiles) as u64;
-            match (&kernels.tall, self.cooperative) {
-                (Some(TallKernel::Cooperative(kernel)), Some(panel)) => {
+            match &kernels.tall {
+                Some(TallKernel::Cooperative(kernel, panel)) => {
                     let params = |step, polls| {
                         self.params::<S>(p, step, tiles, [panel.slots as u32, polls, panel.record as u32])
                     };
@@ -1064,13 +1067,13 @@ impl<T: Scalar> PickedPanel<T> {
                     })?;
                     sink("finish", &mut |rec| rec.dispatch(kernel, params(4, 0), bindings(), p.batch as u64))?;
                 }
-                (Some(TallKernel::ByColumns(kernel)), _) => {
+                Some(TallKernel::ByColumns(kernel)) => {
                     for k in 0..=p.nb as u32 {
                         let params = || self.params::<S>(p, 2, tiles, [0, k, 0]);
                         sink("columns", &mut |rec| rec.dispatch(kernel, params(), bindings(), workgroups))?;
                     }
                 }
-                _ => return Err(Error::Validation("lu: a tall panel without its pipeline".into())),
+                None => return Err(Error::Validation("lu: a tall panel without its pipeline".into())),
             }
             return Ok(false);
         }
