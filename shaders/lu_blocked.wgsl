@@ -10,22 +10,22 @@
 //          rows (at most 2·nb), every moved entry read, then written;
 //   TRSM   U12 ← L11⁻¹·A12: a lane per column of the rows j0..j0+nb, L11 and the columns
 //          staged in workgroup memory;
-//   GEMM   A22 ← A22 − L21·U12: 64 × 64 tiles, a 4 × 4 block per lane, L21's and U12's
-//          slices staged in workgroup memory 16 columns (rows) at a time (8 KB in f32).
+//   GEMM   A22 ← A22 − L21·U12 (shared/lu_gemm_body.wgsl; where n is a multiple of 4,
+//          lu_gemm_vec4.wgsl runs it on A's vec4s instead).
 // Workgroups index (matrix, tile) as matrix · tiles + tile.
 #import entry
 #import real
 #import lu_factors
 #import group_argmax
+#import lu_gemm_body
 
 const PANEL: u32 = 0u;
 const SWAP: u32 = 1u;
 const TRSM: u32 = 2u;
 const GEMM: u32 = 3u;
 
-// Panel width and GEMM tile side.
+// Panel width.
 const NB: u32 = 32u;
-const TILE: u32 = 64u;
 
 struct Params {
     step: u32,
@@ -55,11 +55,6 @@ override TRSM_COLS: u32 = 128u;
 // NB · NB + NB · TRSM_COLS for the TRSM's, 1 for the panel's (set by the host).
 override LEFT: u32 = 5120u;
 var<workgroup> left: array<Real, LEFT>;
-// The GEMM's stage (set by the host: 2 · 16 · K_CHUNK vec4s in the GEMM's pipeline, 1 in the
-// others).
-const K_CHUNK: u32 = 16u;
-override GEMM_STAGE: u32 = 1u;
-var<workgroup> gemm_stage: array<vec4<Real>, GEMM_STAGE>;
 // The panel's pipeline: n · NB (the first panel, n rows × NB); 1 in the others.
 override PANEL_TILE: u32 = 1u;
 var<workgroup> panel_tile: array<Real, PANEL_TILE>;
@@ -139,13 +134,23 @@ fn panel(m: u32, lane: Lane) {
 
 // The panel's interchanges as moves: row dst_row[e] takes what row src_row[e] held before
 // them (entries 0..nb: rows j0.., then the rows further down that a pivot named, each once;
-// NONE where nothing moves). Found by following the swaps on row numbers: lane k first
-// finds the first step naming the same pivot row, so that one lane then plays every step in
-// O(1).
+// NONE where nothing moves). Each lane finds its row's source by undoing the swaps on its row
+// number, last step first: the lanes' walks are independent (one lane playing every step
+// in order made a chain of dependent workgroup-memory accesses, ~1.5 µs a dispatch).
 var<workgroup> swap_pivot: array<u32, NB>;
-var<workgroup> swap_first: array<u32, NB>;
 var<workgroup> dst_row: array<u32, 64>;
 var<workgroup> src_row: array<u32, 64>;
+
+// What row `row` holds after the panel's interchanges: the row it held before them.
+fn source_of(row: u32) -> u32 {
+    var at_row = row;
+    for (var step = params.nb; step > 0u; step--) {
+        let top = params.j0 + step - 1u;
+        let pivot = swap_pivot[step - 1u];
+        at_row = select(select(at_row, top, at_row == pivot), pivot, at_row == top);
+    }
+    return at_row;
+}
 
 fn swap_moves(m: u32, lane: Lane) {
     let j0 = params.j0;
@@ -153,39 +158,25 @@ fn swap_moves(m: u32, lane: Lane) {
     let k = lane.index;
     if k < nb {
         swap_pivot[k] = pivots[m * params.n + j0 + k];
-        src_row[k] = j0 + k;
     }
     workgroupBarrier();
     if k < nb {
-        var first = k;
-        for (var s = 0u; s < k; s++) {
-            if swap_pivot[s] == swap_pivot[k] {
-                first = s;
-                break;
-            }
-        }
-        swap_first[k] = first;
-        src_row[NB + k] = swap_pivot[k];
-    }
-    workgroupBarrier();
-    if k == 0u {
-        // src_row[i]: what row j0 + i holds; src_row[NB + f]: what pivot row swap_pivot[f] holds.
-        for (var step = 0u; step < nb; step++) {
-            let p = swap_pivot[step];
-            var other = NB + swap_first[step];
-            if p < j0 + nb {
-                other = p - j0;
-            }
-            let t = src_row[step];
-            src_row[step] = src_row[other];
-            src_row[other] = t;
-        }
-    }
-    workgroupBarrier();
-    if k < nb {
-        dst_row[k] = select(NONE, j0 + k, src_row[k] != j0 + k);
+        let top = j0 + k;
+        let top_source = source_of(top);
+        src_row[k] = top_source;
+        dst_row[k] = select(NONE, top, top_source != top);
+        // A pivot row below the panel's rows, taken by the first step that names it.
         let p = swap_pivot[k];
-        dst_row[NB + k] = select(NONE, p, p >= j0 + nb && swap_first[k] == k && src_row[NB + k] != p);
+        var first = true;
+        for (var s = 0u; s < k; s++) {
+            first = first && swap_pivot[s] != p;
+        }
+        var source = p;
+        if p >= j0 + nb && first {
+            source = source_of(p);
+        }
+        src_row[NB + k] = source;
+        dst_row[NB + k] = select(NONE, p, source != p);
     }
     workgroupBarrier();
 }
@@ -295,14 +286,10 @@ fn trsm(m: u32, tile: u32, lane: Lane) {
     }
 }
 
-// A chunk of K_CHUNK columns of L21's tile and K_CHUNK rows of U12's, a vec4 of each a lane
-// (16 · K_CHUNK = the GEMM's 256 lanes), loaded into registers so that the next chunk's loads
-// are in flight while this one is used (`stage_chunk` then stores them).
-struct Chunk {
-    l: vec4<Real>,
-    u: vec4<Real>,
-}
-
+// The GEMM's front (shared/lu_gemm_body.wgsl says what each function gives), A an element
+// at a time. A lane's four rows of L21's column k are rows r, r + 16, r + 32, r + 48 (r =
+// lane / 16); lane lc's columns of C and U12 are lc, lc + 16, lc + 32, lc + 48, so that C's
+// loads and stores are coalesced across lc.
 fn load_chunk(m: u32, row0: u32, col0: u32, kc: u32, lane: Lane) -> Chunk {
     let j0 = params.j0;
     let n = params.n;
@@ -325,16 +312,12 @@ fn load_chunk(m: u32, row0: u32, col0: u32, kc: u32, lane: Lane) -> Chunk {
     return chunk;
 }
 
-// The chunk staged: the vec4 at k · 16 + r holds L21's rows r, r + 16, r + 32, r + 48 of
-// column k (a lane's four rows), the one at 16 · K_CHUNK + k · 16 + c U12's columns c,
-// c + 16, c + 32, c + 48 of row k.
 fn stage_chunk(chunk: Chunk, lane: Lane) {
     let e = lane.index;
     gemm_stage[(e % K_CHUNK) * 16u + e / K_CHUNK] = chunk.l;
     gemm_stage[16u * K_CHUNK + e] = chunk.u;
 }
 
-// C's entries (i, col0 + lc + 16·c) for c = 0..3 (zeros past n).
 fn load_c_row(m: u32, i: u32, col0: u32, lc: u32) -> vec4<Acc> {
     var v = vec4<Acc>(0.0);
     if i < params.n {
@@ -357,46 +340,6 @@ fn store_c_row(m: u32, i: u32, col0: u32, lc: u32, v: vec4<Acc>) {
             }
         }
     }
-}
-
-// A lane's 4 × 4 outputs are rows lr + 16·q and columns lc + 16·c of the tile, so that C's
-// loads and stores are coalesced across lc; both operands come from the stage as one vec4
-// each a step (16 FMAs for two loads). C and the first chunk are loaded together, and each
-// later chunk while the one before is used, so that their latencies overlap.
-fn gemm(m: u32, tile: u32, lane: Lane) {
-    let first = params.j0 + params.nb;
-    let side = (params.n - first + TILE - 1u) / TILE;
-    let row0 = first + (tile / side) * TILE;
-    let col0 = first + (tile % side) * TILE;
-    let lr = lane.index / 16u;
-    let lc = lane.index % 16u;
-    var c0 = load_c_row(m, row0 + lr, col0, lc);
-    var c1 = load_c_row(m, row0 + lr + 16u, col0, lc);
-    var c2 = load_c_row(m, row0 + lr + 32u, col0, lc);
-    var c3 = load_c_row(m, row0 + lr + 48u, col0, lc);
-    var next = load_chunk(m, row0, col0, 0u, lane);
-    for (var kc = 0u; kc < params.nb; kc += K_CHUNK) {
-        stage_chunk(next, lane);
-        workgroupBarrier();
-        // The next chunk's loads are issued before this chunk's products, which hide them.
-        if kc + K_CHUNK < params.nb {
-            next = load_chunk(m, row0, col0, kc + K_CHUNK, lane);
-        }
-        for (var k = 0u; k < K_CHUNK; k++) {
-            let l = vec4<Acc>(gemm_stage[k * 16u + lr]);
-            let u = vec4<Acc>(gemm_stage[16u * K_CHUNK + k * 16u + lc]);
-            c0 = fma(vec4<Acc>(-l.x), u, c0);
-            c1 = fma(vec4<Acc>(-l.y), u, c1);
-            c2 = fma(vec4<Acc>(-l.z), u, c2);
-            c3 = fma(vec4<Acc>(-l.w), u, c3);
-        }
-        // The next chunk overwrites the stage.
-        workgroupBarrier();
-    }
-    store_c_row(m, row0 + lr, col0, lc, c0);
-    store_c_row(m, row0 + lr + 16u, col0, lc, c1);
-    store_c_row(m, row0 + lr + 32u, col0, lc, c2);
-    store_c_row(m, row0 + lr + 48u, col0, lc, c3);
 }
 
 fn run(workgroup: u32, lane: Lane) {

@@ -269,7 +269,16 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
                 }
             }
         }
+        // The triangular solve's workgroups wider than the default 32 (n = 300: 268 columns
+        // past the first panel in 5 or 3 workgroups, the last cut short); 48 is not a width.
+        for trsm_columns in [64, 128] {
+            let options = LuOptions { trsm_columns: Some(trsm_columns), ..options.clone() };
+            check_options::<f32>(ctx, 300, 2, Pivoting::Partial, &options, &kinds, &mut rng);
+        }
         let e = BatchedLu::<f32>::with_options(ctx, 40, 1, Pivoting::None, &options).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+        let odd = LuOptions { trsm_columns: Some(48), ..options.clone() };
+        let e = BatchedLu::<f32>::with_options(ctx, 300, 1, Pivoting::Partial, &odd).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
     }
 }

@@ -26,7 +26,9 @@ use super::common::{check_len, Operands};
 use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::{Bind, GpuVec};
-use crate::kernel::shaders::{lu_blocked, lu_small, lu_solve, lu_team, lu_tournament, lu_tournament_vec4};
+use crate::kernel::shaders::{
+    lu_blocked, lu_gemm_vec4, lu_small, lu_solve, lu_team, lu_tournament, lu_tournament_vec4,
+};
 use crate::kernel::spec::ShaderSpec;
 use crate::kernel::Kernel;
 use crate::matrix::{DenseLayout, GpuDense};
@@ -163,6 +165,9 @@ pub struct LuOptions {
     /// step. 0 leaves every column to that step (tests force it). Default 256 (16 where the
     /// adapter caps loop iterations).
     pub panel_polls: Option<u32>,
+    /// The blocked LU: columns a workgroup of its triangular solve (U12 ← L11⁻¹·A12) takes:
+    /// 32 (the default), 64 or 128.
+    pub trsm_columns: Option<u32>,
 }
 
 /// How partial pivoting steps the columns of a blocked LU's panel taller than one
@@ -197,11 +202,19 @@ enum Factor<T: Scalar> {
     Blocked {
         panel: BlockedPanel<T>,
         steps: Kernel<lu_blocked::Shader, T>,
-        gemm: Kernel<lu_blocked::Shader, T>,
+        gemm: GemmKernel<T>,
         trsm: Kernel<lu_blocked::Shader, T>,
         /// Columns a workgroup of the triangular solve takes.
         trsm_cols: usize,
     },
+}
+
+/// The blocked LU's trailing update (`shared/lu_gemm_body.wgsl`): on A's elements
+/// (`lu_blocked.wgsl`'s GEMM step), or where n is a multiple of 4 on its vec4s
+/// (`lu_gemm_vec4.wgsl`: a lane's rows of C move in 4 accesses where elements take 16).
+enum GemmKernel<T: Scalar> {
+    Elements(Kernel<lu_blocked::Shader, T>),
+    Vec4(Kernel<lu_gemm_vec4::Shader, T>),
 }
 
 /// How the blocked LU factors its panels.
@@ -633,24 +646,37 @@ impl<T: Scalar> BatchedLu<T> {
                 // The triangular solve's columns a workgroup: as many as fit beside L11 (its
                 // stage shares `left` with the GEMM's tile of L21).
                 let left = |cols: usize| (PANEL * PANEL + PANEL * cols).max(GEMM_TILE * PANEL);
-                let trsm_cols = [128, 64, 32]
-                    .into_iter()
-                    .find(|&c| left(c) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 1024 <= budget)
-                    .ok_or_else(|| Error::LimitExceeded {
+                let stage_bytes = |cols: usize| left(cols) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 1024;
+                let trsm_cols = match options.trsm_columns {
+                    Some(c @ (32 | 64 | 128)) => c as usize,
+                    Some(c) => {
+                        return Err(Error::InvalidArgument(format!("LuOptions: trsm_columns {c} is not 32, 64 or 128")))
+                    }
+                    // 32: more workgroups, each loading less before its solve (H200, session
+                    // 57: 1024² 2,760 → 2,686 µs against 128, 4096² 16,898 → 16,617).
+                    None => 32,
+                };
+                if stage_bytes(trsm_cols) > budget {
+                    return Err(Error::LimitExceeded {
                         what: "the blocked LU's stage in workgroup memory".into(),
                         limit: "max_compute_workgroup_storage_size",
-                        requested: left(32) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 1024,
+                        requested: stage_bytes(trsm_cols),
                         max: budget,
-                    })?;
+                    });
+                }
                 // The triangular solve has a pipeline of its own: its stage would cut the
                 // GEMM's resident workgroups.
                 let steps = lu_blocked::Overrides { panel_tile: 1, left: left(0) as u32, ..Default::default() };
                 // The GEMM's stage: 16 columns of L21's tile and 16 rows of U12's, as vec4s.
-                let gemm = lu_blocked::Overrides {
-                    panel_tile: 1,
-                    left: 1,
-                    gemm_stage: (2 * GEMM_TILE * GEMM_CHUNK / 4) as u32,
-                    ..Default::default()
+                let gemm_stage = (2 * GEMM_TILE * GEMM_CHUNK / 4) as u32;
+                let gemm = match n % 4 {
+                    0 => GemmKernel::Vec4(
+                        ctx.kernel(Default::default(), lu_gemm_vec4::Overrides { gemm_stage, ..Default::default() })?,
+                    ),
+                    _ => GemmKernel::Elements(ctx.kernel(
+                        Default::default(),
+                        lu_blocked::Overrides { panel_tile: 1, left: 1, gemm_stage, ..Default::default() },
+                    )?),
                 };
                 let trsm = lu_blocked::Overrides {
                     panel_tile: 1,
@@ -669,7 +695,7 @@ impl<T: Scalar> BatchedLu<T> {
                 Factor::Blocked {
                     panel,
                     steps: ctx.kernel(Default::default(), steps)?,
-                    gemm: ctx.kernel(Default::default(), gemm)?,
+                    gemm,
                     trsm: ctx.kernel(Default::default(), trsm)?,
                     trsm_cols,
                 }
@@ -872,7 +898,21 @@ impl<T: Scalar> BatchedLu<T> {
                 picked.record_lower(sink, &panel)?;
             }
             dispatch(sink, trsm, 2, rest.div_ceil(*trsm_cols))?;
-            dispatch(sink, gemm, 3, side * side)?;
+            let tiles = side * side;
+            match gemm {
+                _ if tiles == 0 => {}
+                GemmKernel::Elements(kernel) => dispatch(sink, kernel, 3, tiles)?,
+                GemmKernel::Vec4(kernel) => sink(STEP_NAMES[3], &mut |rec| {
+                    let params = lu_gemm_vec4::Params {
+                        n: n as u32,
+                        batch: batch as u32,
+                        j0: j0 as u32,
+                        nb: nb as u32,
+                        tiles: tiles as u32,
+                    };
+                    rec.dispatch(kernel, params, lu_gemm_vec4::Bindings { a: a.as_vec4() }, (batch * tiles) as u64)
+                })?,
+            }
         }
         Ok(())
     }
