@@ -269,6 +269,15 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
                 }
             }
         }
+        // Every panel in one round, the first included (whose ties the checks pin to the
+        // first row): 64 rows in 64 lanes, 200 in 256.
+        for (n, rows) in [(64, 64), (200, 256)] {
+            let options = LuOptions { tournament_rows: Some(rows), ..options.clone() };
+            check_options::<f32>(ctx, n, 4, Pivoting::Partial, &options, &kinds, &mut rng);
+            if ctx.supports::<f64>() {
+                check_options::<f64>(ctx, n, 2, Pivoting::Partial, &options, &kinds, &mut rng);
+            }
+        }
         // The triangular solve's workgroups wider than the default 32 (n = 300: 268 columns
         // past the first panel in 5 or 3 workgroups, the last cut short); 48 is not a width.
         for trsm_columns in [64, 128] {

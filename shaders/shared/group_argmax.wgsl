@@ -53,6 +53,19 @@ fn subgroup_best(key: Key, slot: u32) -> Best {
     return Best(top, subgroupMin(select(0xffffffffu, slot, key == top)));
 }
 
+// subgroup_best where slots ascend with the subgroup's lanes: the first lane holding the
+// largest key holds the least slot among them, found by a ballot (a reduction fewer: 2,096 →
+// 2,029 µs of the 1024² LU's rounds on the H200, benches/NOTES.md, session 57).
+fn ordered_subgroup_best(key: Key, slot: u32) -> Best {
+    let top = subgroupMax(key);
+    let holders = subgroupBallot(key == top);
+    // The first holder's lane (subgroups have at most 128).
+    let first = select(select(select(96u + firstTrailingBit(holders.w), 64u + firstTrailingBit(holders.z),
+                                     holders.z != 0u), 32u + firstTrailingBit(holders.y), holders.y != 0u),
+                       firstTrailingBit(holders.x), holders.x != 0u);
+    return Best(top, subgroupShuffle(slot, first));
+}
+
 fn group_argmax(key: Key, slot: u32, lane: Lane, parity: u32) -> Best {
     let mine = subgroup_best(key, slot);
     let subgroups = WG_SIZE / lane.sg_size;

@@ -116,11 +116,99 @@ fn store_row(m: u32, i: u32, r0: vec4<Real>, r1: vec4<Real>, r2: vec4<Real>, r3:
 fn step_block(r: vec4<Real>, b: u32, k: u32, l: Real, u: vec4<Real>, keep_l: bool) -> vec4<Real> {
     // A block wholly after column k (k is uniform: a branch, not a select a column).
     if 4u * b > k {
-        return fma(vec4<Real>(-l), u, r);
+        return full_block(r, l, u);
     }
+    return partial_block(r, b, k, l, u, keep_l);
+}
+
+// step_block on the block holding column k.
+fn partial_block(r: vec4<Real>, b: u32, k: u32, l: Real, u: vec4<Real>, keep_l: bool) -> vec4<Real> {
     let columns = block_columns(b);
     let updated = select(r, fma(vec4<Real>(-l), u, r), columns > vec4<u32>(k));
     return select(updated, vec4<Real>(l), columns == vec4<u32>(k) & vec4<bool>(keep_l));
+}
+
+// step_block on a block wholly after column k.
+fn full_block(r: vec4<Real>, l: Real, u: vec4<Real>) -> vec4<Real> {
+    return fma(vec4<Real>(-l), u, r);
+}
+
+// Where a step's pivot row is read: `slot_rows` (its vec4 blocks from `base`), or the
+// cooperative panel's stage (the candidate slot at stage word `base`).
+const FROM_SLOTS: u32 = 0u;
+const FROM_STAGE: u32 = 1u;
+
+fn pivot_block(source: u32, base: u32, b: u32) -> vec4<Real> {
+#ifdef COOPERATIVE
+    if source == FROM_STAGE {
+        return staged_block(base, b);
+    }
+#endif
+    return slot_rows[base + b];
+}
+
+// Step k on the row held in r0 … r7 (column k becomes l, the columns after it lose l times
+// the pivot row's): one branch on k's block, whose case runs that block and every later one
+// straight. A branch a block (as
+// `step_block` takes) cost the 1024² LU's one-round panels 12% (benches/NOTES.md, session 57).
+fn step_row(r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>, r2: ptr<function, vec4<Real>>,
+            r3: ptr<function, vec4<Real>>, r4: ptr<function, vec4<Real>>, r5: ptr<function, vec4<Real>>,
+            r6: ptr<function, vec4<Real>>, r7: ptr<function, vec4<Real>>, k: u32, l: Real, source: u32, base: u32) {
+    let b = k / 4u;
+    switch b {
+        case 0u: {
+            *r0 = partial_block(*r0, b, k, l, pivot_block(source, base, b), true);
+            *r1 = full_block(*r1, l, pivot_block(source, base, 1u));
+            *r2 = full_block(*r2, l, pivot_block(source, base, 2u));
+            *r3 = full_block(*r3, l, pivot_block(source, base, 3u));
+            *r4 = full_block(*r4, l, pivot_block(source, base, 4u));
+            *r5 = full_block(*r5, l, pivot_block(source, base, 5u));
+            *r6 = full_block(*r6, l, pivot_block(source, base, 6u));
+            *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+        }
+        case 1u: {
+            *r1 = partial_block(*r1, b, k, l, pivot_block(source, base, b), true);
+            *r2 = full_block(*r2, l, pivot_block(source, base, 2u));
+            *r3 = full_block(*r3, l, pivot_block(source, base, 3u));
+            *r4 = full_block(*r4, l, pivot_block(source, base, 4u));
+            *r5 = full_block(*r5, l, pivot_block(source, base, 5u));
+            *r6 = full_block(*r6, l, pivot_block(source, base, 6u));
+            *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+        }
+        case 2u: {
+            *r2 = partial_block(*r2, b, k, l, pivot_block(source, base, b), true);
+            *r3 = full_block(*r3, l, pivot_block(source, base, 3u));
+            *r4 = full_block(*r4, l, pivot_block(source, base, 4u));
+            *r5 = full_block(*r5, l, pivot_block(source, base, 5u));
+            *r6 = full_block(*r6, l, pivot_block(source, base, 6u));
+            *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+        }
+        case 3u: {
+            *r3 = partial_block(*r3, b, k, l, pivot_block(source, base, b), true);
+            *r4 = full_block(*r4, l, pivot_block(source, base, 4u));
+            *r5 = full_block(*r5, l, pivot_block(source, base, 5u));
+            *r6 = full_block(*r6, l, pivot_block(source, base, 6u));
+            *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+        }
+        case 4u: {
+            *r4 = partial_block(*r4, b, k, l, pivot_block(source, base, b), true);
+            *r5 = full_block(*r5, l, pivot_block(source, base, 5u));
+            *r6 = full_block(*r6, l, pivot_block(source, base, 6u));
+            *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+        }
+        case 5u: {
+            *r5 = partial_block(*r5, b, k, l, pivot_block(source, base, b), true);
+            *r6 = full_block(*r6, l, pivot_block(source, base, 6u));
+            *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+        }
+        case 6u: {
+            *r6 = partial_block(*r6, b, k, l, pivot_block(source, base, b), true);
+            *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+        }
+        default: {
+            *r7 = partial_block(*r7, b, k, l, pivot_block(source, base, b), true);
+        }
+    }
 }
 
 fn publish(base: u32, r0: vec4<Real>, r1: vec4<Real>, r2: vec4<Real>, r3: vec4<Real>, r4: vec4<Real>,
@@ -177,7 +265,8 @@ fn tournament(m: u32, group: u32, lane: Lane) {
 #ifdef SUBGROUP
         // Each subgroup's best row publishes itself, then every lane picks among them: one
         // barrier a step (which also orders every lane's update of the step before).
-        let mine = subgroup_best(key, slot);
+        // (Slots are lanes, so ascend with them.)
+        let mine = ordered_subgroup_best(key, slot);
         let index = parity * SLOTS + lane.index / lane.sg_size;
         if slot == mine.slot {
             publish(index * 8u, r0, r1, r2, r3, r4, r5, r6, r7);
@@ -192,7 +281,13 @@ fn tournament(m: u32, group: u32, lane: Lane) {
                 best = other;
             }
         }
-        best = subgroup_best(best.key, best.slot);
+        // Subgroup g's candidate holds its least slots: with a candidate a lane, slots ascend
+        // with the lanes.
+        if WG_SIZE / lane.sg_size <= lane.sg_size {
+            best = ordered_subgroup_best(best.key, best.slot);
+        } else {
+            best = subgroup_best(best.key, best.slot);
+        }
         // The winner's row was published by its subgroup.
         let winner = parity * SLOTS + best.slot / lane.sg_size;
 #else
@@ -218,16 +313,7 @@ fn tournament(m: u32, group: u32, lane: Lane) {
         used = used || (found && slot == best.slot);
         // A zero pivot (the column is zero on every row left): nothing to eliminate.
         if found && !used && !(pivot == 0.0) {
-            let l = x / pivot;
-            let first = k / 4u;
-            if first <= 0u { r0 = step_block(r0, 0u, k, l, slot_rows[u], true); }
-            if first <= 1u { r1 = step_block(r1, 1u, k, l, slot_rows[u + 1u], true); }
-            if first <= 2u { r2 = step_block(r2, 2u, k, l, slot_rows[u + 2u], true); }
-            if first <= 3u { r3 = step_block(r3, 3u, k, l, slot_rows[u + 3u], true); }
-            if first <= 4u { r4 = step_block(r4, 4u, k, l, slot_rows[u + 4u], true); }
-            if first <= 5u { r5 = step_block(r5, 5u, k, l, slot_rows[u + 5u], true); }
-            if first <= 6u { r6 = step_block(r6, 6u, k, l, slot_rows[u + 6u], true); }
-            if first <= 7u { r7 = step_block(r7, 7u, k, l, slot_rows[u + 7u], true); }
+            step_row(&r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7, k, x / pivot, FROM_SLOTS, u);
         }
     }
     workgroupBarrier();
@@ -653,16 +739,7 @@ fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
         used = used || (found && i == row);
         // A zero pivot (the column is zero on every row left): nothing to eliminate.
         if found && !used && !(pivot == 0.0) {
-            let l = x / pivot;
-            let first = k / 4u;
-            if first <= 0u { r0 = step_block(r0, 0u, k, l, staged_block(s, 0u), true); }
-            if first <= 1u { r1 = step_block(r1, 1u, k, l, staged_block(s, 1u), true); }
-            if first <= 2u { r2 = step_block(r2, 2u, k, l, staged_block(s, 2u), true); }
-            if first <= 3u { r3 = step_block(r3, 3u, k, l, staged_block(s, 3u), true); }
-            if first <= 4u { r4 = step_block(r4, 4u, k, l, staged_block(s, 4u), true); }
-            if first <= 5u { r5 = step_block(r5, 5u, k, l, staged_block(s, 5u), true); }
-            if first <= 6u { r6 = step_block(r6, 6u, k, l, staged_block(s, 6u), true); }
-            if first <= 7u { r7 = step_block(r7, 7u, k, l, staged_block(s, 7u), true); }
+            step_row(&r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7, k, x / pivot, FROM_STAGE, s);
         }
         k += 1u;
         if k == nb {
