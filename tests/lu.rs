@@ -236,12 +236,30 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
     let kinds = [Kind::Random, Kind::Graded, Kind::Singular, Kind::Tied, Kind::Shuffled];
     for (_, ctx) in common::contexts() {
         // 65: a panel of one column; 100: a GEMM tile cut short; 129: five panels, 2 × 2 tiles.
+        // By default with rows in registers, then with each panel in workgroup memory.
+        let staged = LuOptions { staged_panel: true, ..options.clone() };
         for n in [65, 100, 129] {
             check_algorithm::<f32>(ctx, n, 4, Pivoting::Partial, LuAlgorithm::Blocked, &kinds, &mut rng);
             if ctx.supports::<f64>() {
                 check_algorithm::<f64>(ctx, n, 2, Pivoting::Partial, LuAlgorithm::Blocked, &kinds, &mut rng);
             }
+            // (129 × 32 does not fit lavapipe's 32 KiB of workgroup memory.)
+            if n < 129 {
+                check_options::<f32>(ctx, n, 4, Pivoting::Partial, &staged, &kinds, &mut rng);
+                if ctx.supports::<f64>() {
+                    check_options::<f64>(ctx, n, 2, Pivoting::Partial, &staged, &kinds, &mut rng);
+                }
+            }
         }
+        // The panel in workgroup memory: partial pivoting's, without a round's rows, and only
+        // where the first panel fits.
+        let rows = LuOptions { tournament_rows: Some(64), ..staged.clone() };
+        for (pivoting, options) in [(Pivoting::Tournament, &staged), (Pivoting::Partial, &rows)] {
+            let e = BatchedLu::<f32>::with_options(ctx, 300, 1, pivoting, options).unwrap_err();
+            assert!(matches!(e, Error::InvalidArgument(_)), "{pivoting:?}: {e:?}");
+        }
+        let e = BatchedLu::<f32>::with_options(ctx, 40_000, 1, Pivoting::Partial, &staged).unwrap_err();
+        assert!(matches!(e, Error::LimitExceeded { .. }), "{e:?}");
         // Partial pivoting with rows in registers, 64 a workgroup: panels of more rows step
         // their columns in workgroups of 64 (n = 300: five, then fewer), the rest in one
         // workgroup's round (65: the first panel tall, the second in one round); with 256 a
@@ -359,6 +377,8 @@ fn lu_pivots_past_f32_range() {
         for (n, rows) in [(65, None), (129, Some(64)), (300, Some(64))] {
             check_options::<f64>(ctx, n, 2, Pivoting::Partial, &blocked(rows), &kinds, &mut rng);
         }
+        let staged = LuOptions { staged_panel: true, ..blocked(None) };
+        check_options::<f64>(ctx, 65, 2, Pivoting::Partial, &staged, &kinds, &mut rng);
         // (Tall panels cooperatively above, by default; by columns here.)
         let by_columns = LuOptions { tall_panels: Some(TallPanels::ByColumns), ..blocked(Some(64)) };
         check_options::<f64>(ctx, 129, 2, Pivoting::Partial, &by_columns, &kinds, &mut rng);
@@ -515,23 +535,26 @@ fn lu_profile_names_every_step() {
     }
     let n = 200;
     let data = DenseMatrix::try_new(n, n, matrix::<f32>(n, Kind::Random, &mut rng)).unwrap();
-    let blocked = |rows, tall_panels| LuOptions {
+    let blocked = |rows, tall_panels, staged_panel| LuOptions {
         algorithm: LuAlgorithm::Blocked,
         tournament_rows: rows,
         tall_panels,
+        staged_panel,
         ..Default::default()
     };
-    // Partial pivoting with 64 rows a workgroup: panels of more rows cooperatively (by
-    // default) or by columns, the last (40 rows) in one round.
+    // Partial pivoting: every panel in one round (by default), or in workgroup memory; with
+    // 64 rows a workgroup, panels of more rows cooperatively (by default) or by columns, the
+    // last (40 rows) in one round.
     let by_columns = Some(TallPanels::ByColumns);
-    for (pivoting, rows, tall, steps) in [
-        (Pivoting::Partial, None, None, &["panel", "swap", "trsm", "gemm"][..]),
-        (Pivoting::Partial, Some(64), None, &["cooperative", "finish", "swap", "trsm", "gemm", "rounds"][..]),
-        (Pivoting::Partial, Some(64), by_columns, &["columns", "swap", "trsm", "gemm", "rounds"][..]),
-        (Pivoting::Tournament, Some(64), None, &["rounds", "swap", "lower", "trsm", "gemm"][..]),
+    for (pivoting, rows, tall, staged, steps) in [
+        (Pivoting::Partial, None, None, false, &["rounds", "swap", "trsm", "gemm"][..]),
+        (Pivoting::Partial, None, None, true, &["panel", "swap", "trsm", "gemm"][..]),
+        (Pivoting::Partial, Some(64), None, false, &["cooperative", "finish", "swap", "trsm", "gemm", "rounds"][..]),
+        (Pivoting::Partial, Some(64), by_columns, false, &["columns", "swap", "trsm", "gemm", "rounds"][..]),
+        (Pivoting::Tournament, Some(64), None, false, &["rounds", "swap", "lower", "trsm", "gemm"][..]),
     ] {
-        let plan = BatchedLu::<f32>::with_options(ctx, n, 1, pivoting, &blocked(rows, tall)).unwrap();
-        assert_eq!(plan.extra_bytes() > 0, rows.is_some(), "{pivoting:?}: picks held");
+        let plan = BatchedLu::<f32>::with_options(ctx, n, 1, pivoting, &blocked(rows, tall, staged)).unwrap();
+        assert_eq!(plan.extra_bytes() > 0, !staged, "{pivoting:?}: picks held");
         let mut a = GpuDense::upload(ctx, &data, DenseLayout::RowMajor).unwrap();
         let mut pivots = ctx.zeros::<u32>(n).unwrap();
         let profile = plan.profile_factor(&mut a, &mut pivots).unwrap();

@@ -168,6 +168,12 @@ pub struct LuOptions {
     /// The blocked LU: columns a workgroup of its triangular solve (U12 ← L11⁻¹·A12) takes:
     /// 32 (the default), 64 or 128.
     pub trsm_columns: Option<u32>,
+    /// The blocked LU with partial pivoting: factor each panel in workgroup memory (one
+    /// workgroup a matrix walking the panel's rows, swapping them there), which needs the
+    /// first panel (n × 32) to fit there, instead of with a row a lane in registers. The
+    /// default is rows in registers, faster on the H200 (100 × 256² f32: 752 → 582 µs,
+    /// benches/NOTES.md session 57), and workgroup memory where a round of rows does not fit.
+    pub staged_panel: bool,
 }
 
 /// How partial pivoting steps the columns of a blocked LU's panel taller than one
@@ -685,12 +691,38 @@ impl<T: Scalar> BatchedLu<T> {
                     ..Default::default()
                 };
                 let tournament = pivoting == Pivoting::Tournament;
-                let panel = match tournament || !staged || options.tournament_rows.is_some() {
-                    true => BlockedPanel::Picked(PickedPanel::new(ctx, n, batch, tournament, options)?),
-                    false => BlockedPanel::Staged(ctx.kernel(
+                let staged_panel = || {
+                    ctx.kernel(
                         Default::default(),
                         lu_blocked::Overrides { panel_tile: (n * PANEL).max(1) as u32, left: 1, ..Default::default() },
-                    )?),
+                    )
+                };
+                let panel = if options.staged_panel {
+                    if tournament || options.tournament_rows.is_some() {
+                        return Err(Error::InvalidArgument(
+                            "LuOptions: staged_panel is partial pivoting's, without tournament_rows".into(),
+                        ));
+                    }
+                    if !staged {
+                        return Err(Error::LimitExceeded {
+                            what: format!("a blocked LU's first panel of {n} × {PANEL} in workgroup memory"),
+                            limit: "max_compute_workgroup_storage_size",
+                            requested: (n * PANEL) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 1024,
+                            max: budget,
+                        });
+                    }
+                    BlockedPanel::Staged(staged_panel()?)
+                } else {
+                    match PickedPanel::new(ctx, n, batch, tournament, options) {
+                        Ok(picked) => BlockedPanel::Picked(picked),
+                        // (An adapter whose workgroup memory holds no round of rows.)
+                        Err(Error::LimitExceeded { .. })
+                            if staged && !tournament && options.tournament_rows.is_none() =>
+                        {
+                            BlockedPanel::Staged(staged_panel()?)
+                        }
+                        Err(e) => return Err(e),
+                    }
                 };
                 Factor::Blocked {
                     panel,

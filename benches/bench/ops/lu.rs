@@ -30,7 +30,8 @@ pub struct LuOp<T>(PhantomData<T>);
 /// default: `auto` is getrf's partial pivoting) and `:rows=…` (the blocked LU's rows a
 /// workgroup, `LuOptions::tournament_rows`: a tournament's rounds, or the tallest panel
 /// partial pivoting factors in one workgroup), `:panel=cooperative|columns` (how partial
-/// pivoting steps taller panels, `LuOptions::tall_panels`) and `:polls=…` (the cooperative
+/// pivoting steps taller panels, `LuOptions::tall_panels`) or `:panel=staged` (the panel in
+/// workgroup memory, `LuOptions::staged_panel`) and `:polls=…` (the cooperative
 /// panel's wait, `LuOptions::panel_polls`), `:trsm=…` (the blocked LU's columns a workgroup
 /// of its triangular solve, `LuOptions::trsm_columns`); `:profile` prints the GPU time of each step once
 /// (`BatchedLu::profile_factor`).
@@ -52,6 +53,7 @@ fn parse_variant(name: &str) -> Option<(LuOptions, Pivoting, bool)> {
             ("pivot", "tournament") => pivoting = Pivoting::Tournament,
             ("panel", "cooperative") => options.tall_panels = Some(TallPanels::Cooperative),
             ("panel", "columns") => options.tall_panels = Some(TallPanels::ByColumns),
+            ("panel", "staged") => options.staged_panel = true,
             ("polls", _) => options.panel_polls = Some(value.parse().ok()?),
             ("trsm", _) => options.trsm_columns = Some(value.parse().ok()?),
             _ => return None,
