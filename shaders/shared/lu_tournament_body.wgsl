@@ -149,8 +149,8 @@ fn pivot_block(source: u32, base: u32, b: u32) -> vec4<Real> {
 
 // Step k on the row held in r0 … r7 (column k becomes l, the columns after it lose l times
 // the pivot row's): one branch on k's block, whose case runs that block and every later one
-// straight. A branch a block (as
-// `step_block` takes) cost the 1024² LU's one-round panels 12% (benches/NOTES.md, session 57).
+// straight. A branch a block (as `step_block` takes) cost the 1024² LU's one-round panels
+// 12% (benches/NOTES.md, session 57).
 fn step_row(r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>, r2: ptr<function, vec4<Real>>,
             r3: ptr<function, vec4<Real>>, r4: ptr<function, vec4<Real>>, r5: ptr<function, vec4<Real>>,
             r6: ptr<function, vec4<Real>>, r7: ptr<function, vec4<Real>>, k: u32, l: Real, source: u32, base: u32) {

@@ -645,12 +645,13 @@ impl<T: Scalar> BatchedLu<T> {
         let tile = tile.max(1).min(u32::MAX as usize) as u32;
         let factor = match algorithm {
             LuAlgorithm::Blocked => {
-                // The panel step in workgroup memory where the first panel (n × 32) fits, beside
-                // the pivot search's keys and rows.
-                // (Beside the argmax's keys and rows, the swaps' moves: under 1 KiB.)
-                let staged = (n * PANEL) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 1024 <= budget;
-                // The triangular solve's columns a workgroup: as many as fit beside L11 (its
-                // stage shares `left` with the GEMM's tile of L21).
+                // The panel step in workgroup memory (where asked, or where no round of rows
+                // fits): the first panel (n × 32) beside the pivot search's keys and rows (and
+                // the swaps' moves: under 1 KiB).
+                let staged_bytes = (n * PANEL) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 1024;
+                let staged = staged_bytes <= budget;
+                // The triangular solve's columns a workgroup, beside L11 (its stage shares
+                // `left` with the SWAP step's moved rows).
                 let left = |cols: usize| (PANEL * PANEL + PANEL * cols).max(GEMM_TILE * PANEL);
                 let stage_bytes = |cols: usize| left(cols) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 1024;
                 let trsm_cols = match options.trsm_columns {
@@ -707,7 +708,7 @@ impl<T: Scalar> BatchedLu<T> {
                         return Err(Error::LimitExceeded {
                             what: format!("a blocked LU's first panel of {n} × {PANEL} in workgroup memory"),
                             limit: "max_compute_workgroup_storage_size",
-                            requested: (n * PANEL) as u64 * T::KIND.size() + 8 * BLOCKED_WG as u64 + 1024,
+                            requested: staged_bytes,
                             max: budget,
                         });
                     }
