@@ -49,8 +49,8 @@ override WG_SIZE: u32 = 256u;
 // Columns a SWAP workgroup moves (its stage, 2 · NB · SWAP_COLS, fits TILE · NB).
 const SWAP_COLS: u32 = 32u;
 const NONE: u32 = 0xffffffffu;
-// Columns a TRSM workgroup solves (up to WG_SIZE; set by the host from workgroup memory).
-override TRSM_COLS: u32 = 128u;
+// Columns a TRSM workgroup solves (32, 64 or 128: `LuOptions::trsm_columns`, set by the host).
+override TRSM_COLS: u32 = 32u;
 // TILE · NB for the SWAP step's pipeline, the most of that and
 // NB · NB + NB · TRSM_COLS for the TRSM's, 1 for the panel's (set by the host).
 override LEFT: u32 = 5120u;

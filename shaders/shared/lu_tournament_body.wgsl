@@ -133,15 +133,21 @@ fn full_block(r: vec4<Real>, l: Real, u: vec4<Real>) -> vec4<Real> {
     return fma(vec4<Real>(-l), u, r);
 }
 
-// Where a step's pivot row is read: `slot_rows` (its vec4 blocks from `base`), or the
-// cooperative panel's stage (the candidate slot at stage word `base`).
+// Where a step's pivot row is read: `slot_rows` or `top` (its vec4 blocks from `base`), or
+// the cooperative panel's stage (the candidate slot at stage word `base`).
 const FROM_SLOTS: u32 = 0u;
 const FROM_STAGE: u32 = 1u;
+const FROM_TOP: u32 = 2u;
 
 fn pivot_block(source: u32, base: u32, b: u32) -> vec4<Real> {
 #ifdef COOPERATIVE
     if source == FROM_STAGE {
         return staged_block(base, b);
+    }
+#else
+    // (Kept out of the cooperative variant, whose workgroup memory would then hold `top`.)
+    if source == FROM_TOP {
+        return top[base + b];
     }
 #endif
     return slot_rows[base + b];
@@ -490,15 +496,7 @@ fn lower(m: u32, tile: u32, lane: Lane) {
         if !(pivot == 0.0) {
             l /= pivot;
         }
-        let first = k / 4u;
-        if first <= 0u { r0 = step_block(r0, 0u, k, l, top[u], true); }
-        if first <= 1u { r1 = step_block(r1, 1u, k, l, top[u + 1u], true); }
-        if first <= 2u { r2 = step_block(r2, 2u, k, l, top[u + 2u], true); }
-        if first <= 3u { r3 = step_block(r3, 3u, k, l, top[u + 3u], true); }
-        if first <= 4u { r4 = step_block(r4, 4u, k, l, top[u + 4u], true); }
-        if first <= 5u { r5 = step_block(r5, 5u, k, l, top[u + 5u], true); }
-        if first <= 6u { r6 = step_block(r6, 6u, k, l, top[u + 6u], true); }
-        if first <= 7u { r7 = step_block(r7, 7u, k, l, top[u + 7u], true); }
+        step_row(&r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7, k, l, FROM_TOP, u);
     }
     store_row(m, i, r0, r1, r2, r3, r4, r5, r6, r7);
 }
