@@ -99,6 +99,20 @@ fn load_candidate(w: u32) -> Best {
 }
 #endif
 
+// Row i's eight blocks into r0 … r7.
+fn load_row(m: u32, i: u32, r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>,
+            r2: ptr<function, vec4<Real>>, r3: ptr<function, vec4<Real>>, r4: ptr<function, vec4<Real>>,
+            r5: ptr<function, vec4<Real>>, r6: ptr<function, vec4<Real>>, r7: ptr<function, vec4<Real>>) {
+    *r0 = load_block(m, i, 0u);
+    *r1 = load_block(m, i, 1u);
+    *r2 = load_block(m, i, 2u);
+    *r3 = load_block(m, i, 3u);
+    *r4 = load_block(m, i, 4u);
+    *r5 = load_block(m, i, 5u);
+    *r6 = load_block(m, i, 6u);
+    *r7 = load_block(m, i, 7u);
+}
+
 fn store_row(m: u32, i: u32, r0: vec4<Real>, r1: vec4<Real>, r2: vec4<Real>, r3: vec4<Real>, r4: vec4<Real>,
              r5: vec4<Real>, r6: vec4<Real>, r7: vec4<Real>) {
     store_block(m, i, 0u, r0);
@@ -251,14 +265,7 @@ fn tournament(m: u32, group: u32, lane: Lane) {
     var r6 = r0;
     var r7 = r0;
     if id != NONE {
-        r0 = load_block(m, id, 0u);
-        r1 = load_block(m, id, 1u);
-        r2 = load_block(m, id, 2u);
-        r3 = load_block(m, id, 3u);
-        r4 = load_block(m, id, 4u);
-        r5 = load_block(m, id, 5u);
-        r6 = load_block(m, id, 6u);
-        r7 = load_block(m, id, 7u);
+        load_row(m, id, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
     }
     var used = id == NONE;
     // 1 + the panel column of the first zero pivot (every lane's, alike).
@@ -696,14 +703,7 @@ fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
     var r6 = r0;
     var r7 = r0;
     if exists {
-        r0 = load_block(m, i, 0u);
-        r1 = load_block(m, i, 1u);
-        r2 = load_block(m, i, 2u);
-        r3 = load_block(m, i, 3u);
-        r4 = load_block(m, i, 4u);
-        r5 = load_block(m, i, 5u);
-        r6 = load_block(m, i, 6u);
-        r7 = load_block(m, i, 7u);
+        load_row(m, i, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
     }
     var used = !exists;
     for (var s = 0u; s < k; s++) {
