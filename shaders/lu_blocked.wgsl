@@ -18,6 +18,7 @@
 #import lu_factors
 #import group_argmax
 #import lu_gemm_body
+#import lu_moves
 
 const PANEL: u32 = 0u;
 const SWAP: u32 = 1u;
@@ -132,55 +133,6 @@ fn panel(m: u32, lane: Lane) {
     panel_staged(m, lane);
 }
 
-// The panel's interchanges as moves: row dst_row[e] takes what row src_row[e] held before
-// them (entries 0..nb: rows j0.., then the rows further down that a pivot named, each once;
-// NONE where nothing moves). Each lane finds its row's source by undoing the swaps on its row
-// number, last step first: the lanes' walks are independent (one lane playing every step
-// in order made a chain of dependent workgroup-memory accesses, ~1.5 µs a dispatch).
-var<workgroup> swap_pivot: array<u32, NB>;
-var<workgroup> dst_row: array<u32, 64>;
-var<workgroup> src_row: array<u32, 64>;
-
-// What row `row` holds after the panel's interchanges: the row it held before them.
-fn source_of(row: u32) -> u32 {
-    var at_row = row;
-    for (var step = params.nb; step > 0u; step--) {
-        let top = params.j0 + step - 1u;
-        let pivot = swap_pivot[step - 1u];
-        at_row = select(select(at_row, top, at_row == pivot), pivot, at_row == top);
-    }
-    return at_row;
-}
-
-fn swap_moves(m: u32, lane: Lane) {
-    let j0 = params.j0;
-    let nb = params.nb;
-    let k = lane.index;
-    if k < nb {
-        swap_pivot[k] = pivots[m * params.n + j0 + k];
-    }
-    workgroupBarrier();
-    if k < nb {
-        let top = j0 + k;
-        let top_source = source_of(top);
-        src_row[k] = top_source;
-        dst_row[k] = select(NONE, top, top_source != top);
-        // A pivot row below the panel's rows, taken by the first step that names it.
-        let p = swap_pivot[k];
-        var first = true;
-        for (var s = 0u; s < k; s++) {
-            first = first && swap_pivot[s] != p;
-        }
-        var source = p;
-        if p >= j0 + nb && first {
-            source = source_of(p);
-        }
-        src_row[NB + k] = source;
-        dst_row[NB + k] = select(NONE, p, source != p);
-    }
-    workgroupBarrier();
-}
-
 // Entry e of a SWAP workgroup's moves (move e / SWAP_COLS, column e % SWAP_COLS of its
 // tile): where in `a` it is read from (its src_row) or, with `to`, written to (its
 // dst_row); NONE where nothing moves.
@@ -205,7 +157,7 @@ fn load_four(i: vec4<u32>) -> vec4<Real> {
 // SWAP_COLS columns of every row the interchanges move: all read (into `left`, four loads a
 // lane at a time), then all written, a move's columns by consecutive lanes.
 fn swap_columns(m: u32, tile: u32, lane: Lane) {
-    swap_moves(m, lane);
+    swap_moves(m, params.j0, params.nb, lane);
     let entries = 2u * NB * SWAP_COLS;
     for (var e = lane.index; e < entries; e += 4u * WG_SIZE) {
         let es = vec4<u32>(e, e + WG_SIZE, e + 2u * WG_SIZE, e + 3u * WG_SIZE);

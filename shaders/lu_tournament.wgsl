@@ -27,6 +27,10 @@
 //               wait for one another, each wait bounded; FINISH (one workgroup a matrix)
 //               then plays whatever a wait left behind, writes the interchanges and info,
 //               and resets the exchange (shared/lu_tournament_body.wgsl says how).
+//   TOP         the look-ahead's first step (one workgroup a matrix): the previous panel's
+//               interchanges on its own columns and this panel's, and this panel's U12;
+//               then a one-round TOURNAMENT with `strips` takes the previous panel's update
+//               beside it, in workgroups after its own (the body's "Look-ahead" section).
 // A lane holds its row's panel columns in eight named vec4 registers (an indexed array would
 // spill to memory), so a workgroup takes WG_SIZE rows; only the pivot rows pass through
 // workgroup memory. This file reads and writes A an element at a time (any n),
@@ -37,21 +41,21 @@
 #import real
 #import lu_factors
 
-// Block b (columns 4b … 4b+3 of the panel) of row i (zeros past the panel).
-fn load_block(m: u32, i: u32, b: u32) -> vec4<Real> {
+// Block b (columns c0 + 4b … c0 + 4b + 3) of row i: zeros past n.
+fn load_block_at(m: u32, i: u32, c0: u32, b: u32) -> vec4<Real> {
     var v = vec4<Real>(0.0);
     for (var c = 0u; c < 4u; c++) {
-        if 4u * b + c < params.nb {
-            v[c] = a[at(m, i, params.j0 + 4u * b + c)];
+        if c0 + 4u * b + c < params.n {
+            v[c] = a[at(m, i, c0 + 4u * b + c)];
         }
     }
     return v;
 }
 
-fn store_block(m: u32, i: u32, b: u32, v: vec4<Real>) {
+fn store_block_at(m: u32, i: u32, c0: u32, b: u32, v: vec4<Real>) {
     for (var c = 0u; c < 4u; c++) {
-        if 4u * b + c < params.nb {
-            a[at(m, i, params.j0 + 4u * b + c)] = v[c];
+        if c0 + 4u * b + c < params.n {
+            a[at(m, i, c0 + 4u * b + c)] = v[c];
         }
     }
 }

@@ -13,17 +13,17 @@ fn at(m: u32, i: u32, j: u32) -> u32 {
     return (m * params.n + i) * params.n + j;
 }
 
-// Block b (columns 4b … 4b+3 of the panel) of row i (zeros past the panel).
-fn load_block(m: u32, i: u32, b: u32) -> vec4<Real> {
-    if 4u * b < params.nb {
-        return a[at(m, i, params.j0) / 4u + b];
+// Block b (columns c0 + 4b … c0 + 4b + 3; c0 a multiple of 4) of row i: zeros past n.
+fn load_block_at(m: u32, i: u32, c0: u32, b: u32) -> vec4<Real> {
+    if c0 + 4u * b < params.n {
+        return a[at(m, i, c0) / 4u + b];
     }
     return vec4<Real>(0.0);
 }
 
-fn store_block(m: u32, i: u32, b: u32, v: vec4<Real>) {
-    if 4u * b < params.nb {
-        a[at(m, i, params.j0) / 4u + b] = v;
+fn store_block_at(m: u32, i: u32, c0: u32, b: u32, v: vec4<Real>) {
+    if c0 + 4u * b < params.n {
+        a[at(m, i, c0) / 4u + b] = v;
     }
 }
 

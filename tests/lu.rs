@@ -296,6 +296,22 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
                 check_options::<f64>(ctx, n, 2, Pivoting::Partial, &options, &kinds, &mut rng);
             }
         }
+        // Each panel after its predecessor's update (no look-ahead), and the look-ahead asked
+        // for (in f64 too, where it is not the default); asked for with a tournament or a
+        // staged panel, it is refused.
+        for look_ahead in [Some(false), Some(true)] {
+            let options = LuOptions { look_ahead, ..options.clone() };
+            check_options::<f32>(ctx, 129, 3, Pivoting::Partial, &options, &kinds, &mut rng);
+            if ctx.supports::<f64>() {
+                check_options::<f64>(ctx, 129, 2, Pivoting::Partial, &options, &kinds, &mut rng);
+            }
+        }
+        let ahead = LuOptions { look_ahead: Some(true), ..options.clone() };
+        let staged_ahead = LuOptions { staged_panel: true, ..ahead.clone() };
+        for (pivoting, options) in [(Pivoting::Tournament, &ahead), (Pivoting::Partial, &staged_ahead)] {
+            let e = BatchedLu::<f32>::with_options(ctx, 300, 1, pivoting, options).unwrap_err();
+            assert!(matches!(e, Error::InvalidArgument(_)), "{pivoting:?} {options:?}: {e:?}");
+        }
         // The triangular solve's workgroups wider than the default 32 (n = 300: 268 columns
         // past the first panel in 5 or 3 workgroups, the last cut short); 48 is not a width.
         for trsm_columns in [64, 128] {
@@ -535,25 +551,52 @@ fn lu_profile_names_every_step() {
     }
     let n = 200;
     let data = DenseMatrix::try_new(n, n, matrix::<f32>(n, Kind::Random, &mut rng)).unwrap();
-    let blocked = |rows, tall_panels, staged_panel| LuOptions {
+    let blocked = |rows, tall_panels, staged_panel, look_ahead| LuOptions {
         algorithm: LuAlgorithm::Blocked,
         tournament_rows: rows,
         tall_panels,
         staged_panel,
+        look_ahead,
         ..Default::default()
     };
-    // Partial pivoting: every panel in one round (by default), or in workgroup memory; with
-    // 64 rows a workgroup, panels of more rows cooperatively (by default) or by columns, the
-    // last (40 rows) in one round.
+    // Partial pivoting: every panel in one round (by default beside the previous panel's
+    // update, after its own columns' top rows: top; or without the look-ahead), or
+    // in workgroup memory; with 64 rows a workgroup, panels of more rows cooperatively (by
+    // default) or by columns, the last (40 rows) in one round.
     let by_columns = Some(TallPanels::ByColumns);
-    for (pivoting, rows, tall, staged, steps) in [
-        (Pivoting::Partial, None, None, false, &["rounds", "swap", "trsm", "gemm"][..]),
-        (Pivoting::Partial, None, None, true, &["panel", "swap", "trsm", "gemm"][..]),
-        (Pivoting::Partial, Some(64), None, false, &["cooperative", "finish", "swap", "trsm", "gemm", "rounds"][..]),
-        (Pivoting::Partial, Some(64), by_columns, false, &["columns", "swap", "trsm", "gemm", "rounds"][..]),
-        (Pivoting::Tournament, Some(64), None, false, &["rounds", "swap", "lower", "trsm", "gemm"][..]),
+    let (ahead, plain) = (None, Some(false));
+    for (pivoting, rows, tall, staged, look_ahead, steps) in [
+        (Pivoting::Partial, None, None, false, ahead, &["rounds", "top", "swap"][..]),
+        (Pivoting::Partial, None, None, false, plain, &["rounds", "swap", "trsm", "gemm"][..]),
+        (Pivoting::Partial, None, None, true, ahead, &["panel", "swap", "trsm", "gemm"][..]),
+        (
+            Pivoting::Partial,
+            Some(64),
+            None,
+            false,
+            ahead,
+            &["cooperative", "finish", "swap", "trsm", "gemm", "top", "rounds"][..],
+        ),
+        (
+            Pivoting::Partial,
+            Some(64),
+            None,
+            false,
+            plain,
+            &["cooperative", "finish", "swap", "trsm", "gemm", "rounds"][..],
+        ),
+        (
+            Pivoting::Partial,
+            Some(64),
+            by_columns,
+            false,
+            ahead,
+            &["columns", "swap", "trsm", "gemm", "top", "rounds"][..],
+        ),
+        (Pivoting::Tournament, Some(64), None, false, ahead, &["rounds", "swap", "lower", "trsm", "gemm"][..]),
     ] {
-        let plan = BatchedLu::<f32>::with_options(ctx, n, 1, pivoting, &blocked(rows, tall, staged)).unwrap();
+        let options = blocked(rows, tall, staged, look_ahead);
+        let plan = BatchedLu::<f32>::with_options(ctx, n, 1, pivoting, &options).unwrap();
         assert_eq!(plan.extra_bytes() > 0, !staged, "{pivoting:?}: picks held");
         let mut a = GpuDense::upload(ctx, &data, DenseLayout::RowMajor).unwrap();
         let mut pivots = ctx.zeros::<u32>(n).unwrap();

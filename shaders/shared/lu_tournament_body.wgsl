@@ -1,20 +1,22 @@
 // The body of the blocked LU's picked panel (lu_tournament.wgsl says what each step does),
 // shared by its two front files, which bind A and read and write its rows: an element at a
 // time (lu_tournament.wgsl, any n) or a vec4 at a time (lu_tournament_vec4.wgsl, n a
-// multiple of 4). Each defines `load_block(m, i, b)`, `store_block(m, i, b, v)` (block b:
-// columns j0 + 4b … j0 + 4b + 3 of row i, zeros past the panel, stores only within it) and
+// multiple of 4). Each defines `load_block_at(m, i, c0, b)`, `store_block_at(m, i, c0, b, v)`
+// (block b: columns c0 + 4b … c0 + 4b + 3 of row i, zeros past n, stores only within it) and
 // `entry_of(m, i, j)`.
 #import entry
 #import real
 #import group_argmax
 #import row_blocks
 #import ready_words
+#import lu_moves
 
 const TOURNAMENT: u32 = 0u;
 const LOWER: u32 = 1u;
 const COLUMN: u32 = 2u;
 const COOPERATIVE: u32 = 3u;
 const FINISH: u32 = 4u;
+const TOP: u32 = 5u;
 
 const NB: u32 = 32u;
 // An empty candidate slot.
@@ -41,6 +43,11 @@ struct Params {
     dst: u32,
     // Words of `cand` per matrix.
     stride: u32,
+    // TOURNAMENT (one round): the look-ahead strips a matrix, whose workgroups follow the
+    // panel's (0: the panel alone), and 1 where the panel's rows first take the previous
+    // panel's update (both where that update was deferred).
+    strips: u32,
+    ahead: u32,
 }
 
 var<immediate> params: Params;
@@ -99,30 +106,39 @@ fn load_candidate(w: u32) -> Best {
 }
 #endif
 
-// Row i's eight blocks into r0 … r7.
-fn load_row(m: u32, i: u32, r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>,
-            r2: ptr<function, vec4<Real>>, r3: ptr<function, vec4<Real>>, r4: ptr<function, vec4<Real>>,
-            r5: ptr<function, vec4<Real>>, r6: ptr<function, vec4<Real>>, r7: ptr<function, vec4<Real>>) {
-    *r0 = load_block(m, i, 0u);
-    *r1 = load_block(m, i, 1u);
-    *r2 = load_block(m, i, 2u);
-    *r3 = load_block(m, i, 3u);
-    *r4 = load_block(m, i, 4u);
-    *r5 = load_block(m, i, 5u);
-    *r6 = load_block(m, i, 6u);
-    *r7 = load_block(m, i, 7u);
+// Block b of row i's panel columns (params.j0 …).
+fn load_block(m: u32, i: u32, b: u32) -> vec4<Real> {
+    return load_block_at(m, i, params.j0, b);
 }
 
-fn store_row(m: u32, i: u32, r0: vec4<Real>, r1: vec4<Real>, r2: vec4<Real>, r3: vec4<Real>, r4: vec4<Real>,
-             r5: vec4<Real>, r6: vec4<Real>, r7: vec4<Real>) {
-    store_block(m, i, 0u, r0);
-    store_block(m, i, 1u, r1);
-    store_block(m, i, 2u, r2);
-    store_block(m, i, 3u, r3);
-    store_block(m, i, 4u, r4);
-    store_block(m, i, 5u, r5);
-    store_block(m, i, 6u, r6);
-    store_block(m, i, 7u, r7);
+fn store_block(m: u32, i: u32, b: u32, v: vec4<Real>) {
+    store_block_at(m, i, params.j0, b, v);
+}
+
+// The eight blocks of row i's NB columns from c0 into r0 … r7.
+fn load_row(m: u32, i: u32, c0: u32, r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>,
+            r2: ptr<function, vec4<Real>>, r3: ptr<function, vec4<Real>>, r4: ptr<function, vec4<Real>>,
+            r5: ptr<function, vec4<Real>>, r6: ptr<function, vec4<Real>>, r7: ptr<function, vec4<Real>>) {
+    *r0 = load_block_at(m, i, c0, 0u);
+    *r1 = load_block_at(m, i, c0, 1u);
+    *r2 = load_block_at(m, i, c0, 2u);
+    *r3 = load_block_at(m, i, c0, 3u);
+    *r4 = load_block_at(m, i, c0, 4u);
+    *r5 = load_block_at(m, i, c0, 5u);
+    *r6 = load_block_at(m, i, c0, 6u);
+    *r7 = load_block_at(m, i, c0, 7u);
+}
+
+fn store_row(m: u32, i: u32, c0: u32, r0: vec4<Real>, r1: vec4<Real>, r2: vec4<Real>, r3: vec4<Real>,
+             r4: vec4<Real>, r5: vec4<Real>, r6: vec4<Real>, r7: vec4<Real>) {
+    store_block_at(m, i, c0, 0u, r0);
+    store_block_at(m, i, c0, 1u, r1);
+    store_block_at(m, i, c0, 2u, r2);
+    store_block_at(m, i, c0, 3u, r3);
+    store_block_at(m, i, c0, 4u, r4);
+    store_block_at(m, i, c0, 5u, r5);
+    store_block_at(m, i, c0, 6u, r6);
+    store_block_at(m, i, c0, 7u, r7);
 }
 
 // Step k on block b of a row: the columns after k lose l times the pivot row's block u; with
@@ -265,8 +281,9 @@ fn tournament(m: u32, group: u32, lane: Lane) {
     var r6 = r0;
     var r7 = r0;
     if id != NONE {
-        load_row(m, id, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
+        load_row(m, id, params.j0, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
     }
+    take_ahead(m, id, id != NONE, lane, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
     var used = id == NONE;
     // 1 + the panel column of the first zero pivot (every lane's, alike).
     var zero = 0u;
@@ -345,7 +362,7 @@ fn tournament(m: u32, group: u32, lane: Lane) {
     // eliminated by every pivot row and holds its multipliers.
     let only_leaf = params.count == 0u;
     if (used || only_leaf) && id != NONE {
-        store_row(m, id, r0, r1, r2, r3, r4, r5, r6, r7);
+        store_row(m, id, params.j0, r0, r1, r2, r3, r4, r5, r6, r7);
     }
     if lane.index == 0u {
         interchanges(m);
@@ -488,14 +505,15 @@ fn lower(m: u32, tile: u32, lane: Lane) {
     if i >= params.n {
         return;
     }
-    var r0 = load_block(m, i, 0u);
-    var r1 = load_block(m, i, 1u);
-    var r2 = load_block(m, i, 2u);
-    var r3 = load_block(m, i, 3u);
-    var r4 = load_block(m, i, 4u);
-    var r5 = load_block(m, i, 5u);
-    var r6 = load_block(m, i, 6u);
-    var r7 = load_block(m, i, 7u);
+    var r0: vec4<Real>;
+    var r1: vec4<Real>;
+    var r2: vec4<Real>;
+    var r3: vec4<Real>;
+    var r4: vec4<Real>;
+    var r5: vec4<Real>;
+    var r6: vec4<Real>;
+    var r7: vec4<Real>;
+    load_row(m, i, j0, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
     for (var k = 0u; k < nb; k++) {
         let u = 8u * k;
         let pivot = top[u + k / 4u][k % 4u];
@@ -505,7 +523,7 @@ fn lower(m: u32, tile: u32, lane: Lane) {
         }
         step_row(&r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7, k, l, FROM_TOP, u);
     }
-    store_row(m, i, r0, r1, r2, r3, r4, r5, r6, r7);
+    store_row(m, i, params.j0, r0, r1, r2, r3, r4, r5, r6, r7);
 }
 
 #ifdef COOPERATIVE
@@ -703,7 +721,7 @@ fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
     var r6 = r0;
     var r7 = r0;
     if exists {
-        load_row(m, i, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
+        load_row(m, i, params.j0, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
     }
     var used = !exists;
     for (var s = 0u; s < k; s++) {
@@ -745,7 +763,7 @@ fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
         }
     }
     if exists {
-        store_row(m, i, r0, r1, r2, r3, r4, r5, r6, r7);
+        store_row(m, i, params.j0, r0, r1, r2, r3, r4, r5, r6, r7);
     }
     if lane.index == 0u {
         atomicStore(&cand[progress_word(m, g)], k);
@@ -802,9 +820,196 @@ fn finish(m: u32, lane: Lane) {
 }
 #endif
 
+// ---- Look-ahead: panel k's update beside panel k + 1's factorization ----
+// Where panel k + 1 is one workgroup's round, panel k's update (panel k at column jk =
+// params.j0 − NB; params.j0 is panel k + 1's) runs in strips of NB columns in the same
+// dispatch as panel k + 1's factorization, its workgroups after the panel's: the panel's one
+// workgroup no longer leaves the rest of the GPU idle, nor the update the panel's. Before
+// that dispatch, TOP (a workgroup a matrix) applies panel k's interchanges to its own columns
+// and panel k + 1's and solves panel k + 1's U12; panel k + 1's rows take the rest of their
+// update as the panel loads them (`params.ahead`). A strip of the columns from c0 then:
+//   moves  panel k's interchanges (picked panels leave their rows in place until now);
+//   solve  U12 ← L11⁻¹·A12 on its rows jk … jk + NB − 1 (L11 from panel k's columns);
+//   below  A22 ← A22 − L21·U12 on its rows from params.j0 on, a row a lane.
+// Strips left of panel k only move rows. A strip keeps U12 in slot_rows[U_AT ..] and L11 in
+// slot_rows[L_AT ..], a row's eight blocks after another's (the host sizes slot_rows for
+// them).
+const U_AT: u32 = 0u;
+const L_AT: u32 = 8u * NB;
+
+// Panel k's interchanges (swap_moves' tables) on `count` strips of NB columns from c0, a move
+// of a strip a lane (WG_SIZE ≥ 2·NB·count): every moved row read, then written (a row may be
+// both).
+fn move_rows(m: u32, c0: u32, count: u32, lane: Lane) {
+    let e = lane.index;
+    let moving = e < 2u * NB * count && dst_row[e % (2u * NB)] != NONE;
+    let c = c0 + (e / (2u * NB)) * NB;
+    var r0 = vec4<Real>(0.0);
+    var r1 = r0;
+    var r2 = r0;
+    var r3 = r0;
+    var r4 = r0;
+    var r5 = r0;
+    var r6 = r0;
+    var r7 = r0;
+    if moving {
+        load_row(m, src_row[e % (2u * NB)], c, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
+    }
+    storageBarrier();
+    if moving {
+        store_row(m, dst_row[e % (2u * NB)], c, r0, r1, r2, r3, r4, r5, r6, r7);
+    }
+}
+
+// U12 ← L11⁻¹·A12 on the strip at c0 (its rows moved): into slot_rows[U_AT ..], then back
+// to A. Row i loses L11[i][j] times row j for j = 0, 1, … in turn, a lane a block of a row:
+// NB − 1 barriers (a lane a column solving down its rows, as a panel's lane eliminates,
+// took a third longer on the H200: benches/NOTES.md, session 58).
+fn solve_top(m: u32, jk: u32, c0: u32, lane: Lane) {
+    for (var e = lane.index; e < 16u * NB; e += WG_SIZE) {
+        slot_rows[e] = load_block_at(m, jk + (e / 8u) % NB, select(c0, jk, e >= L_AT), e % 8u);
+    }
+    workgroupBarrier();
+    for (var j = 0u; j + 1u < NB; j++) {
+        for (var e = lane.index; e < 8u * NB; e += WG_SIZE) {
+            let i = e / 8u;
+            if i > j {
+                let l = slot_rows[L_AT + i * 8u + j / 4u][j % 4u];
+                slot_rows[U_AT + e] = fma(vec4<Real>(-l), slot_rows[U_AT + j * 8u + e % 8u], slot_rows[U_AT + e]);
+            }
+        }
+        workgroupBarrier();
+    }
+    for (var e = lane.index; e < 8u * NB; e += WG_SIZE) {
+        store_block_at(m, jk + e / 8u, c0, e % 8u, slot_rows[U_AT + e]);
+    }
+}
+
+// U12 of the strip at c0, solved earlier (rows jk …), into slot_rows[U_AT ..].
+fn stage_top(m: u32, jk: u32, c0: u32, lane: Lane) {
+    for (var e = lane.index; e < 8u * NB; e += WG_SIZE) {
+        slot_rows[U_AT + e] = load_block_at(m, jk + e / 8u, c0, e % 8u);
+    }
+    workgroupBarrier();
+}
+
+// Row i's update by L21's block b (its row's columns jk + 4b …, in l): four rows of U12.
+fn take_block(r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>, r2: ptr<function, vec4<Real>>,
+              r3: ptr<function, vec4<Real>>, r4: ptr<function, vec4<Real>>, r5: ptr<function, vec4<Real>>,
+              r6: ptr<function, vec4<Real>>, r7: ptr<function, vec4<Real>>, l: vec4<Real>, b: u32) {
+    for (var q = 0u; q < 4u; q++) {
+        let u = U_AT + (4u * b + q) * 8u;
+        let x = vec4<Real>(-l[q]);
+        *r0 = fma(x, slot_rows[u], *r0);
+        *r1 = fma(x, slot_rows[u + 1u], *r1);
+        *r2 = fma(x, slot_rows[u + 2u], *r2);
+        *r3 = fma(x, slot_rows[u + 3u], *r3);
+        *r4 = fma(x, slot_rows[u + 4u], *r4);
+        *r5 = fma(x, slot_rows[u + 5u], *r5);
+        *r6 = fma(x, slot_rows[u + 6u], *r6);
+        *r7 = fma(x, slot_rows[u + 7u], *r7);
+    }
+}
+
+// Row i (in r0 … r7) takes panel k's update: A22 ← A22 − L21·U12 (U12 in slot_rows). L21's
+// blocks are loaded four at a time, all four before any is used (a load a block waited out
+// eight latencies a row; all eight at once would not fit 1,024 lanes' registers).
+fn take_update(m: u32, i: u32, jk: u32, r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>,
+               r2: ptr<function, vec4<Real>>, r3: ptr<function, vec4<Real>>, r4: ptr<function, vec4<Real>>,
+               r5: ptr<function, vec4<Real>>, r6: ptr<function, vec4<Real>>, r7: ptr<function, vec4<Real>>) {
+    for (var half = 0u; half < 8u; half += 4u) {
+        let l0 = load_block_at(m, i, jk, half);
+        let l1 = load_block_at(m, i, jk, half + 1u);
+        let l2 = load_block_at(m, i, jk, half + 2u);
+        let l3 = load_block_at(m, i, jk, half + 3u);
+        take_block(r0, r1, r2, r3, r4, r5, r6, r7, l0, half);
+        take_block(r0, r1, r2, r3, r4, r5, r6, r7, l1, half + 1u);
+        take_block(r0, r1, r2, r3, r4, r5, r6, r7, l2, half + 2u);
+        take_block(r0, r1, r2, r3, r4, r5, r6, r7, l3, half + 3u);
+    }
+}
+
+// A22 ← A22 − L21·U12 on rows first … end − 1 of the strip at c0, a row a lane.
+fn update_below(m: u32, jk: u32, c0: u32, first: u32, end: u32) {
+    for (var i = first; i < end; i += WG_SIZE) {
+        var r0: vec4<Real>;
+        var r1: vec4<Real>;
+        var r2: vec4<Real>;
+        var r3: vec4<Real>;
+        var r4: vec4<Real>;
+        var r5: vec4<Real>;
+        var r6: vec4<Real>;
+        var r7: vec4<Real>;
+        load_row(m, i, c0, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
+        take_update(m, i, jk, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
+        store_row(m, i, c0, r0, r1, r2, r3, r4, r5, r6, r7);
+    }
+}
+
+// A look-ahead panel's row i (in r0 … r7, its panel columns) takes panel k's update
+// (`params.ahead`; every lane calls it): on the H200 as fast as a dispatch of its own for
+// 1024² and 5% faster for 100 × 256² (benches/NOTES.md, session 58).
+fn take_ahead(m: u32, i: u32, exists: bool, lane: Lane, r0: ptr<function, vec4<Real>>,
+              r1: ptr<function, vec4<Real>>, r2: ptr<function, vec4<Real>>, r3: ptr<function, vec4<Real>>,
+              r4: ptr<function, vec4<Real>>, r5: ptr<function, vec4<Real>>, r6: ptr<function, vec4<Real>>,
+              r7: ptr<function, vec4<Real>>) {
+    if params.ahead == 0u {
+        return;
+    }
+    let jk = params.j0 - NB;
+    stage_top(m, jk, params.j0, lane);
+    if exists {
+        take_update(m, i, jk, r0, r1, r2, r3, r4, r5, r6, r7);
+    }
+    // (The panel's steps reuse slot_rows.)
+    workgroupBarrier();
+}
+
+// TOP for matrix m: panel k's interchanges on its own columns and panel k + 1's, then panel
+// k + 1's U12.
+fn top_strips(m: u32, lane: Lane) {
+    let jk = params.j0 - NB;
+    swap_moves(m, jk, NB, lane);
+    if WG_SIZE >= 4u * NB {
+        move_rows(m, jk, 2u, lane);
+    } else {
+        move_rows(m, jk, 1u, lane);
+        move_rows(m, params.j0, 1u, lane);
+    }
+    storageBarrier();
+    solve_top(m, jk, params.j0, lane);
+}
+
+// Strip s of matrix m in a look-ahead dispatch: the column blocks but panel k's and k + 1's.
+fn strip(m: u32, s: u32, lane: Lane) {
+    let jk = params.j0 - NB;
+    let panel_k = jk / NB;
+    let block = select(s + 2u, s, s < panel_k);
+    let c0 = block * NB;
+    swap_moves(m, jk, NB, lane);
+    move_rows(m, c0, 1u, lane);
+    if block < panel_k {
+        return;
+    }
+    storageBarrier();
+    solve_top(m, jk, c0, lane);
+    update_below(m, jk, c0, params.j0 + lane.index, params.n);
+}
+
 // The cooperative panel's variant holds its two steps only, the other the rest (each
 // pipeline compiles only what it runs).
 fn run(workgroup: u32, lane: Lane) {
+#ifndef COOPERATIVE
+    // A look-ahead dispatch: the workgroups after the panel's update strips.
+    let panel_groups = params.batch * params.tiles;
+    if params.strips > 0u && workgroup >= panel_groups {
+        let s = workgroup - panel_groups;
+        if s < params.batch * params.strips {
+            strip(s / params.strips, s % params.strips, lane);
+        }
+        return;
+    }
+#endif
 #ifdef COOPERATIVE
     if params.step == FINISH {
         if workgroup < params.batch {
@@ -824,6 +1029,7 @@ fn run(workgroup: u32, lane: Lane) {
     switch params.step {
         case TOURNAMENT: { tournament(m, tile, lane); }
         case LOWER: { lower(m, tile, lane); }
+        case TOP: { top_strips(m, lane); }
         default: { column(m, tile, lane); }
     }
 #endif

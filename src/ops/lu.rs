@@ -73,6 +73,9 @@ const LOWER_ROWS: usize = 64;
 /// Rows a workgroup of partial pivoting's tall panels takes (a lane each), by columns or
 /// cooperatively.
 const COLUMN_ROWS: usize = 256;
+/// Lanes of the look-ahead's TOP step, where a round's pipeline has them (128 move two
+/// strips' rows at once).
+const TOP_LANES: usize = 256;
 /// Polls a workgroup of the cooperative panel makes for the others' candidates for a column
 /// before it leaves its rows to the finishing step: far more than a step needs on a GPU
 /// whose workgroups all run (a poll is an L2 round trip, ~1 µs; a step ~3 µs on the H200,
@@ -174,6 +177,15 @@ pub struct LuOptions {
     /// default is rows in registers, faster on the H200 (100 × 256² f32: 752 → 582 µs,
     /// benches/NOTES.md session 57), and workgroup memory where a round of rows does not fit.
     pub staged_panel: bool,
+    /// The blocked LU with partial pivoting and rows in registers: factor each panel that
+    /// one workgroup's round takes in the same dispatch as the previous panel's trailing
+    /// update (look-ahead; the panel's own columns take their part of it first), so that the
+    /// panel's workgroup and the update share the GPU instead of taking turns. `None`: in f32
+    /// (`Some(true)` in f64 too); `Some(false)`: every panel after the update before it.
+    /// Tournaments and staged panels (`InvalidArgument` with `Some(true)`) do not look ahead,
+    /// nor do panels taller than a round (stepped cooperatively: the update's traffic beside
+    /// them slowed their polls as much as it saved, benches/NOTES.md, session 58).
+    pub look_ahead: Option<bool>,
 }
 
 /// How partial pivoting steps the columns of a blocked LU's panel taller than one
@@ -249,6 +261,8 @@ struct PickedPanel<T: Scalar> {
     /// Each round's picks, `stride` words a matrix in two halves that the rounds alternate.
     picks: GpuVec<u32>,
     stride: usize,
+    /// Each panel factored beside the previous one's update ([`LuOptions::look_ahead`]).
+    look_ahead: bool,
 }
 
 /// Where a cooperative panel keeps its exchange in a matrix's part of the picks buffer, and
@@ -295,19 +309,23 @@ impl<T: Scalar> PickedPanel<T> {
         let least = ctx.subgroup_size_range().map_or(64, |(_, max)| max.max(64));
         // A lane per row; each step's candidates: a row, key and id per subgroup.
         let slots = |rows: u32| ctx.subgroup_size_range().map_or(1, |(min, _)| rows.div_ceil(min.max(1)));
-        let bytes = |rows: u32| {
+        // A round's workgroup memory (`rows` lanes; a cooperative panel's workgroup without
+        // `strips`).
+        let sized = |rows: u32, strips: bool| {
             let size = T::KIND.size();
             let slots = slots(rows) as u64;
-            // Rows and keys of the candidates (two sets), the lanes' ids, the pivot rows'
-            // block, the picks, the argmax's exchange (without subgroups), and what the
-            // compiler keeps there.
-            2 * slots * (PANEL as u64 * size + 8)
+            // Rows and keys of the candidates (two sets; or a look-ahead strip's U12 and L11,
+            // slot_blocks_for), the lanes' ids, the pivot rows' block, the picks, the
+            // argmax's exchange (without subgroups), and what the compiler keeps there.
+            slot_blocks_for(slots as u32, strips) as u64 * 4 * size
+                + 2 * slots * 8
                 + 4 * rows as u64
                 + (PANEL * PANEL) as u64 * size
                 + 4 * PANEL as u64
                 + 8 * rows as u64
                 + 64
         };
+        let bytes = |rows: u32| sized(rows, true);
         let rows = match rows {
             Some(r) if !r.is_power_of_two() || !(least..=most).contains(&r) => {
                 return Err(Error::InvalidArgument(format!(
@@ -363,7 +381,7 @@ impl<T: Scalar> PickedPanel<T> {
             _ if !tall => None,
             Some(TallPanels::ByColumns) => None,
             choice => {
-                let bytes = bytes(column_rows as u32) + 4 * stage_words as u64 + 8;
+                let bytes = sized(column_rows as u32, false) + 4 * stage_words as u64 + 8;
                 let loops = cooperative_loops(groups as u64, column_rows as u64, slot_words as u64, polls as u64);
                 let what = || format!("a cooperative panel of {n} rows in workgroups of {column_rows}");
                 let refusal = if bytes > budget {
@@ -388,6 +406,18 @@ impl<T: Scalar> PickedPanel<T> {
                 }
             }
         };
+        // The look-ahead: before panels of one workgroup's round (partial pivoting). By
+        // default in f32: in f64 a row's 32 values fill the registers of a round's 1,024
+        // lanes, and the update's strips beside the panel made it slower on the H200 (1024²
+        // 5.90 → 6.70 ms; benches/NOTES.md, session 58).
+        let look_ahead = match options.look_ahead {
+            Some(false) => false,
+            Some(true) if tournament => {
+                return Err(Error::InvalidArgument("LuOptions: look_ahead is partial pivoting's".into()));
+            }
+            Some(true) => true,
+            None => !tournament && T::KIND.size() == 4,
+        };
         let words = batch.checked_mul(stride).filter(|&w| w <= u32::MAX as usize).ok_or_else(|| {
             Error::InvalidArgument(format!("the tournament's picks for {batch} matrices of {n} rows pass 2^32"))
         })?;
@@ -408,7 +438,16 @@ impl<T: Scalar> PickedPanel<T> {
         // Every word not ready: the cooperative slots start so (the other steps write before
         // they read).
         let picks = ctx.upload(&vec![u32::MAX; words.max(1)])?;
-        Ok(PickedPanel { tournament, kernels, column_rows, rows: rows as usize, least: least as usize, picks, stride })
+        Ok(PickedPanel {
+            tournament,
+            kernels,
+            column_rows,
+            rows: rows as usize,
+            least: least as usize,
+            picks,
+            stride,
+            look_ahead,
+        })
     }
 }
 
@@ -456,10 +495,10 @@ enum TallKernel<S: PickedShader, T: Scalar> {
 
 impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
     fn new(ctx: &Context, lanes: PanelLanes, slots: impl Fn(u32) -> u32) -> Result<Self> {
-        let kernel = |rows: u32| ctx.kernel::<S, T>(S::flags(false), S::overrides(rows, slots(rows), 1));
+        let kernel = |rows: u32| ctx.kernel::<S, T>(S::flags(false), S::overrides(rows, slots(rows), 1, true));
         let tall = match lanes.tall {
             Some(TallLanes::Cooperative { panel, stage }) => Some(TallKernel::Cooperative(
-                ctx.kernel::<S, T>(S::flags(true), S::overrides(lanes.column, slots(lanes.column), stage))?,
+                ctx.kernel::<S, T>(S::flags(true), S::overrides(lanes.column, slots(lanes.column), stage, false))?,
                 panel,
             )),
             Some(TallLanes::ByColumns) => Some(TallKernel::ByColumns(kernel(lanes.column)?)),
@@ -493,9 +532,16 @@ impl<T: Scalar> PickedKernels<T> {
 trait PickedShader: ShaderSpec {
     /// The cooperative panel's variant, or the other steps'.
     fn flags(cooperative: bool) -> Self::Flags;
-    fn overrides(wg_size: u32, slots: u32, stage_words: u32) -> Self::Overrides;
+    /// `strips`: room in slot_rows for a look-ahead strip (rounds' pipelines).
+    fn overrides(wg_size: u32, slots: u32, stage_words: u32, strips: bool) -> Self::Overrides;
     fn params<T: Scalar>(p: PickedParams) -> Self::Params<T>;
     fn bindings<'a, T: Scalar>(a: Bind<'a, T>, rest: [Bind<'a, u32>; 3]) -> Self::Bindings<'a, T>;
+}
+
+/// The vec4 blocks of a picked panel's `slot_rows`: two sets of `slots` candidate rows, and
+/// with `strips` at least a look-ahead strip's U12 and L11 (as many as 32 candidates).
+fn slot_blocks_for(slots: u32, strips: bool) -> u32 {
+    2 * if strips { slots.max(PANEL as u32) } else { slots } * 8
 }
 
 /// `lu_tournament::Params`' fields, for either shader.
@@ -511,6 +557,8 @@ struct PickedParams {
     count: u32,
     dst: u32,
     stride: u32,
+    strips: u32,
+    ahead: u32,
 }
 
 macro_rules! picked_shader {
@@ -520,13 +568,14 @@ macro_rules! picked_shader {
                 $shader::Flags { cooperative }
             }
 
-            fn overrides(wg_size: u32, slots: u32, stage_words: u32) -> $shader::Overrides {
-                $shader::Overrides { wg_size, slots, slot_blocks: 2 * slots * 8, slot_keys: 2 * slots, stage_words }
+            fn overrides(wg_size: u32, slots: u32, stage_words: u32, strips: bool) -> $shader::Overrides {
+                let slot_blocks = slot_blocks_for(slots, strips);
+                $shader::Overrides { wg_size, slots, slot_blocks, slot_keys: 2 * slots, stage_words }
             }
 
             fn params<T: Scalar>(p: PickedParams) -> $shader::Params {
-                let PickedParams { step, n, batch, j0, nb, tiles, src, count, dst, stride } = p;
-                $shader::Params { step, n, batch, j0, nb, tiles, src, count, dst, stride }
+                let PickedParams { step, n, batch, j0, nb, tiles, src, count, dst, stride, strips, ahead } = p;
+                $shader::Params { step, n, batch, j0, nb, tiles, src, count, dst, stride, strips, ahead }
             }
 
             fn bindings<'a, T: Scalar>(
@@ -699,9 +748,10 @@ impl<T: Scalar> BatchedLu<T> {
                     )
                 };
                 let panel = if options.staged_panel {
-                    if tournament || options.tournament_rows.is_some() {
+                    if tournament || options.tournament_rows.is_some() || options.look_ahead == Some(true) {
                         return Err(Error::InvalidArgument(
-                            "LuOptions: staged_panel is partial pivoting's, without tournament_rows".into(),
+                            "LuOptions: staged_panel is partial pivoting's, without tournament_rows or look_ahead"
+                                .into(),
                         ));
                     }
                     if !staged {
@@ -718,7 +768,10 @@ impl<T: Scalar> BatchedLu<T> {
                         Ok(picked) => BlockedPanel::Picked(picked),
                         // (An adapter whose workgroup memory holds no round of rows.)
                         Err(Error::LimitExceeded { .. })
-                            if staged && !tournament && options.tournament_rows.is_none() =>
+                            if staged
+                                && !tournament
+                                && options.tournament_rows.is_none()
+                                && options.look_ahead != Some(true) =>
                         {
                             BlockedPanel::Staged(staged_panel()?)
                         }
@@ -897,7 +950,15 @@ impl<T: Scalar> BatchedLu<T> {
         };
         let (n, batch) = (self.n, self.batch);
         let bindings = lu_blocked::Bindings { a, pivots, info };
-        for j0 in (0..n).step_by(PANEL) {
+        let blocks = n.div_ceil(PANEL);
+        // Whether panel k's update is deferred: recorded beside panel k + 1's factorization
+        // (after TOP) instead of before it, where panel k + 1 is one workgroup's round.
+        let deferred = |k: usize| match panel {
+            BlockedPanel::Picked(picked) => picked.look_ahead && k + 1 < blocks && n - (k + 1) * PANEL <= picked.rows,
+            BlockedPanel::Staged(_) => false,
+        };
+        for k in 0..blocks {
+            let j0 = k * PANEL;
             let nb = PANEL.min(n - j0);
             let rest = n - j0 - nb;
             let side = rest.div_ceil(GEMM_TILE);
@@ -922,10 +983,20 @@ impl<T: Scalar> BatchedLu<T> {
                     None
                 }
                 BlockedPanel::Picked(picked) => {
-                    let panel = PanelOf { n, batch, j0, nb, a, pivots, info };
+                    // After a deferred update: TOP, then this panel with the previous one's
+                    // update strips (every column block but theirs).
+                    let ahead = k > 0 && deferred(k - 1);
+                    let strips = if ahead { blocks - 2 } else { 0 };
+                    let panel = PanelOf { n, batch, j0, nb, a, pivots, info, strips, ahead };
+                    if ahead {
+                        picked.record_top(sink, &panel)?;
+                    }
                     picked.record_picks(sink, &panel)?.then_some((picked, panel))
                 }
             };
+            if deferred(k) {
+                continue;
+            }
             dispatch(sink, steps, 1, n.div_ceil(SWAP_COLS))?;
             if let Some((picked, panel)) = lower {
                 picked.record_lower(sink, &panel)?;
@@ -1131,6 +1202,9 @@ impl<T: Scalar> PickedPanel<T> {
             let tiles = rows.div_ceil(self.column_rows);
             let workgroups = (p.batch * tiles) as u64;
             match &kernels.tall {
+                _ if p.strips > 0 || p.ahead => {
+                    return Err(Error::Validation("lu: a look-ahead beside a panel taller than a round".into()))
+                }
                 Some(TallKernel::Cooperative(kernel, panel)) => {
                     let params = |step, polls| {
                         self.params::<S>(p, step, tiles, [panel.slots as u32, polls, panel.record as u32])
@@ -1156,8 +1230,12 @@ impl<T: Scalar> PickedPanel<T> {
             let lanes = rows.next_power_of_two().max(self.least);
             let narrowest = &kernels.rounds[(lanes.ilog2() - self.least.ilog2()) as usize];
             let params = || self.params::<S>(p, 0, 1, [0; 3]);
-            sink("rounds", &mut |rec| rec.dispatch(narrowest, params(), bindings(), p.batch as u64))?;
+            let workgroups = (p.batch * (1 + p.strips)) as u64;
+            sink("rounds", &mut |rec| rec.dispatch(narrowest, params(), bindings(), workgroups))?;
             return Ok(false);
+        }
+        if p.strips > 0 || p.ahead {
+            return Err(Error::Validation("lu: a look-ahead beside a tournament's rounds".into()));
         }
         let half = (self.stride / 2) as u32;
         // The leaves read rows j0.. (count 0); each round then reads the last one's picks.
@@ -1174,6 +1252,29 @@ impl<T: Scalar> PickedPanel<T> {
             (src, dst) = (dst, half - dst);
             groups = (count as usize).div_ceil(self.rows);
         }
+    }
+
+    /// Records TOP before panel `p` is factored beside the previous panel's update strips:
+    /// the previous panel's interchanges on its own columns and `p`'s, and `p`'s U12.
+    fn record_top(&self, sink: &mut StepSink<'_>, p: &PanelOf<'_, T>) -> Result<()> {
+        match &self.kernels {
+            PickedKernels::Elements(kernels) => self.record_top_with(kernels, sink, p),
+            PickedKernels::Vec4(kernels) => self.record_top_with(kernels, sink, p),
+        }
+    }
+
+    fn record_top_with<S: PickedShader>(
+        &self,
+        kernels: &PanelKernels<S, T>,
+        sink: &mut StepSink<'_>,
+        p: &PanelOf<'_, T>,
+    ) -> Result<()> {
+        // A round's pipeline of TOP_LANES where there is one: two strips' moves at once.
+        let lanes = TOP_LANES.clamp(self.least, self.rows);
+        let kernel = &kernels.rounds[(lanes.ilog2() - self.least.ilog2()) as usize];
+        let alone = PanelOf { strips: 0, ahead: false, ..*p };
+        let top = || self.params::<S>(&alone, 5, 1, [0; 3]);
+        sink("top", &mut |rec| rec.dispatch(kernel, top(), self.bindings::<S>(p), p.batch as u64))
     }
 
     /// Records the multipliers of the rows below a panel's pivot rows (after the swaps).
@@ -1217,6 +1318,8 @@ impl<T: Scalar> PickedPanel<T> {
             count,
             dst,
             stride: self.stride as u32,
+            strips: p.strips as u32,
+            ahead: p.ahead as u32,
         })
     }
 
@@ -1225,8 +1328,10 @@ impl<T: Scalar> PickedPanel<T> {
     }
 }
 
-/// One panel of a blocked LU: the batch's shape, the panel's first column and width, and the
-/// factorization's buffers.
+/// One panel of a blocked LU: the batch's shape, the panel's first column and width, the
+/// factorization's buffers, and the look-ahead strips a matrix its factorization's dispatch
+/// also runs (the previous panel's update; 0 for none).
+#[derive(Clone, Copy)]
 struct PanelOf<'a, T: Scalar> {
     n: usize,
     batch: usize,
@@ -1235,4 +1340,7 @@ struct PanelOf<'a, T: Scalar> {
     a: Bind<'a, T>,
     pivots: Bind<'a, u32>,
     info: Bind<'a, u32>,
+    strips: usize,
+    /// Whether the panel's rows take the previous panel's update as they are loaded.
+    ahead: bool,
 }

@@ -33,7 +33,8 @@ pub struct LuOp<T>(PhantomData<T>);
 /// pivoting steps taller panels, `LuOptions::tall_panels`) or `:panel=staged` (the panel in
 /// workgroup memory, `LuOptions::staged_panel`) and `:polls=…` (the cooperative
 /// panel's wait, `LuOptions::panel_polls`), `:trsm=…` (the blocked LU's columns a workgroup
-/// of its triangular solve, `LuOptions::trsm_columns`); `:profile` prints the GPU time of each step once
+/// of its triangular solve, `LuOptions::trsm_columns`), `:lookahead=on|off`
+/// (`LuOptions::look_ahead`); `:profile` prints the GPU time of each step once
 /// (`BatchedLu::profile_factor`).
 fn parse_variant(name: &str) -> Option<(LuOptions, Pivoting, bool)> {
     let mut parts = name.split(':');
@@ -56,6 +57,8 @@ fn parse_variant(name: &str) -> Option<(LuOptions, Pivoting, bool)> {
             ("panel", "staged") => options.staged_panel = true,
             ("polls", _) => options.panel_polls = Some(value.parse().ok()?),
             ("trsm", _) => options.trsm_columns = Some(value.parse().ok()?),
+            ("lookahead", "on") => options.look_ahead = Some(true),
+            ("lookahead", "off") => options.look_ahead = Some(false),
             _ => return None,
         }
     }
