@@ -140,7 +140,7 @@ fn swap_entry(m: u32, tile: u32, e: u32, to: bool) -> u32 {
     let row_move = e / SWAP_COLS;
     let c = tile * SWAP_COLS + e % SWAP_COLS;
     let panel = params.whole_rows == 0u && c >= params.j0 && c < params.j0 + params.nb;
-    if row_move % NB >= params.nb || dst_row[row_move] == NONE || c >= params.n || panel {
+    if dst_row[row_move] == NONE || c >= params.n || panel {
         return NONE;
     }
     return at(m, select(src_row[row_move], dst_row[row_move], to), c);
