@@ -306,6 +306,13 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
                 check_options::<f64>(ctx, 129, 2, Pivoting::Partial, &options, &kinds, &mut rng);
             }
         }
+        // Rounds that are not powers of two: with subgroups a one-round panel of more than
+        // 256 rows takes the next multiple of 128 lanes (n = 299 on A's elements: 384 lanes for
+        // the panels of 299 and 267 rows; n = 1000's test takes them on vec4s).
+        check_options::<f32>(ctx, 299, 2, Pivoting::Partial, &options, &kinds, &mut rng);
+        if ctx.supports::<f64>() {
+            check_options::<f64>(ctx, 299, 1, Pivoting::Partial, &options, &kinds, &mut rng);
+        }
         let ahead = LuOptions { look_ahead: Some(true), ..options.clone() };
         let staged_ahead = LuOptions { staged_panel: true, ..ahead.clone() };
         for (pivoting, options) in [(Pivoting::Tournament, &ahead), (Pivoting::Partial, &staged_ahead)] {

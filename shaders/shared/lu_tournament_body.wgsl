@@ -54,7 +54,8 @@ var<immediate> params: Params;
 // Atomic: the cooperative panel's workgroups exchange candidates through it within a dispatch.
 @group(0) @binding(3) var<storage, read_write> cand: array<atomic<u32>>;
 
-// Rows a workgroup takes, a lane each (a power of two from 64 to 1024, set by the host).
+// Rows a workgroup takes, a lane each (64 to 1024, set by the host: a power of two, or with
+// subgroups a multiple of 128).
 override WG_SIZE: u32 = 1024u;
 // Candidates a step publishes: one per subgroup (WG_SIZE / the smallest subgroup size), or 1
 // without subgroups (set by the host).
@@ -861,28 +862,57 @@ fn move_rows(m: u32, c0: u32, count: u32, lane: Lane) {
     }
 }
 
-// U12 ← L11⁻¹·A12 on the strip at c0 (its rows moved): into slot_rows[U_AT ..], then back
-// to A. Row i loses L11[i][j] times row j for j = 0, 1, … in turn, a lane a block of a row:
-// NB − 1 barriers (a lane a column solving down its rows, as a panel's lane eliminates,
-// took a third longer on the H200: benches/NOTES.md, session 58).
+// U12 ← L11⁻¹·A12 on the strip at c0 (its rows moved): back to A, and into slot_rows[U_AT ..].
+// Row i loses L11[i][j] times row j for j = 0, 1, … in turn; a lane holds blocks of U12's
+// rows in registers (one where WG_SIZE ≥ 8·NB, as TOP's workgroup), and a row's lanes publish
+// it to workgroup memory once it is final: NB − 1 barriers. (Every block read, updated and
+// written back in workgroup memory each step took 2–3% longer on the H200; a lane a column
+// solving down its rows a third longer: benches/NOTES.md, sessions 58–59.)
+const TOP_BLOCKS: u32 = 8u * NB;
+// The most blocks a lane holds: WG_SIZE ≥ 64.
+const TOP_SHARE: u32 = 4u;
+
 fn solve_top(m: u32, jk: u32, c0: u32, lane: Lane) {
-    for (var e = lane.index; e < 16u * NB; e += WG_SIZE) {
+    for (var e = lane.index; e < 2u * TOP_BLOCKS; e += WG_SIZE) {
         slot_rows[e] = load_block_at(m, jk + (e / 8u) % NB, select(c0, jk, e >= L_AT), e % 8u);
     }
     workgroupBarrier();
-    for (var j = 0u; j + 1u < NB; j++) {
-        for (var e = lane.index; e < 8u * NB; e += WG_SIZE) {
-            let i = e / 8u;
-            if i > j {
-                let l = slot_rows[L_AT + i * 8u + j / 4u][j % 4u];
-                slot_rows[U_AT + e] = fma(vec4<Real>(-l), slot_rows[U_AT + j * 8u + e % 8u], slot_rows[U_AT + e]);
+    // Block q of the lane is U12's block lane.index + q·WG_SIZE (row e / 8, column block e % 8).
+    let share = (TOP_BLOCKS + WG_SIZE - 1u) / WG_SIZE;
+    var acc: array<vec4<Real>, TOP_SHARE>;
+    for (var q = 0u; q < share; q++) {
+        let e = lane.index + q * WG_SIZE;
+        if e < TOP_BLOCKS {
+            acc[q] = slot_rows[U_AT + e];
+        }
+    }
+    for (var j = 1u; j < NB; j++) {
+        for (var q = 0u; q < share; q++) {
+            let e = lane.index + q * WG_SIZE;
+            // Row j − 1 is final.
+            if e < TOP_BLOCKS && e / 8u == j - 1u {
+                slot_rows[U_AT + e] = acc[q];
             }
         }
         workgroupBarrier();
+        for (var q = 0u; q < share; q++) {
+            let e = lane.index + q * WG_SIZE;
+            let i = e / 8u;
+            if e < TOP_BLOCKS && i >= j {
+                let l = slot_rows[L_AT + i * 8u + (j - 1u) / 4u][(j - 1u) % 4u];
+                acc[q] = fma(vec4<Real>(-l), slot_rows[U_AT + (j - 1u) * 8u + e % 8u], acc[q]);
+            }
+        }
     }
-    for (var e = lane.index; e < 8u * NB; e += WG_SIZE) {
-        store_block_at(m, jk + e / 8u, c0, e % 8u, slot_rows[U_AT + e]);
+    for (var q = 0u; q < share; q++) {
+        let e = lane.index + q * WG_SIZE;
+        if e < TOP_BLOCKS {
+            slot_rows[U_AT + e] = acc[q];
+            store_block_at(m, jk + e / 8u, c0, e % 8u, acc[q]);
+        }
     }
+    // (A strip's update reads U12 from slot_rows next.)
+    workgroupBarrier();
 }
 
 // U12 of the strip at c0, solved earlier (rows jk …), into slot_rows[U_AT ..].

@@ -76,6 +76,12 @@ const COLUMN_ROWS: usize = 256;
 /// Lanes of the look-ahead's TOP step, where a round's pipeline has them (128 move two
 /// strips' rows at once).
 const TOP_LANES: usize = 256;
+/// With subgroups, a one-round panel of more than 2 · ROUND_GRAIN rows takes a workgroup of
+/// the next multiple of ROUND_GRAIN lanes, not the next power of two: a step's lanes past the
+/// rows still take its argmaxes and barrier (H200, 1024²: rounds 2,068 → 2,007 µs; multiples of
+/// 64 gained nothing more: benches/NOTES.md, session 59). Without subgroups the argmax is
+/// a tree of halves, so powers of two.
+const ROUND_GRAIN: usize = 128;
 /// Polls a workgroup of the cooperative panel makes for the others' candidates for a column
 /// before it leaves its rows to the finishing step: far more than a step needs on a GPU
 /// whose workgroups all run (a poll is an L2 round trip, ~1 µs; a step ~3 µs on the H200,
@@ -258,11 +264,29 @@ struct PickedPanel<T: Scalar> {
     rows: usize,
     /// The fewest lanes a round's workgroup may have (whole subgroups, 64 at least).
     least: usize,
+    /// [`ROUND_GRAIN`] with subgroups, else 0 (powers of two).
+    round_grain: usize,
     /// Each round's picks, `stride` words a matrix in two halves that the rounds alternate.
     picks: GpuVec<u32>,
     stride: usize,
     /// Each panel factored beside the previous one's update ([`LuOptions::look_ahead`]).
     look_ahead: bool,
+}
+
+/// The lanes of a one-round panel of `rows` rows: the next multiple of `grain` past 2 · `grain`
+/// rows (where `grain` is not 0), else the next power of two, `least` at the fewest.
+fn round_lanes(rows: usize, least: usize, grain: usize) -> usize {
+    if grain > 0 && rows > 2 * grain {
+        rows.next_multiple_of(grain)
+    } else {
+        rows.next_power_of_two().max(least)
+    }
+}
+
+/// TOP's lanes: a round's of [`TOP_LANES`] where rounds may have them (two strips' moves at
+/// once).
+fn top_lanes(least: usize, rows: usize) -> usize {
+    TOP_LANES.clamp(least, rows)
 }
 
 /// Where a cooperative panel keeps its exchange in a matrix's part of the picks buffer, and
@@ -421,9 +445,24 @@ impl<T: Scalar> PickedPanel<T> {
         let words = batch.checked_mul(stride).filter(|&w| w <= u32::MAX as usize).ok_or_else(|| {
             Error::InvalidArgument(format!("the tournament's picks for {batch} matrices of {n} rows pass 2^32"))
         })?;
+        let round_grain = if ctx.subgroup_size_range().is_some() { ROUND_GRAIN } else { 0 };
+        // The rounds this plan takes: each one-round panel's, a tournament's widest, TOP's.
+        let mut rounds: Vec<u32> = (0..n)
+            .step_by(PANEL)
+            .map(|j0| n - j0)
+            .filter(|&r| r <= rows as usize)
+            .map(|r| round_lanes(r, least as usize, round_grain) as u32)
+            .collect();
+        if tournament && n > rows as usize {
+            rounds.push(rows);
+        }
+        if look_ahead && n > PANEL {
+            rounds.push(top_lanes(least as usize, rows as usize) as u32);
+        }
+        rounds.sort_unstable();
+        rounds.dedup();
         let lanes = PanelLanes {
-            least,
-            rows,
+            rounds,
             lower: LOWER_ROWS as u32,
             column: column_rows as u32,
             tall: tall.then_some(match cooperative {
@@ -432,8 +471,8 @@ impl<T: Scalar> PickedPanel<T> {
             }),
         };
         let kernels = match n % 4 {
-            0 => PickedKernels::Vec4(PanelKernels::new(ctx, lanes, slots)?),
-            _ => PickedKernels::Elements(PanelKernels::new(ctx, lanes, slots)?),
+            0 => PickedKernels::Vec4(PanelKernels::new(ctx, &lanes, slots)?),
+            _ => PickedKernels::Elements(PanelKernels::new(ctx, &lanes, slots)?),
         };
         // Every word not ready: the cooperative slots start so (the other steps write before
         // they read).
@@ -444,6 +483,7 @@ impl<T: Scalar> PickedPanel<T> {
             column_rows,
             rows: rows as usize,
             least: least as usize,
+            round_grain,
             picks,
             stride,
             look_ahead,
@@ -451,13 +491,11 @@ impl<T: Scalar> PickedPanel<T> {
     }
 }
 
-/// The lanes of a picked panel's pipelines: a round's for every power of two from `least`
-/// to `rows`, the multipliers', and where partial pivoting has panels taller than `rows`
-/// (`tall`), theirs (`column` lanes).
-#[derive(Clone, Copy)]
+/// The lanes of a picked panel's pipelines: the rounds' the plan takes, the multipliers',
+/// and where partial pivoting has panels taller than a round (`tall`), theirs (`column`
+/// lanes).
 struct PanelLanes {
-    least: u32,
-    rows: u32,
+    rounds: Vec<u32>,
     lower: u32,
     column: u32,
     tall: Option<TallLanes>,
@@ -474,11 +512,11 @@ enum TallLanes {
 /// A picked panel's pipelines of one shader: `lu_tournament.wgsl`, which reads A an element at
 /// a time, or `lu_tournament_vec4.wgsl`, a vec4 at a time (n a multiple of 4).
 struct PanelKernels<S: PickedShader, T: Scalar> {
-    /// A round's pipeline for every power of two of lanes from `least` to `rows`: a panel of
-    /// one round takes the narrowest that holds its rows (a step's cost grows with a
-    /// workgroup's subgroups: H200 ~3 µs at 1,024 lanes, H100 ~1.3 at 256), a tournament's
-    /// rounds the widest.
-    rounds: Vec<Kernel<S, T>>,
+    /// A round's pipelines by their lanes, for the lane counts the plan's panels take
+    /// ([`PickedPanel::round_lanes`]): a panel of one round takes the narrowest that holds its
+    /// rows (a step's cost grows with a workgroup's subgroups: H200 ~3 µs at 1,024 lanes,
+    /// H100 ~1.3 at 256), a tournament's rounds the widest, TOP [`TOP_LANES`].
+    rounds: Vec<(u32, Kernel<S, T>)>,
     /// The multipliers' pipeline: workgroups of [`LOWER_ROWS`] lanes, for more of them.
     lower: Kernel<S, T>,
     /// Partial pivoting's panels taller than `rows`, where it has any: workgroups of
@@ -494,7 +532,16 @@ enum TallKernel<S: PickedShader, T: Scalar> {
 }
 
 impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
-    fn new(ctx: &Context, lanes: PanelLanes, slots: impl Fn(u32) -> u32) -> Result<Self> {
+    /// The round's pipeline of `lanes` (one the plan built).
+    fn round(&self, lanes: usize) -> Result<&Kernel<S, T>> {
+        self.rounds
+            .iter()
+            .find(|(l, _)| *l as usize == lanes)
+            .map(|(_, kernel)| kernel)
+            .ok_or_else(|| Error::Validation(format!("lu: no round of {lanes} lanes was planned")))
+    }
+
+    fn new(ctx: &Context, lanes: &PanelLanes, slots: impl Fn(u32) -> u32) -> Result<Self> {
         let kernel = |rows: u32| ctx.kernel::<S, T>(S::flags(false), S::overrides(rows, slots(rows), 1, true));
         let tall = match lanes.tall {
             Some(TallLanes::Cooperative { panel, stage }) => Some(TallKernel::Cooperative(
@@ -505,7 +552,7 @@ impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
             None => None,
         };
         Ok(PanelKernels {
-            rounds: (lanes.least.ilog2()..=lanes.rows.ilog2()).map(|e| kernel(1 << e)).collect::<Result<_>>()?,
+            rounds: lanes.rounds.iter().map(|&l| Ok((l, kernel(l)?))).collect::<Result<_>>()?,
             lower: kernel(lanes.lower)?,
             tall,
         })
@@ -1227,8 +1274,7 @@ impl<T: Scalar> PickedPanel<T> {
         let leaves = rows.div_ceil(self.rows);
         if leaves == 1 {
             // One round, by the narrowest pipeline that holds the rows.
-            let lanes = rows.next_power_of_two().max(self.least);
-            let narrowest = &kernels.rounds[(lanes.ilog2() - self.least.ilog2()) as usize];
+            let narrowest = kernels.round(self.round_lanes(rows))?;
             let params = || self.params::<S>(p, 0, 1, [0; 3]);
             let workgroups = (p.batch * (1 + p.strips)) as u64;
             sink("rounds", &mut |rec| rec.dispatch(narrowest, params(), bindings(), workgroups))?;
@@ -1243,7 +1289,7 @@ impl<T: Scalar> PickedPanel<T> {
         loop {
             let params = || self.params::<S>(p, 0, groups, [src, count, dst]);
             let workgroups = (p.batch * groups) as u64;
-            let widest = &kernels.rounds[kernels.rounds.len() - 1];
+            let widest = kernels.round(self.rows)?;
             sink("rounds", &mut |rec| rec.dispatch(widest, params(), bindings(), workgroups))?;
             if groups == 1 {
                 return Ok(true);
@@ -1252,6 +1298,14 @@ impl<T: Scalar> PickedPanel<T> {
             (src, dst) = (dst, half - dst);
             groups = (count as usize).div_ceil(self.rows);
         }
+    }
+
+    fn round_lanes(&self, rows: usize) -> usize {
+        round_lanes(rows, self.least, self.round_grain)
+    }
+
+    fn top_lanes(&self) -> usize {
+        top_lanes(self.least, self.rows)
     }
 
     /// Records TOP before panel `p` is factored beside the previous panel's update strips:
@@ -1269,9 +1323,7 @@ impl<T: Scalar> PickedPanel<T> {
         sink: &mut StepSink<'_>,
         p: &PanelOf<'_, T>,
     ) -> Result<()> {
-        // A round's pipeline of TOP_LANES where there is one: two strips' moves at once.
-        let lanes = TOP_LANES.clamp(self.least, self.rows);
-        let kernel = &kernels.rounds[(lanes.ilog2() - self.least.ilog2()) as usize];
+        let kernel = kernels.round(self.top_lanes())?;
         let alone = PanelOf { strips: 0, ahead: false, ..*p };
         let top = || self.params::<S>(&alone, 5, 1, [0; 3]);
         sink("top", &mut |rec| rec.dispatch(kernel, top(), self.bindings::<S>(p), p.batch as u64))
