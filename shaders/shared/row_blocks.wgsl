@@ -15,7 +15,14 @@ fn block_column(r0: vec4<Real>, r1: vec4<Real>, r2: vec4<Real>, r3: vec4<Real>, 
         case 7u: { block = r7; }
         default: {}
     }
-    return block[k % 4u];
+    return component(block, k % 4u);
+}
+
+// Component c of v by selects. A dynamic index into a vec4 value went through local memory
+// on NVIDIA's driver (a store of the vec4 and a load of the component, in its SASS:
+// benches/NOTES.md, session 60).
+fn component(v: vec4<Real>, c: u32) -> Real {
+    return select(select(v.x, v.y, c == 1u), select(v.z, v.w, c == 3u), c >= 2u);
 }
 
 // The columns of block b.
