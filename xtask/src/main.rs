@@ -1,4 +1,7 @@
-//! Project tasks: `cargo xtask test`, `cargo xtask bench`, `cargo xtask bench-build`.
+//! Project tasks: `cargo xtask test`, `cargo xtask bench`, `cargo xtask bench-build`,
+//! `cargo xtask sass`.
+
+mod sass;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -11,9 +14,11 @@ tasks:
   bench [bench args]       run the benchmark (cargo xtask bench -- --help for its options)
   bench-build DIR          build the benchmark and the idle probe in release mode and copy
                            their binaries into DIR
-                           (to run it on another machine, e.g. the lent GPU)";
+                           (to run it on another machine, e.g. the lent GPU)
+  ";
 
 fn main() -> ExitCode {
+    let usage = format!("{USAGE}{}", sass::USAGE);
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
@@ -22,7 +27,8 @@ fn main() -> ExitCode {
             Some(dir) => bench_build(Path::new(dir)),
             None => Err("bench-build needs a destination folder".into()),
         },
-        _ => Err(USAGE.into()),
+        Some("sass") => sass::run(&args[1..]),
+        _ => Err(usage),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -66,7 +72,7 @@ fn bench_build(dir: &Path) -> Result<(), String> {
             .lines()
             .filter(|l| l.contains("\"reason\":\"compiler-artifact\"") && l.contains(&format!("\"name\":\"{target}\"")))
             .filter_map(|l| json_string_field(l, "executable"))
-            .last()
+            .next_back()
             .ok_or(format!("cargo did not report the {target} executable"))?;
         let dest = dir.join(binary);
         std::fs::copy(&executable, &dest).map_err(|e| format!("copying {executable}: {e}"))?;
