@@ -187,11 +187,16 @@ fn pivot_block(source: u32, base: u32, b: u32) -> vec4<Real> {
 // Step k on the row held in r0 … r7 (column k becomes l, the columns after it lose l times
 // the pivot row's): one branch on k's block, whose case runs that block and every later one
 // straight. A branch a block (as `step_block` takes) cost the 1024² LU's one-round panels
-// 12% (benches/NOTES.md, session 57).
+// 12% (benches/NOTES.md, session 57). Returns the row's column k + 1 as the step leaves it
+// (the next step's key), picked where its block is known: a pick by k's block at the next
+// step's top was ~5% of the rounds (session 60).
 fn step_row(r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>, r2: ptr<function, vec4<Real>>,
             r3: ptr<function, vec4<Real>>, r4: ptr<function, vec4<Real>>, r5: ptr<function, vec4<Real>>,
-            r6: ptr<function, vec4<Real>>, r7: ptr<function, vec4<Real>>, k: u32, l: Real, source: u32, base: u32) {
+            r6: ptr<function, vec4<Real>>, r7: ptr<function, vec4<Real>>, k: u32, l: Real, source: u32,
+            base: u32) -> Real {
     let b = k / 4u;
+    // Column k + 1: component c of block b, or block b + 1's first.
+    let c = (k + 1u) % 4u;
     switch b {
         case 0u: {
             *r0 = partial_block(*r0, b, k, l, pivot_block(source, base, b), true);
@@ -202,6 +207,7 @@ fn step_row(r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>, r2: pt
             *r5 = full_block(*r5, l, pivot_block(source, base, 5u));
             *r6 = full_block(*r6, l, pivot_block(source, base, 6u));
             *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+            return select((*r1).x, component(*r0, c), c != 0u);
         }
         case 1u: {
             *r1 = partial_block(*r1, b, k, l, pivot_block(source, base, b), true);
@@ -211,6 +217,7 @@ fn step_row(r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>, r2: pt
             *r5 = full_block(*r5, l, pivot_block(source, base, 5u));
             *r6 = full_block(*r6, l, pivot_block(source, base, 6u));
             *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+            return select((*r2).x, component(*r1, c), c != 0u);
         }
         case 2u: {
             *r2 = partial_block(*r2, b, k, l, pivot_block(source, base, b), true);
@@ -219,6 +226,7 @@ fn step_row(r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>, r2: pt
             *r5 = full_block(*r5, l, pivot_block(source, base, 5u));
             *r6 = full_block(*r6, l, pivot_block(source, base, 6u));
             *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+            return select((*r3).x, component(*r2, c), c != 0u);
         }
         case 3u: {
             *r3 = partial_block(*r3, b, k, l, pivot_block(source, base, b), true);
@@ -226,24 +234,30 @@ fn step_row(r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>, r2: pt
             *r5 = full_block(*r5, l, pivot_block(source, base, 5u));
             *r6 = full_block(*r6, l, pivot_block(source, base, 6u));
             *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+            return select((*r4).x, component(*r3, c), c != 0u);
         }
         case 4u: {
             *r4 = partial_block(*r4, b, k, l, pivot_block(source, base, b), true);
             *r5 = full_block(*r5, l, pivot_block(source, base, 5u));
             *r6 = full_block(*r6, l, pivot_block(source, base, 6u));
             *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+            return select((*r5).x, component(*r4, c), c != 0u);
         }
         case 5u: {
             *r5 = partial_block(*r5, b, k, l, pivot_block(source, base, b), true);
             *r6 = full_block(*r6, l, pivot_block(source, base, 6u));
             *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+            return select((*r6).x, component(*r5, c), c != 0u);
         }
         case 6u: {
             *r6 = partial_block(*r6, b, k, l, pivot_block(source, base, b), true);
             *r7 = full_block(*r7, l, pivot_block(source, base, 7u));
+            return select((*r7).x, component(*r6, c), c != 0u);
         }
         default: {
             *r7 = partial_block(*r7, b, k, l, pivot_block(source, base, b), true);
+            // (k = 31: no column after the panel's last.)
+            return component(*r7, c);
         }
     }
 }
@@ -288,9 +302,10 @@ fn tournament(m: u32, group: u32, lane: Lane) {
     var used = id == NONE;
     // 1 + the panel column of the first zero pivot (every lane's, alike).
     var zero = 0u;
+    // The row's column k: its key now, its multiplier once the pivot is known (each step
+    // returns the next; a used row's is never read).
+    var x = block_column(r0, r1, r2, r3, r4, r5, r6, r7, 0u);
     for (var k = 0u; k < nb; k++) {
-        // The row's column k: its key now, its multiplier once the pivot is known.
-        let x = block_column(r0, r1, r2, r3, r4, r5, r6, r7, k);
         let key = select(pivot_key(x), KEY_USED, used);
         let parity = k & 1u;
 #ifdef SUBGROUP
@@ -343,8 +358,12 @@ fn tournament(m: u32, group: u32, lane: Lane) {
         }
         used = used || (found && slot == best.slot);
         // A zero pivot (the column is zero on every row left): nothing to eliminate.
-        if found && !used && !(pivot == 0.0) {
-            step_row(&r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7, k, x / pivot, FROM_SLOTS, u);
+        if found && !(pivot == 0.0) {
+            if !used {
+                x = step_row(&r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7, k, x / pivot, FROM_SLOTS, u);
+            }
+        } else {
+            x = block_column(r0, r1, r2, r3, r4, r5, r6, r7, k + 1u);
         }
     }
     workgroupBarrier();
@@ -728,10 +747,11 @@ fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
     for (var s = 0u; s < k; s++) {
         used = used || picks[s] == i;
     }
+    // Column k of the row (each step returns the next; a used row's is never read).
+    var x = block_column(r0, r1, r2, r3, r4, r5, r6, r7, k);
     loop {
         // This workgroup's candidate for column k (published again on a resume: the same
         // words).
-        let x = block_column(r0, r1, r2, r3, r4, r5, r6, r7, k);
         let mine = group_argmax(select(pivot_key(x), KEY_USED, used), i, lane, k);
         let w = slot_word(m, k, g);
         if mine.key == KEY_USED {
@@ -755,8 +775,12 @@ fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
         let pivot = staged_value(s + 1u + k * VALUE_WORDS);
         used = used || (found && i == row);
         // A zero pivot (the column is zero on every row left): nothing to eliminate.
-        if found && !used && !(pivot == 0.0) {
-            step_row(&r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7, k, x / pivot, FROM_STAGE, s);
+        if found && !(pivot == 0.0) {
+            if !used {
+                x = step_row(&r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7, k, x / pivot, FROM_STAGE, s);
+            }
+        } else {
+            x = block_column(r0, r1, r2, r3, r4, r5, r6, r7, k + 1u);
         }
         k += 1u;
         if k == nb {
