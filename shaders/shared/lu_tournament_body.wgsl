@@ -188,8 +188,8 @@ fn pivot_block(source: u32, base: u32, b: u32) -> vec4<Real> {
 // the pivot row's): one branch on k's block, whose case runs that block and every later one
 // straight. A branch a block (as `step_block` takes) cost the 1024² LU's one-round panels
 // 12% (benches/NOTES.md, session 57). Returns the row's column k + 1 as the step leaves it
-// (the next step's key), picked where its block is known: a pick by k's block at the next
-// step's top was ~5% of the rounds (session 60).
+// (the next step's key), picked where its block is known: picking it by k's block at the
+// next step's top cost 1024²'s rounds 4% (session 60).
 fn step_row(r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>, r2: ptr<function, vec4<Real>>,
             r3: ptr<function, vec4<Real>>, r4: ptr<function, vec4<Real>>, r5: ptr<function, vec4<Real>>,
             r6: ptr<function, vec4<Real>>, r7: ptr<function, vec4<Real>>, k: u32, l: Real, source: u32,
