@@ -27,10 +27,10 @@
 //               wait for one another, each wait bounded; FINISH (one workgroup a matrix)
 //               then plays whatever a wait left behind, writes the interchanges and info,
 //               and resets the exchange (shared/lu_tournament_body.wgsl says how).
-//   TOP         the look-ahead's first step (one workgroup a matrix): the previous panel's
-//               interchanges on its own columns and this panel's, and this panel's U12;
-//               then a one-round TOURNAMENT with `strips` takes the previous panel's update
-//               beside it, in workgroups after its own (the body's "Look-ahead" section).
+//   A one-round TOURNAMENT with `strips` and `ahead` is a look-ahead: the panel's workgroup
+//               first applies the previous panel's interchanges to its columns and solves
+//               their U12, and the previous panel's update runs beside it, in workgroups
+//               after its own (the body's "Look-ahead" section).
 // A lane holds its row's panel columns in eight named vec4 registers (an indexed array would
 // spill to memory), so a workgroup takes WG_SIZE rows; only the pivot rows pass through
 // workgroup memory. This file reads and writes A an element at a time (any n),

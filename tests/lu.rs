@@ -567,13 +567,13 @@ fn lu_profile_names_every_step() {
         ..Default::default()
     };
     // Partial pivoting: every panel in one round (by default beside the previous panel's
-    // update, after its own columns' top rows: top; or without the look-ahead), or
+    // update, which needs no step of its own; or without the look-ahead), or
     // in workgroup memory; with 64 rows a workgroup, panels of more rows cooperatively (by
     // default) or by columns, the last (40 rows) in one round.
     let by_columns = Some(TallPanels::ByColumns);
     let (ahead, plain) = (None, Some(false));
     for (pivoting, rows, tall, staged, look_ahead, steps) in [
-        (Pivoting::Partial, None, None, false, ahead, &["rounds", "top", "swap"][..]),
+        (Pivoting::Partial, None, None, false, ahead, &["rounds", "swap"][..]),
         (Pivoting::Partial, None, None, false, plain, &["rounds", "swap", "trsm", "gemm"][..]),
         (Pivoting::Partial, None, None, true, ahead, &["panel", "swap", "trsm", "gemm"][..]),
         (
@@ -582,7 +582,7 @@ fn lu_profile_names_every_step() {
             None,
             false,
             ahead,
-            &["cooperative", "finish", "swap", "trsm", "gemm", "top", "rounds"][..],
+            &["cooperative", "finish", "swap", "trsm", "gemm", "rounds"][..],
         ),
         (
             Pivoting::Partial,
@@ -592,14 +592,7 @@ fn lu_profile_names_every_step() {
             plain,
             &["cooperative", "finish", "swap", "trsm", "gemm", "rounds"][..],
         ),
-        (
-            Pivoting::Partial,
-            Some(64),
-            by_columns,
-            false,
-            ahead,
-            &["columns", "swap", "trsm", "gemm", "top", "rounds"][..],
-        ),
+        (Pivoting::Partial, Some(64), by_columns, false, ahead, &["columns", "swap", "trsm", "gemm", "rounds"][..]),
         (Pivoting::Tournament, Some(64), None, false, ahead, &["rounds", "swap", "lower", "trsm", "gemm"][..]),
     ] {
         let options = blocked(rows, tall, staged, look_ahead);
@@ -612,6 +605,33 @@ fn lu_profile_names_every_step() {
         assert_eq!(names, steps, "{pivoting:?}");
         let error = lu_backward_error(&data, a.read_blocking().unwrap().data(), &pivots.read_blocking().unwrap());
         assert!(error <= 8.0 * n as f64 * 1.2e-7, "{pivoting:?}: {error:e}");
+    }
+}
+
+/// Auto takes a team up to the team's size, the workgroup LU below n = 56 in f32 (64 in
+/// f64), and the blocked LU with pivoting from there on even where a matrix fits in workgroup
+/// memory (its rows in registers win there on the H200); without pivoting, which the blocked
+/// LU does not take, the workgroup LU.
+#[test]
+fn auto_takes_the_blocked_lu_from_56_in_f32_and_64_in_f64() {
+    fn plan<T: Scalar>(ctx: &Context, n: usize, pivoting: Pivoting) -> String {
+        BatchedLu::<T>::new(ctx, n, 100, pivoting).unwrap().describe()
+    }
+    let ctx = common::context();
+    for (n, pivoting, algorithm) in [
+        (55, Pivoting::Partial, "workgroup"),
+        (56, Pivoting::Partial, "blocked"),
+        (64, Pivoting::Tournament, "blocked"),
+        (64, Pivoting::None, "workgroup"),
+    ] {
+        let described = plan::<f32>(ctx, n, pivoting);
+        assert!(described.starts_with(algorithm), "f32 n {n} {pivoting:?}: {described}");
+    }
+    if ctx.supports::<f64>() {
+        for (n, algorithm) in [(63, "workgroup"), (64, "blocked")] {
+            let described = plan::<f64>(ctx, n, Pivoting::Partial);
+            assert!(described.starts_with(algorithm), "f64 n {n}: {described}");
+        }
     }
 }
 

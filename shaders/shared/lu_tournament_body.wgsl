@@ -16,7 +16,6 @@ const LOWER: u32 = 1u;
 const COLUMN: u32 = 2u;
 const COOPERATIVE: u32 = 3u;
 const FINISH: u32 = 4u;
-const TOP: u32 = 5u;
 
 const NB: u32 = 32u;
 // An empty candidate slot.
@@ -44,10 +43,12 @@ struct Params {
     // Words of `cand` per matrix.
     stride: u32,
     // TOURNAMENT (one round): the look-ahead strips a matrix, whose workgroups follow the
-    // panel's (0: the panel alone), and 1 where the panel's rows first take the previous
-    // panel's update (both where that update was deferred).
+    // panel's (0: the panel alone), and 1 where the panel first takes the previous panel's
+    // update (both where that update was deferred); `permute` 1 where this panel's own
+    // update is deferred: its rows are stored where its interchanges take them.
     strips: u32,
     ahead: u32,
+    permute: u32,
 }
 
 var<immediate> params: Params;
@@ -287,6 +288,10 @@ fn tournament(m: u32, group: u32, lane: Lane) {
         id = atomicLoad(&cand[m * params.stride + params.src + e]);
     }
     ids[slot] = id;
+    // (Before the rows are read: the previous panel's interchanges move some of them.)
+    if params.ahead != 0u {
+        top_ahead(m, lane);
+    }
     var r0 = vec4<Real>(0.0);
     var r1 = r0;
     var r2 = r0;
@@ -298,8 +303,10 @@ fn tournament(m: u32, group: u32, lane: Lane) {
     if id != NONE {
         load_row(m, id, params.j0, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
     }
-    take_ahead(m, id, id != NONE, lane, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
+    take_ahead(m, id, id != NONE, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
     var used = id == NONE;
+    // The step that picked this lane's row (NONE: not picked).
+    var picked_at = NONE;
     // 1 + the panel column of the first zero pivot (every lane's, alike).
     var zero = 0u;
     // The row's column k: its key now, its multiplier once the pivot is known (each step
@@ -356,6 +363,9 @@ fn tournament(m: u32, group: u32, lane: Lane) {
         if found && pivot == 0.0 && zero == 0u {
             zero = k + 1u;
         }
+        if found && slot == best.slot {
+            picked_at = k;
+        }
         used = used || (found && slot == best.slot);
         // A zero pivot (the column is zero on every row left): nothing to eliminate.
         if found && !(pivot == 0.0) {
@@ -380,8 +390,10 @@ fn tournament(m: u32, group: u32, lane: Lane) {
     // which the interchanges then bring to rows j0.. (the other rows keep A's values, for
     // LOWER) — or, where this round was the only leaf, every row goes back: each was
     // eliminated by every pivot row and holds its multipliers.
+    // With `permute` (an only leaf), every row goes where the interchanges take it: the
+    // next panel's dispatch reads these columns as final.
     let only_leaf = params.count == 0u;
-    if (used || only_leaf) && id != NONE {
+    if (used || only_leaf) && id != NONE && params.permute == 0u {
         store_row(m, id, params.j0, r0, r1, r2, r3, r4, r5, r6, r7);
     }
     if lane.index == 0u {
@@ -394,6 +406,32 @@ fn tournament(m: u32, group: u32, lane: Lane) {
             info[m] = params.j0 + zero;
         }
     }
+    if params.permute != 0u {
+        workgroupBarrier();
+        if id != NONE {
+            store_row(m, destination(id, picked_at), params.j0, r0, r1, r2, r3, r4, r5, r6, r7);
+        }
+    }
+}
+
+// Where the interchanges (`ids`, as `interchanges` leaves them) take row `id`, picked at step
+// `picked_at` (NONE: not picked). Pick s goes to row j0 + s; the other rows of the pivot
+// rows' block are moved by the swaps in turn; every other row stays.
+fn destination(id: u32, picked_at: u32) -> u32 {
+    let j0 = params.j0;
+    if picked_at != NONE {
+        return j0 + picked_at;
+    }
+    if id < j0 || id >= j0 + params.nb {
+        return id;
+    }
+    var at_row = id;
+    for (var step = 0u; step < params.nb; step++) {
+        let top = j0 + step;
+        let pivot = ids[step];
+        at_row = select(select(at_row, top, at_row == pivot), pivot, at_row == top);
+    }
+    return at_row;
 }
 
 fn column(m: u32, group: u32, lane: Lane) {
@@ -849,11 +887,13 @@ fn finish(m: u32, lane: Lane) {
 // Where panel k + 1 is one workgroup's round, panel k's update (panel k at column jk =
 // params.j0 − NB; params.j0 is panel k + 1's) runs in strips of NB columns in the same
 // dispatch as panel k + 1's factorization, its workgroups after the panel's: the panel's one
-// workgroup no longer leaves the rest of the GPU idle, nor the update the panel's. Before
-// that dispatch, TOP (a workgroup a matrix) applies panel k's interchanges to its own columns
-// and panel k + 1's and solves panel k + 1's U12; panel k + 1's rows take the rest of their
-// update as the panel loads them (`params.ahead`). A strip of the columns from c0 then:
-//   moves  panel k's interchanges (picked panels leave their rows in place until now);
+// workgroup no longer leaves the rest of the GPU idle, nor the update the panel's. Panel k's
+// round stored its rows where its interchanges take them (`params.permute`), so its columns
+// are final before that dispatch and only read in it. Panel k + 1's workgroup first applies
+// panel k's interchanges to its own columns and solves their U12 (`top_ahead`), then its rows
+// take the rest of their update as it loads them (`params.ahead`). A strip of the columns
+// from c0:
+//   moves  panel k's interchanges (the rows were left in place in these columns);
 //   solve  U12 ← L11⁻¹·A12 on its rows jk … jk + NB − 1 (L11 from panel k's columns);
 //   below  A22 ← A22 − L21·U12 on its rows from params.j0 on, a row a lane.
 // Strips left of panel k only move rows. A strip keeps U12 in slot_rows[U_AT ..] and L11 in
@@ -888,10 +928,10 @@ fn move_rows(m: u32, c0: u32, count: u32, lane: Lane) {
 
 // U12 ← L11⁻¹·A12 on the strip at c0 (its rows moved): back to A, and into slot_rows[U_AT ..].
 // Row i loses L11[i][j] times row j for j = 0, 1, … in turn; a lane holds blocks of U12's
-// rows in registers (one where WG_SIZE ≥ 8·NB, as TOP's workgroup), and a row's lanes publish
-// it to workgroup memory once it is final: NB − 1 barriers. (Every block read, updated and
-// written back in workgroup memory each step took 2–3% longer on the H200; a lane a column
-// solving down its rows a third longer: benches/NOTES.md, sessions 58–59.)
+// rows in registers (one where WG_SIZE ≥ 8·NB), and a row's lanes publish it to workgroup
+// memory once it is final. (Every block read, updated and written back in workgroup memory
+// each step took 2–3% longer on the H200; a lane a column solving down its rows a third
+// longer: benches/NOTES.md, sessions 58–59.)
 const TOP_BLOCKS: u32 = 8u * NB;
 // The most blocks a lane holds: WG_SIZE ≥ 64.
 const TOP_SHARE: u32 = 4u;
@@ -901,9 +941,65 @@ fn solve_top(m: u32, jk: u32, c0: u32, lane: Lane) {
         slot_rows[e] = load_block_at(m, jk + (e / 8u) % NB, select(c0, jk, e >= L_AT), e % 8u);
     }
     workgroupBarrier();
-    // Block q of the lane is U12's block lane.index + q·WG_SIZE (row e / 8, column block e % 8).
     let share = (TOP_BLOCKS + WG_SIZE - 1u) / WG_SIZE;
     var acc: array<vec4<Real>, TOP_SHARE>;
+#ifdef SUBGROUP
+    // Rows in groups of four: a lane's block q is U12's row 4g + r, column block cb, where
+    // e = lane.index + q·WG_SIZE = 32g + 4cb + r (`top_block`), so that a group's four rows
+    // of a column block lie in four neighbouring lanes (one subgroup: WGSL's have 4 lanes or
+    // more). A group's rows are finished among their lanes by shuffles, then published, and
+    // the later groups take the four at once: NB / 4 barriers instead of NB − 1 (H200,
+    // 1024²: −1.6%, 100 × 256²: −3%; benches/NOTES.md, session 61).
+    for (var q = 0u; q < share; q++) {
+        let e = lane.index + q * WG_SIZE;
+        if e < TOP_BLOCKS {
+            acc[q] = slot_rows[U_AT + top_block(e)];
+        }
+    }
+    let quad = lane.sg_lane & ~3u;
+    for (var g = 0u; g < NB / 4u; g++) {
+        for (var q = 0u; q < share; q++) {
+            let e = lane.index + q * WG_SIZE;
+            let mine = e < TOP_BLOCKS && e / 32u == g;
+            let r = e % 4u;
+            // Row 4g + r's L11 entries in the group's four columns.
+            let l = slot_rows[L_AT + select(0u, (4u * g + r) * 8u + g, mine)];
+            // Every lane shuffles (uniform control flow); the group's rows take what they need.
+            let u0 = subgroupShuffle(acc[q], quad);
+            if mine && r > 0u { acc[q] = fma(vec4<Real>(-l.x), u0, acc[q]); }
+            let u1 = subgroupShuffle(acc[q], quad + 1u);
+            if mine && r > 1u { acc[q] = fma(vec4<Real>(-l.y), u1, acc[q]); }
+            let u2 = subgroupShuffle(acc[q], quad + 2u);
+            if mine && r > 2u { acc[q] = fma(vec4<Real>(-l.z), u2, acc[q]); }
+            if mine {
+                slot_rows[U_AT + top_block(e)] = acc[q];
+            }
+        }
+        workgroupBarrier();
+        for (var q = 0u; q < share; q++) {
+            let e = lane.index + q * WG_SIZE;
+            if e < TOP_BLOCKS && e / 32u > g {
+                let i = 4u * (e / 32u) + e % 4u;
+                let cb = (e / 4u) % 8u;
+                let l = slot_rows[L_AT + i * 8u + g];
+                let u = U_AT + 4u * g * 8u + cb;
+                acc[q] = fma(vec4<Real>(-l.x), slot_rows[u], acc[q]);
+                acc[q] = fma(vec4<Real>(-l.y), slot_rows[u + 8u], acc[q]);
+                acc[q] = fma(vec4<Real>(-l.z), slot_rows[u + 16u], acc[q]);
+                acc[q] = fma(vec4<Real>(-l.w), slot_rows[u + 24u], acc[q]);
+            }
+        }
+    }
+    // (Every row was published by its group.)
+    for (var q = 0u; q < share; q++) {
+        let e = lane.index + q * WG_SIZE;
+        if e < TOP_BLOCKS {
+            let b = top_block(e);
+            store_block_at(m, jk + b / 8u, c0, b % 8u, acc[q]);
+        }
+    }
+#else
+    // Block q of the lane is U12's block lane.index + q·WG_SIZE (row e / 8, column block e % 8).
     for (var q = 0u; q < share; q++) {
         let e = lane.index + q * WG_SIZE;
         if e < TOP_BLOCKS {
@@ -935,17 +1031,17 @@ fn solve_top(m: u32, jk: u32, c0: u32, lane: Lane) {
             store_block_at(m, jk + e / 8u, c0, e % 8u, acc[q]);
         }
     }
+#endif
     // (A strip's update reads U12 from slot_rows next.)
     workgroupBarrier();
 }
 
-// U12 of the strip at c0, solved earlier (rows jk …), into slot_rows[U_AT ..].
-fn stage_top(m: u32, jk: u32, c0: u32, lane: Lane) {
-    for (var e = lane.index; e < 8u * NB; e += WG_SIZE) {
-        slot_rows[U_AT + e] = load_block_at(m, jk + e / 8u, c0, e % 8u);
-    }
-    workgroupBarrier();
+#ifdef SUBGROUP
+// The U12 block (row · 8 + column block) of a lane's quad-ordered block e (solve_top).
+fn top_block(e: u32) -> u32 {
+    return (4u * (e / 32u) + e % 4u) * 8u + (e / 4u) % 8u;
 }
+#endif
 
 // Row i's update by L21's block b (its row's columns jk + 4b …, in l): four rows of U12.
 fn take_block(r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>, r2: ptr<function, vec4<Real>>,
@@ -1000,38 +1096,33 @@ fn update_below(m: u32, jk: u32, c0: u32, first: u32, end: u32) {
     }
 }
 
+// Panel k + 1's first step where panel k's update was deferred (`params.ahead`; every lane
+// calls it, before the panel's rows are loaded): panel k's interchanges on the panel's
+// columns, then their U12, left in slot_rows for `take_ahead`. In the panel's own workgroup,
+// not a dispatch before it: one dispatch boundary and one reload of U12 fewer a panel
+// (benches/NOTES.md, session 61).
+fn top_ahead(m: u32, lane: Lane) {
+    let jk = params.j0 - NB;
+    swap_moves(m, jk, NB, lane);
+    move_rows(m, params.j0, 1u, lane);
+    storageBarrier();
+    solve_top(m, jk, params.j0, lane);
+}
+
 // A look-ahead panel's row i (in r0 … r7, its panel columns) takes panel k's update
-// (`params.ahead`; every lane calls it): on the H200 as fast as a dispatch of its own for
-// 1024² and 5% faster for 100 × 256² (benches/NOTES.md, session 58).
-fn take_ahead(m: u32, i: u32, exists: bool, lane: Lane, r0: ptr<function, vec4<Real>>,
-              r1: ptr<function, vec4<Real>>, r2: ptr<function, vec4<Real>>, r3: ptr<function, vec4<Real>>,
-              r4: ptr<function, vec4<Real>>, r5: ptr<function, vec4<Real>>, r6: ptr<function, vec4<Real>>,
-              r7: ptr<function, vec4<Real>>) {
+// (`params.ahead`; every lane calls it, after `top_ahead`): on the H200 as fast as a dispatch
+// of its own for 1024² and 5% faster for 100 × 256² (benches/NOTES.md, session 58).
+fn take_ahead(m: u32, i: u32, exists: bool, r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>,
+              r2: ptr<function, vec4<Real>>, r3: ptr<function, vec4<Real>>, r4: ptr<function, vec4<Real>>,
+              r5: ptr<function, vec4<Real>>, r6: ptr<function, vec4<Real>>, r7: ptr<function, vec4<Real>>) {
     if params.ahead == 0u {
         return;
     }
-    let jk = params.j0 - NB;
-    stage_top(m, jk, params.j0, lane);
     if exists {
-        take_update(m, i, jk, r0, r1, r2, r3, r4, r5, r6, r7);
+        take_update(m, i, params.j0 - NB, r0, r1, r2, r3, r4, r5, r6, r7);
     }
     // (The panel's steps reuse slot_rows.)
     workgroupBarrier();
-}
-
-// TOP for matrix m: panel k's interchanges on its own columns and panel k + 1's, then panel
-// k + 1's U12.
-fn top_strips(m: u32, lane: Lane) {
-    let jk = params.j0 - NB;
-    swap_moves(m, jk, NB, lane);
-    if WG_SIZE >= 4u * NB {
-        move_rows(m, jk, 2u, lane);
-    } else {
-        move_rows(m, jk, 1u, lane);
-        move_rows(m, params.j0, 1u, lane);
-    }
-    storageBarrier();
-    solve_top(m, jk, params.j0, lane);
 }
 
 // Strip s of matrix m in a look-ahead dispatch: the column blocks but panel k's and k + 1's.
@@ -1083,7 +1174,6 @@ fn run(workgroup: u32, lane: Lane) {
     switch params.step {
         case TOURNAMENT: { tournament(m, tile, lane); }
         case LOWER: { lower(m, tile, lane); }
-        case TOP: { top_strips(m, lane); }
         default: { column(m, tile, lane); }
     }
 #endif

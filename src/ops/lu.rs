@@ -73,9 +73,6 @@ const LOWER_ROWS: usize = 64;
 /// Rows a workgroup of partial pivoting's tall panels takes (a lane each), by columns or
 /// cooperatively.
 const COLUMN_ROWS: usize = 256;
-/// Lanes of the look-ahead's TOP step, where a round's pipeline has them (128 move two
-/// strips' rows at once).
-const TOP_LANES: usize = 256;
 /// With subgroups, a one-round panel of more than 2 · ROUND_GRAIN rows takes a workgroup of
 /// the next multiple of ROUND_GRAIN lanes, not the next power of two: a step's lanes past the
 /// rows still take its argmaxes and barrier (H200, 1024²: rounds 2,068 → 2,007 µs; multiples of
@@ -96,6 +93,19 @@ const PANEL_POLLS_CAPPED: u32 = 16;
 /// wait for ones not yet started and leave their columns to the finishing step, which plays
 /// them one workgroup at a time. Any GPU this library targets holds 64 at once.
 const COOPERATIVE_WORKGROUPS: usize = 64;
+/// The order from which `Auto` takes the blocked LU with pivoting even where a matrix fits in
+/// workgroup memory, by element size: its panels' rows in registers beat the workgroup LU's
+/// barrier a column from there on at every batch measured (H200, f32 from 56: 1,000 × 64²
+/// 250 against 375 µs, 1,000 × 80² 400 against 1,382; f64 from 64, where batches of 1,000
+/// gain 9% and one matrix loses 7%), and lose below (f32 1,000 × 48²: 192 against 144; f64
+/// 1,000 × 48²: 558 against 277): benches/NOTES.md, session 61.
+fn blocked_from(element_size: u64) -> usize {
+    if element_size == 4 {
+        56
+    } else {
+        64
+    }
+}
 /// The blocked LU's steps by number (`params.step` of `shaders/lu_blocked.wgsl`).
 const STEP_NAMES: [&str; 4] = ["panel", "swap", "trsm", "gemm"];
 
@@ -107,8 +117,8 @@ type StepSink<'s> = dyn FnMut(&'static str, &mut dyn FnMut(&mut Recorder<'_, '_>
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum LuAlgorithm {
     /// [`LuAlgorithm::Team`] where it applies (subgroups, and n up to the team size),
-    /// [`LuAlgorithm::Workgroup`] where the matrix fits in workgroup memory,
-    /// [`LuAlgorithm::Blocked`] beyond.
+    /// [`LuAlgorithm::Workgroup`] where the matrix fits in workgroup memory and n is below
+    /// 56 in f32 or 64 in f64 (or nothing pivots), [`LuAlgorithm::Blocked`] beyond.
     #[default]
     Auto,
     /// A workgroup per matrix, the matrix in workgroup memory, barriers between phases
@@ -190,7 +200,9 @@ pub struct LuOptions {
     /// (`Some(true)` in f64 too); `Some(false)`: every panel after the update before it.
     /// Tournaments and staged panels (`InvalidArgument` with `Some(true)`) do not look ahead,
     /// nor do panels taller than a round (stepped cooperatively: the update's traffic beside
-    /// them slowed their polls as much as it saved, benches/NOTES.md, session 58).
+    /// them slowed their polls as much as it saved, benches/NOTES.md, session 58), nor the
+    /// first panel after them (a panel whose update is deferred stores its rows where its
+    /// interchanges take them, which only a round does).
     pub look_ahead: Option<bool>,
 }
 
@@ -281,12 +293,6 @@ fn round_lanes(rows: usize, least: usize, grain: usize) -> usize {
     } else {
         rows.next_power_of_two().max(least)
     }
-}
-
-/// TOP's lanes: a round's of [`TOP_LANES`] where rounds may have them (two strips' moves at
-/// once).
-fn top_lanes(least: usize, rows: usize) -> usize {
-    TOP_LANES.clamp(least, rows)
 }
 
 /// Where a cooperative panel keeps its exchange in a matrix's part of the picks buffer, and
@@ -446,7 +452,7 @@ impl<T: Scalar> PickedPanel<T> {
             Error::InvalidArgument(format!("the tournament's picks for {batch} matrices of {n} rows pass 2^32"))
         })?;
         let round_grain = if ctx.subgroup_size_range().is_some() { ROUND_GRAIN } else { 0 };
-        // The rounds this plan takes: each one-round panel's, a tournament's widest, TOP's.
+        // The rounds this plan takes: each one-round panel's, a tournament's widest.
         let mut rounds: Vec<u32> = (0..n)
             .step_by(PANEL)
             .map(|j0| n - j0)
@@ -455,9 +461,6 @@ impl<T: Scalar> PickedPanel<T> {
             .collect();
         if tournament && n > rows as usize {
             rounds.push(rows);
-        }
-        if look_ahead && n > PANEL {
-            rounds.push(top_lanes(least as usize, rows as usize) as u32);
         }
         rounds.sort_unstable();
         rounds.dedup();
@@ -515,7 +518,7 @@ struct PanelKernels<S: PickedShader, T: Scalar> {
     /// A round's pipelines by their lanes, for the lane counts the plan's panels take
     /// ([`PickedPanel::round_lanes`]): a panel of one round takes the narrowest that holds its
     /// rows (a step's cost grows with a workgroup's subgroups: H200 ~3 µs at 1,024 lanes,
-    /// H100 ~1.3 at 256), a tournament's rounds the widest, TOP [`TOP_LANES`].
+    /// H100 ~1.3 at 256), a tournament's rounds the widest.
     rounds: Vec<(u32, Kernel<S, T>)>,
     /// The multipliers' pipeline: workgroups of [`LOWER_ROWS`] lanes, for more of them.
     lower: Kernel<S, T>,
@@ -606,6 +609,7 @@ struct PickedParams {
     stride: u32,
     strips: u32,
     ahead: u32,
+    permute: u32,
 }
 
 macro_rules! picked_shader {
@@ -621,8 +625,8 @@ macro_rules! picked_shader {
             }
 
             fn params<T: Scalar>(p: PickedParams) -> $shader::Params {
-                let PickedParams { step, n, batch, j0, nb, tiles, src, count, dst, stride, strips, ahead } = p;
-                $shader::Params { step, n, batch, j0, nb, tiles, src, count, dst, stride, strips, ahead }
+                let PickedParams { step, n, batch, j0, nb, tiles, src, count, dst, stride, strips, ahead, permute } = p;
+                $shader::Params { step, n, batch, j0, nb, tiles, src, count, dst, stride, strips, ahead, permute }
             }
 
             fn bindings<'a, T: Scalar>(
@@ -690,7 +694,9 @@ impl<T: Scalar> BatchedLu<T> {
         let team_fits = team <= ctx.subgroup_size_range().map_or(32, |(min, _)| min.min(32));
         let algorithm = match options.algorithm {
             LuAlgorithm::Auto if team_fits && ctx.subgroups() => LuAlgorithm::Team,
-            LuAlgorithm::Auto if fits_workgroup => LuAlgorithm::Workgroup,
+            LuAlgorithm::Auto if fits_workgroup && (n < blocked_from(T::KIND.size()) || pivoting == Pivoting::None) => {
+                LuAlgorithm::Workgroup
+            }
             LuAlgorithm::Auto => LuAlgorithm::Blocked,
             LuAlgorithm::Workgroup if !fits_workgroup => {
                 return Err(Error::LimitExceeded {
@@ -999,9 +1005,10 @@ impl<T: Scalar> BatchedLu<T> {
         let bindings = lu_blocked::Bindings { a, pivots, info };
         let blocks = n.div_ceil(PANEL);
         // Whether panel k's update is deferred: recorded beside panel k + 1's factorization
-        // (after TOP) instead of before it, where panel k + 1 is one workgroup's round.
+        // instead of before it, where panels k and k + 1 are each one workgroup's round (panel
+        // k's round then stores its rows where its interchanges take them).
         let deferred = |k: usize| match panel {
-            BlockedPanel::Picked(picked) => picked.look_ahead && k + 1 < blocks && n - (k + 1) * PANEL <= picked.rows,
+            BlockedPanel::Picked(picked) => picked.look_ahead && k + 1 < blocks && n - k * PANEL <= picked.rows,
             BlockedPanel::Staged(_) => false,
         };
         for k in 0..blocks {
@@ -1030,14 +1037,12 @@ impl<T: Scalar> BatchedLu<T> {
                     None
                 }
                 BlockedPanel::Picked(picked) => {
-                    // After a deferred update: TOP, then this panel with the previous one's
-                    // update strips (every column block but theirs).
+                    // After a deferred update: this panel with the previous one's update
+                    // strips (every column block but theirs).
                     let ahead = k > 0 && deferred(k - 1);
                     let strips = if ahead { blocks - 2 } else { 0 };
-                    let panel = PanelOf { n, batch, j0, nb, a, pivots, info, strips, ahead };
-                    if ahead {
-                        picked.record_top(sink, &panel)?;
-                    }
+                    let permute = deferred(k);
+                    let panel = PanelOf { n, batch, j0, nb, a, pivots, info, strips, ahead, permute };
                     picked.record_picks(sink, &panel)?.then_some((picked, panel))
                 }
             };
@@ -1249,7 +1254,7 @@ impl<T: Scalar> PickedPanel<T> {
             let tiles = rows.div_ceil(self.column_rows);
             let workgroups = (p.batch * tiles) as u64;
             match &kernels.tall {
-                _ if p.strips > 0 || p.ahead => {
+                _ if p.strips > 0 || p.ahead || p.permute => {
                     return Err(Error::Validation("lu: a look-ahead beside a panel taller than a round".into()))
                 }
                 Some(TallKernel::Cooperative(kernel, panel)) => {
@@ -1280,7 +1285,7 @@ impl<T: Scalar> PickedPanel<T> {
             sink("rounds", &mut |rec| rec.dispatch(narrowest, params(), bindings(), workgroups))?;
             return Ok(false);
         }
-        if p.strips > 0 || p.ahead {
+        if p.strips > 0 || p.ahead || p.permute {
             return Err(Error::Validation("lu: a look-ahead beside a tournament's rounds".into()));
         }
         let half = (self.stride / 2) as u32;
@@ -1302,31 +1307,6 @@ impl<T: Scalar> PickedPanel<T> {
 
     fn round_lanes(&self, rows: usize) -> usize {
         round_lanes(rows, self.least, self.round_grain)
-    }
-
-    fn top_lanes(&self) -> usize {
-        top_lanes(self.least, self.rows)
-    }
-
-    /// Records TOP before panel `p` is factored beside the previous panel's update strips:
-    /// the previous panel's interchanges on its own columns and `p`'s, and `p`'s U12.
-    fn record_top(&self, sink: &mut StepSink<'_>, p: &PanelOf<'_, T>) -> Result<()> {
-        match &self.kernels {
-            PickedKernels::Elements(kernels) => self.record_top_with(kernels, sink, p),
-            PickedKernels::Vec4(kernels) => self.record_top_with(kernels, sink, p),
-        }
-    }
-
-    fn record_top_with<S: PickedShader>(
-        &self,
-        kernels: &PanelKernels<S, T>,
-        sink: &mut StepSink<'_>,
-        p: &PanelOf<'_, T>,
-    ) -> Result<()> {
-        let kernel = kernels.round(self.top_lanes())?;
-        let alone = PanelOf { strips: 0, ahead: false, ..*p };
-        let top = || self.params::<S>(&alone, 5, 1, [0; 3]);
-        sink("top", &mut |rec| rec.dispatch(kernel, top(), self.bindings::<S>(p), p.batch as u64))
     }
 
     /// Records the multipliers of the rows below a panel's pivot rows (after the swaps).
@@ -1372,6 +1352,7 @@ impl<T: Scalar> PickedPanel<T> {
             stride: self.stride as u32,
             strips: p.strips as u32,
             ahead: p.ahead as u32,
+            permute: p.permute as u32,
         })
     }
 
@@ -1395,4 +1376,7 @@ struct PanelOf<'a, T: Scalar> {
     strips: usize,
     /// Whether the panel's rows take the previous panel's update as they are loaded.
     ahead: bool,
+    /// Whether the panel's own update is deferred: its round stores each row where the
+    /// panel's interchanges take it.
+    permute: bool,
 }
