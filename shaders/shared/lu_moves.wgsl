@@ -10,13 +10,16 @@ var<workgroup> swap_pivot: array<u32, NB>;
 var<workgroup> dst_row: array<u32, 64>;
 var<workgroup> src_row: array<u32, 64>;
 
+// Where the swap of rows `top` and `pivot` takes row `at_row` (a swap is its own inverse).
+fn swapped(at_row: u32, top: u32, pivot: u32) -> u32 {
+    return select(select(at_row, top, at_row == pivot), pivot, at_row == top);
+}
+
 // What row `row` holds after the interchanges of the nb columns at j0: the row it held before.
 fn source_of(row: u32, j0: u32, nb: u32) -> u32 {
     var at_row = row;
     for (var step = nb; step > 0u; step--) {
-        let top = j0 + step - 1u;
-        let pivot = swap_pivot[step - 1u];
-        at_row = select(select(at_row, top, at_row == pivot), pivot, at_row == top);
+        at_row = swapped(at_row, j0 + step - 1u, swap_pivot[step - 1u]);
     }
     return at_row;
 }

@@ -363,10 +363,11 @@ fn tournament(m: u32, group: u32, lane: Lane) {
         if found && pivot == 0.0 && zero == 0u {
             zero = k + 1u;
         }
-        if found && slot == best.slot {
+        let picked = found && slot == best.slot;
+        if picked {
             picked_at = k;
         }
-        used = used || (found && slot == best.slot);
+        used = used || picked;
         // A zero pivot (the column is zero on every row left): nothing to eliminate.
         if found && !(pivot == 0.0) {
             if !used {
@@ -427,9 +428,7 @@ fn destination(id: u32, picked_at: u32) -> u32 {
     }
     var at_row = id;
     for (var step = 0u; step < params.nb; step++) {
-        let top = j0 + step;
-        let pivot = ids[step];
-        at_row = select(select(at_row, top, at_row == pivot), pivot, at_row == top);
+        at_row = swapped(at_row, j0 + step, ids[step]);
     }
     return at_row;
 }
@@ -942,20 +941,21 @@ fn solve_top(m: u32, jk: u32, c0: u32, lane: Lane) {
     }
     workgroupBarrier();
     let share = (TOP_BLOCKS + WG_SIZE - 1u) / WG_SIZE;
+    // Block q of the lane is U12's block top_block(lane.index + q·WG_SIZE).
     var acc: array<vec4<Real>, TOP_SHARE>;
-#ifdef SUBGROUP
-    // Rows in groups of four: a lane's block q is U12's row 4g + r, column block cb, where
-    // e = lane.index + q·WG_SIZE = 32g + 4cb + r (`top_block`), so that a group's four rows
-    // of a column block lie in four neighbouring lanes (one subgroup: WGSL's have 4 lanes or
-    // more). A group's rows are finished among their lanes by shuffles, then published, and
-    // the later groups take the four at once: NB / 4 barriers instead of NB − 1 (H200,
-    // 1024²: −1.6%, 100 × 256²: −3%; benches/NOTES.md, session 61).
     for (var q = 0u; q < share; q++) {
         let e = lane.index + q * WG_SIZE;
         if e < TOP_BLOCKS {
             acc[q] = slot_rows[U_AT + top_block(e)];
         }
     }
+#ifdef SUBGROUP
+    // Rows in groups of four: e = lane.index + q·WG_SIZE = 32g + 4cb + r holds row 4g + r,
+    // column block cb, so that a group's four rows of a column block lie in four neighbouring
+    // lanes (one subgroup: WGSL's have 4 lanes or more). A group's rows are finished among
+    // their lanes by shuffles, then published, and the later groups take the four at once:
+    // NB / 4 barriers instead of NB − 1 (H200, 1024²: −1.6%, 100 × 256²: −3%;
+    // benches/NOTES.md, session 61).
     let quad = lane.sg_lane & ~3u;
     for (var g = 0u; g < NB / 4u; g++) {
         for (var q = 0u; q < share; q++) {
@@ -979,10 +979,9 @@ fn solve_top(m: u32, jk: u32, c0: u32, lane: Lane) {
         for (var q = 0u; q < share; q++) {
             let e = lane.index + q * WG_SIZE;
             if e < TOP_BLOCKS && e / 32u > g {
-                let i = 4u * (e / 32u) + e % 4u;
-                let cb = (e / 4u) % 8u;
-                let l = slot_rows[L_AT + i * 8u + g];
-                let u = U_AT + 4u * g * 8u + cb;
+                let b = top_block(e);
+                let l = slot_rows[L_AT + (b / 8u) * 8u + g];
+                let u = U_AT + 4u * g * 8u + b % 8u;
                 acc[q] = fma(vec4<Real>(-l.x), slot_rows[u], acc[q]);
                 acc[q] = fma(vec4<Real>(-l.y), slot_rows[u + 8u], acc[q]);
                 acc[q] = fma(vec4<Real>(-l.z), slot_rows[u + 16u], acc[q]);
@@ -990,22 +989,8 @@ fn solve_top(m: u32, jk: u32, c0: u32, lane: Lane) {
             }
         }
     }
-    // (Every row was published by its group.)
-    for (var q = 0u; q < share; q++) {
-        let e = lane.index + q * WG_SIZE;
-        if e < TOP_BLOCKS {
-            let b = top_block(e);
-            store_block_at(m, jk + b / 8u, c0, b % 8u, acc[q]);
-        }
-    }
 #else
-    // Block q of the lane is U12's block lane.index + q·WG_SIZE (row e / 8, column block e % 8).
-    for (var q = 0u; q < share; q++) {
-        let e = lane.index + q * WG_SIZE;
-        if e < TOP_BLOCKS {
-            acc[q] = slot_rows[U_AT + e];
-        }
-    }
+    // A row of U12 final a step (row e / 8, column block e % 8).
     for (var j = 1u; j < NB; j++) {
         for (var q = 0u; q < share; q++) {
             let e = lane.index + q * WG_SIZE;
@@ -1024,24 +1009,28 @@ fn solve_top(m: u32, jk: u32, c0: u32, lane: Lane) {
             }
         }
     }
+#endif
     for (var q = 0u; q < share; q++) {
         let e = lane.index + q * WG_SIZE;
         if e < TOP_BLOCKS {
-            slot_rows[U_AT + e] = acc[q];
-            store_block_at(m, jk + e / 8u, c0, e % 8u, acc[q]);
+            let b = top_block(e);
+            slot_rows[U_AT + b] = acc[q];
+            store_block_at(m, jk + b / 8u, c0, b % 8u, acc[q]);
         }
     }
-#endif
     // (A strip's update reads U12 from slot_rows next.)
     workgroupBarrier();
 }
 
-#ifdef SUBGROUP
-// The U12 block (row · 8 + column block) of a lane's quad-ordered block e (solve_top).
+// The U12 block (row · 8 + column block) that solve_top's block e is: with subgroups a
+// group's four rows of a column block in neighbouring e, else row by row.
 fn top_block(e: u32) -> u32 {
+#ifdef SUBGROUP
     return (4u * (e / 32u) + e % 4u) * 8u + (e / 4u) % 8u;
-}
+#else
+    return e;
 #endif
+}
 
 // Row i's update by L21's block b (its row's columns jk + 4b …, in l): four rows of U12.
 fn take_block(r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>, r2: ptr<function, vec4<Real>>,
