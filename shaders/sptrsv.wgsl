@@ -717,6 +717,14 @@ fn main(@builtin(local_invocation_index) lid: u32
     let rank = lid;
     let lanes = WG_SIZE;
     let long_row = NONE;
+    // Workgroup memory starts undefined (pipelines are built without its zero fill): team_state's
+    // flags start clear (the loop's first barrier orders this before any lane's first flag).
+    if lid == 0u {
+        atomicStore(&team_flags, 0u);
+#ifdef LOOP_BUDGET
+        atomicStore(&team_round_steps, 0u);
+#endif
+    }
 #endif
     loop {
 #ifdef LOOP_BUDGET

@@ -79,6 +79,8 @@ override STAGE_WORDS: u32 = 1u;
 var<workgroup> stage: array<u32, STAGE_WORDS>;
 var<workgroup> stage_missing: atomic<u32>;
 var<workgroup> stage_flag: u32;
+// The cooperative panel's gather with subgroups: set by a subgroup whose polls ran out.
+var<workgroup> gather_late: atomic<u32>;
 
 // A candidate in `cand`: its key's words, then its row.
 #ifdef F64
@@ -691,32 +693,58 @@ fn any_lane(missing: bool, lane: Lane) -> bool {
 
 // Waits for every workgroup's candidate for column k, at most `polls` polls, each reading
 // every word into `stage` (four loads issued before any is looked at: a branch on a loaded
-// word would wait for it); whether all arrived (uniform).
+// word would wait for it); whether all arrived (uniform). With subgroups each subgroup polls
+// its own words (its lanes', WG_SIZE apart) until they are all ready, with no barrier between
+// its polls, and the workgroup meets once after: a poll by the whole workgroup took three
+// barriers.
 fn gather(m: u32, k: u32, lane: Lane, polls: u32) -> bool {
-    let base = slot_word(m, k, 0u);
-    let words = params.tiles * SLOT_WORDS;
+#ifdef SUBGROUP
+    var ready = false;
+    for (var poll = 0u; poll < polls && !ready; poll++) {
+        ready = subgroupAll(!poll_words(m, k, lane));
+    }
+    if !ready && lane.sg_lane == 0u {
+        atomicOr(&gather_late, 1u);
+    }
+    // (Its barriers also show every subgroup's stage words to every lane.)
+    let late = workgroupUniformLoad(&gather_late) != 0u;
+    // Every lane has read the flag; the next gather's first write follows a barrier.
+    if lane.index == 0u {
+        atomicStore(&gather_late, 0u);
+    }
+    return !late;
+#else
     for (var poll = 0u; poll < polls; poll++) {
-        var missing = false;
-        for (var w0 = lane.index; w0 < words; w0 += 4u * WG_SIZE) {
-            let w1 = w0 + WG_SIZE;
-            let w2 = w1 + WG_SIZE;
-            let w3 = w2 + WG_SIZE;
-            // Past the words: a ready stand-in, loaded from the last word.
-            let v0 = atomicLoad(&cand[base + w0]);
-            let v1 = select(0u, atomicLoad(&cand[base + min(w1, words - 1u)]), w1 < words);
-            let v2 = select(0u, atomicLoad(&cand[base + min(w2, words - 1u)]), w2 < words);
-            let v3 = select(0u, atomicLoad(&cand[base + min(w3, words - 1u)]), w3 < words);
-            stage[w0] = v0;
-            if w1 < words { stage[w1] = v1; }
-            if w2 < words { stage[w2] = v2; }
-            if w3 < words { stage[w3] = v3; }
-            missing = missing | !is_ready(v0) | !is_ready(v1) | !is_ready(v2) | !is_ready(v3);
-        }
-        if !any_lane(missing, lane) {
+        if !any_lane(poll_words(m, k, lane), lane) {
             return true;
         }
     }
     return false;
+#endif
+}
+
+// One poll of the lane's words of the candidate slots for column k into `stage`: whether any
+// is not ready yet.
+fn poll_words(m: u32, k: u32, lane: Lane) -> bool {
+    let base = slot_word(m, k, 0u);
+    let words = params.tiles * SLOT_WORDS;
+    var missing = false;
+    for (var w0 = lane.index; w0 < words; w0 += 4u * WG_SIZE) {
+        let w1 = w0 + WG_SIZE;
+        let w2 = w1 + WG_SIZE;
+        let w3 = w2 + WG_SIZE;
+        // Past the words: a ready stand-in, loaded from the last word.
+        let v0 = atomicLoad(&cand[base + w0]);
+        let v1 = select(0u, atomicLoad(&cand[base + min(w1, words - 1u)]), w1 < words);
+        let v2 = select(0u, atomicLoad(&cand[base + min(w2, words - 1u)]), w2 < words);
+        let v3 = select(0u, atomicLoad(&cand[base + min(w3, words - 1u)]), w3 < words);
+        stage[w0] = v0;
+        if w1 < words { stage[w1] = v1; }
+        if w2 < words { stage[w2] = v2; }
+        if w3 < words { stage[w3] = v3; }
+        missing = missing | !is_ready(v0) | !is_ready(v1) | !is_ready(v2) | !is_ready(v3);
+    }
+    return missing;
 }
 
 // The best of the staged candidates for column k, as (key, workgroup): the least workgroup on
@@ -752,6 +780,11 @@ fn staged_best(k: u32, lane: Lane) -> Best {
 fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
     let nb = params.nb;
     var k = 0u;
+    // Workgroup memory starts undefined (pipelines are built without its zero fill); the
+    // first gather's flag is cleared before group_argmax's barrier.
+    if lane.index == 0u {
+        atomicStore(&gather_late, 0u);
+    }
     if resume {
         // (Earlier plays by this workgroup's other lanes wrote the words read here.)
         storageBarrier();
@@ -839,6 +872,12 @@ fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
 fn finish(m: u32, lane: Lane) {
     let nb = params.nb;
     let groups = params.tiles;
+    // Workgroup memory starts undefined: a stale flag made every FINISH replay its
+    // workgroups once for nothing (+0.55 ms of 4096², benches/NOTES.md session 62).
+    if lane.index == 0u {
+        atomicStore(&stage_missing, 0u);
+    }
+    workgroupBarrier();
     for (var round = 0u; round <= nb; round++) {
         var behind = false;
         for (var g = lane.index; g < groups; g += WG_SIZE) {

@@ -81,9 +81,10 @@ const COLUMN_ROWS: usize = 256;
 const ROUND_GRAIN: usize = 128;
 /// Polls a workgroup of the cooperative panel makes for the others' candidates for a column
 /// before it leaves its rows to the finishing step: far more than a step needs on a GPU
-/// whose workgroups all run (a poll is an L2 round trip, ~1 µs; a step ~3 µs on the H200,
-/// where 64, 256 and 4,096 polls measured alike), few enough that a GPU that cannot hold
-/// them all loses ~0.3 ms a column before the finishing step takes over.
+/// whose workgroups all run (a poll is an L2 round trip; a step ~3 µs on the H200, where 64,
+/// 256 and 4,096 polls of the whole workgroup measured alike, and 256 to 16,384 of a
+/// subgroup alone, benches/NOTES.md sessions 56 and 62), few enough that a GPU that cannot
+/// hold them all loses little before the finishing step takes over.
 const PANEL_POLLS: u32 = 256;
 /// The same where the adapter caps loop iterations (llvmpipe runs two workgroups at a time,
 /// so most waits there run out).
@@ -411,7 +412,8 @@ impl<T: Scalar> PickedPanel<T> {
             _ if !tall => None,
             Some(TallPanels::ByColumns) => None,
             choice => {
-                let bytes = sized(column_rows as u32, false) + 4 * stage_words as u64 + 8;
+                // The stage and its three flags.
+                let bytes = sized(column_rows as u32, false) + 4 * stage_words as u64 + 12;
                 let loops = cooperative_loops(groups as u64, column_rows as u64, slot_words as u64, polls as u64);
                 let what = || format!("a cooperative panel of {n} rows in workgroups of {column_rows}");
                 let refusal = if bytes > budget {
