@@ -55,8 +55,8 @@ fn store_rows(first: u32, team: TeamLane, in_batch: bool, factored: Factored) {
 fn run(workgroup: u32, lane: Lane) {
     let team = team_lane(lane, SLICE);
     let matrix = workgroup * (WG_SIZE / TEAM) + lane.index / TEAM;
-    // Teams past the batch run along with zeros (shuffles and barriers need every lane) and
-    // write nothing.
+    // Teams past the batch run along on whatever their part of the stage holds (shuffles and
+    // barriers need every lane) and write nothing.
     let in_batch = matrix < params.batch;
     let first = matrix * params.n * params.n;
     let factored = factor_rows(team, load_rows(first, team, in_batch));

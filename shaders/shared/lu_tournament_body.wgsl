@@ -781,9 +781,10 @@ fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
     let nb = params.nb;
     var k = 0u;
     // Workgroup memory starts undefined (pipelines are built without its zero fill); the
-    // first gather's flag is cleared before group_argmax's barrier.
+    // first gather's flags are cleared before group_argmax's barrier.
     if lane.index == 0u {
         atomicStore(&gather_late, 0u);
+        atomicStore(&stage_missing, 0u);
     }
     if resume {
         // (Earlier plays by this workgroup's other lanes wrote the words read here.)
