@@ -1,10 +1,11 @@
 // Blocked right-looking LU with partial pivoting for matrices past workgroup memory (LAPACK
 // getrf's algorithm): for each panel of NB columns starting at column j0, four steps, each a
 // dispatch (`params.step`), on a batch of n × n matrices stacked by rows in `a`:
-//   PANEL  where the panel (n × NB) fits in workgroup memory: one workgroup per matrix
-//          factors it there, column by column as lu_small does, swapping rows within the
-//          panel only; pivots[] as getrf's (0-based rows), info as LAPACK's. Taller
-//          panels pick their pivot rows in place (lu_tournament.wgsl);
+//   PANEL  only with LuOptions::staged_panel, where the panel (n × NB) fits in workgroup
+//          memory: one workgroup per matrix factors it there, column by column as lu_small
+//          does, swapping rows within the panel only; pivots[] as getrf's (0-based rows),
+//          info as LAPACK's. By default the panel's rows are in registers and pick their
+//          pivot rows in place (lu_tournament.wgsl);
 //   SWAP   the panel's row swaps applied to every column outside the panel, or to every
 //          column after a panel of lu_tournament.wgsl: their net effect as moves of whole
 //          rows (at most 2·nb), every moved entry read, then written;

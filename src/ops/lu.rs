@@ -129,10 +129,12 @@ pub enum LuAlgorithm {
     /// subgroups, the smallest subgroup size), a row per lane in registers, exchanges by
     /// shuffles (`shaders/lu_team.wgsl`): n up to the team size.
     Team,
-    /// Blocked right-looking factorization in global memory, panels of 32 columns
-    /// (`shaders/lu_blocked.wgsl`: panel, row swaps, triangular solve, GEMM update, a
-    /// dispatch each; with [`Pivoting::Tournament`] the panel is `shaders/lu_tournament.wgsl`'s
-    /// rounds and its solve for the multipliers): any n. Not without pivoting.
+    /// Blocked right-looking factorization in global memory, panels of 32 columns: each
+    /// panel's rows in registers, a lane a row (`shaders/lu_tournament.wgsl`: one
+    /// workgroup's round, cooperating workgroups past that, or with [`Pivoting::Tournament`]
+    /// rounds and a solve for the multipliers; [`LuOptions::staged_panel`] factors it in
+    /// workgroup memory instead), then row swaps, triangular solve and GEMM update
+    /// (`shaders/lu_blocked.wgsl`), a dispatch each: any n. Not without pivoting.
     Blocked,
 }
 
@@ -1077,8 +1079,10 @@ impl<T: Scalar> BatchedLu<T> {
 
     /// GPU time of the factorization of `a` in place by step (µs, summed over its
     /// dispatches, each timed in a compute pass of its own and so with a pass's fixed cost
-    /// included): `panel`, `swap`, `trsm`, `gemm` for the blocked LU (`rounds`, `lower` with
-    /// a tournament), `factor` for the others. Needs timestamps
+    /// included): for the blocked LU `swap`, `trsm`, `gemm` and its panels' steps —
+    /// `rounds` (one workgroup's), `cooperative` and `finish` or `columns` (taller panels),
+    /// `lower` (a tournament's), `panel` (a panel in workgroup memory) —, `factor` for the
+    /// others. Needs timestamps
     /// ([`Context::has_timestamps`]); for finding where the time goes, not for speed.
     pub fn profile_factor(&self, a: &mut GpuDense<T>, pivots: &mut GpuVec<u32>) -> Result<Vec<(String, f64)>> {
         if !self.ctx.has_timestamps() {
