@@ -243,8 +243,8 @@ fn trsm(m: u32, tile: u32, lane: Lane) {
 // at a time. A lane's four rows of L21's column k are rows r, r + 16, r + 32, r + 48 (r =
 // lane / 16); lane lc's columns of C and U12 are lc, lc + 16, lc + 32, lc + 48, so that C's
 // loads and stores are coalesced across lc.
-fn load_chunk(m: u32, row0: u32, col0: u32, kc: u32, lane: Lane) -> Chunk {
-    let j0 = params.j0;
+fn load_chunk(m: u32, update: TrailingUpdate, row0: u32, col0: u32, kc: u32, lane: Lane) -> Chunk {
+    let j0 = update.jk;
     let n = params.n;
     let e = lane.index;
     var chunk = Chunk(vec4<Real>(0.0), vec4<Real>(0.0));
@@ -255,10 +255,10 @@ fn load_chunk(m: u32, row0: u32, col0: u32, kc: u32, lane: Lane) -> Chunk {
     let ku = kc + e / 16u;
     let c = e % 16u;
     for (var q = 0u; q < 4u; q++) {
-        if row0 + r + 16u * q < n && kl < params.nb {
+        if row0 + r + 16u * q < n && kl < update.nb {
             chunk.l[q] = a[at(m, row0 + r + 16u * q, j0 + kl)];
         }
-        if col0 + c + 16u * q < n && ku < params.nb {
+        if col0 + c + 16u * q < n && ku < update.nb {
             chunk.u[q] = a[at(m, j0 + ku, col0 + c + 16u * q)];
         }
     }
@@ -305,6 +305,6 @@ fn run(workgroup: u32, lane: Lane) {
         case PANEL: { panel(m, lane); }
         case SWAP: { swap_columns(m, tile, lane); }
         case TRSM: { trsm(m, tile, lane); }
-        default: { gemm(m, tile, lane); }
+        default: { gemm(m, tile, lane, TrailingUpdate(params.j0, params.nb, params.j0 + params.nb)); }
     }
 }

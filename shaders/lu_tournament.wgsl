@@ -30,7 +30,9 @@
 //   A one-round TOURNAMENT with `strips` and `ahead` is a look-ahead: the panel's workgroup
 //               first applies the previous panel's interchanges to its columns and solves
 //               their U12, and the previous panel's update runs beside it, in workgroups
-//               after its own (the body's "Look-ahead" section).
+//               after its own (the body's "Look-ahead" section). A COOPERATIVE panel with
+//               them runs the previous tall panel's GEMM beside it (tiles after its
+//               workgroups, right of the panel), its rows taking their own columns' part.
 // A lane holds its row's panel columns in eight named vec4 registers (an indexed array would
 // spill to memory), so a workgroup takes WG_SIZE rows; only the pivot rows pass through
 // workgroup memory. This file reads and writes A an element at a time (any n),

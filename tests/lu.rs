@@ -234,7 +234,10 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
     let mut rng = Rng::new(seed);
     let options = LuOptions { algorithm: LuAlgorithm::Blocked, ..Default::default() };
     let kinds = [Kind::Random, Kind::Graded, Kind::Singular, Kind::Tied, Kind::Shuffled];
+    // f64 factorizations with a GEMM beside a tall panel, and whether any context has f64.
+    let (mut f64_beside, mut f64_contexts) = (0, 0);
     for (_, ctx) in common::contexts() {
+        f64_contexts += ctx.supports::<f64>() as usize;
         // 65: a panel of one column; 100: a GEMM tile cut short; 129: five panels, 2 × 2 tiles.
         // By default with rows in registers, then with each panel in workgroup memory.
         let staged = LuOptions { staged_panel: true, ..options.clone() };
@@ -287,6 +290,32 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
                 }
             }
         }
+        // A tall panel's GEMM beside the next tall panel's cooperative dispatch (the
+        // look-ahead, in workgroups of 256): n = 300 on vec4s (panels of 300 and 268 rows,
+        // then rounds) and 299 on elements (299 and 267); by default in f32 and f64, and
+        // not with the look-ahead off.
+        for n in [300, 299] {
+            for (look_ahead, beside) in [(None, true), (Some(false), false)] {
+                let tall = LuOptions {
+                    tournament_rows: Some(256),
+                    tall_panels: Some(TallPanels::Cooperative),
+                    look_ahead,
+                    ..options.clone()
+                };
+                let plan = BatchedLu::<f32>::with_options(ctx, n, 3, Pivoting::Partial, &tall).unwrap();
+                assert_eq!(plan.describe().ends_with("beside the GEMM before"), beside, "{}", plan.describe());
+                check_options::<f32>(ctx, n, 3, Pivoting::Partial, &tall, &kinds, &mut rng);
+                if ctx.supports::<f64>() {
+                    // (Where its stage fits: not beside lavapipe's candidate rows of 4-lane
+                    // subgroups in 32 KiB.)
+                    let plan = BatchedLu::<f64>::with_options(ctx, n, 2, Pivoting::Partial, &tall).unwrap();
+                    let plan_beside = plan.describe().ends_with("beside the GEMM before");
+                    assert!(beside || !plan_beside, "{}", plan.describe());
+                    f64_beside += plan_beside as usize;
+                    check_options::<f64>(ctx, n, 2, Pivoting::Partial, &tall, &kinds, &mut rng);
+                }
+            }
+        }
         // Every panel in one round, the first included (whose ties the checks pin to the
         // first row): 64 rows in 64 lanes, 200 in 256.
         for (n, rows) in [(64, 64), (200, 256)] {
@@ -331,6 +360,7 @@ fn blocked_lu_factors_matrices_of_several_panels_and_tiles() {
         let e = BatchedLu::<f32>::with_options(ctx, 300, 1, Pivoting::Partial, &odd).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
     }
+    assert!(f64_contexts == 0 || f64_beside > 0, "no f64 factorization ran a GEMM beside a tall panel");
 }
 
 /// Tournament pivoting: blocks of 64 rows make several rounds (n = 129: 3 leaves, then 2

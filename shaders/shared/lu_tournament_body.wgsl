@@ -10,6 +10,7 @@
 #import row_blocks
 #import ready_words
 #import lu_moves
+#import lu_gemm_vec4_front
 
 const TOURNAMENT: u32 = 0u;
 const LOWER: u32 = 1u;
@@ -46,6 +47,10 @@ struct Params {
     // panel's (0: the panel alone), and 1 where the panel first takes the previous panel's
     // update (both where that update was deferred); `permute` 1 where this panel's own
     // update is deferred: its rows are stored where its interchanges take them.
+    // COOPERATIVE: `strips` is the previous panel's GEMM tiles a matrix beside the panel (on
+    // the columns right of it), `ahead` 1 where the panel's rows first take that update's
+    // part in its own columns (both where the previous panel's GEMM was left to this
+    // dispatch).
     strips: u32,
     ahead: u32,
     permute: u32,
@@ -109,6 +114,20 @@ fn load_candidate(w: u32) -> Best {
     return Best(atomicLoad(&cand[w]), atomicLoad(&cand[w + 1u]));
 }
 #endif
+
+// The GEMM's front (lu_gemm_vec4_front.wgsl) on this file's blocks of A.
+fn gemm_block(m: u32, i: u32, j: u32) -> vec4<Real> {
+    if i < params.n {
+        return load_block_at(m, i, j, 0u);
+    }
+    return vec4<Real>(0.0);
+}
+
+fn put_gemm_block(m: u32, i: u32, j: u32, v: vec4<Real>) {
+    if i < params.n {
+        store_block_at(m, i, j, 0u, v);
+    }
+}
 
 // Block b of row i's panel columns (params.j0 …).
 fn load_block(m: u32, i: u32, b: u32) -> vec4<Real> {
@@ -814,6 +833,10 @@ fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
     if exists {
         load_row(m, i, params.j0, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
     }
+    // (A resumed workgroup's rows were stored with it.)
+    if params.ahead != 0u && !resume {
+        take_previous(m, i, exists, lane, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
+    }
     var used = !exists;
     for (var s = 0u; s < k; s++) {
         used = used || picks[s] == i;
@@ -865,6 +888,32 @@ fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
         atomicStore(&cand[progress_word(m, g)], k);
     }
     return k;
+}
+
+// The previous panel's update of a cooperative panel's columns where that panel's GEMM runs
+// beside this one (`params.ahead`; every lane calls it, after loading its row): its TRSM
+// has left U12 in A (rows jk …, this panel's columns), which goes to the GEMM's stage, and
+// each row takes its part as a look-ahead round's rows do (take_update). The GEMM's tiles
+// after the panel's workgroups update the columns right of the panel.
+fn take_previous(m: u32, i: u32, exists: bool, lane: Lane, r0: ptr<function, vec4<Real>>,
+                 r1: ptr<function, vec4<Real>>, r2: ptr<function, vec4<Real>>, r3: ptr<function, vec4<Real>>,
+                 r4: ptr<function, vec4<Real>>, r5: ptr<function, vec4<Real>>, r6: ptr<function, vec4<Real>>,
+                 r7: ptr<function, vec4<Real>>) {
+    let jk = params.j0 - NB;
+    for (var e = lane.index; e < TOP_BLOCKS; e += WG_SIZE) {
+        gemm_stage[U_AT + e] = load_block_at(m, jk + e / 8u, params.j0, e % 8u);
+    }
+    workgroupBarrier();
+    if exists {
+        take_update(m, i, jk, r0, r1, r2, r3, r4, r5, r6, r7);
+    }
+}
+
+// The previous panel's update beside a cooperative panel (`params.strips` tiles a matrix):
+// its GEMM on the columns right of this panel, whose own columns its rows take
+// (take_previous).
+fn previous_update() -> TrailingUpdate {
+    return TrailingUpdate(params.j0 - NB, NB, params.j0 + params.nb);
 }
 
 // FINISH for matrix m: the workgroups the cooperative dispatch left behind, played in turn
@@ -1079,18 +1128,29 @@ fn take_block(r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>, r2: 
     for (var q = 0u; q < 4u; q++) {
         let u = U_AT + (4u * b + q) * 8u;
         let x = vec4<Real>(-l[q]);
-        *r0 = fma(x, slot_rows[u], *r0);
-        *r1 = fma(x, slot_rows[u + 1u], *r1);
-        *r2 = fma(x, slot_rows[u + 2u], *r2);
-        *r3 = fma(x, slot_rows[u + 3u], *r3);
-        *r4 = fma(x, slot_rows[u + 4u], *r4);
-        *r5 = fma(x, slot_rows[u + 5u], *r5);
-        *r6 = fma(x, slot_rows[u + 6u], *r6);
-        *r7 = fma(x, slot_rows[u + 7u], *r7);
+        *r0 = fma(x, u12_block(u), *r0);
+        *r1 = fma(x, u12_block(u + 1u), *r1);
+        *r2 = fma(x, u12_block(u + 2u), *r2);
+        *r3 = fma(x, u12_block(u + 3u), *r3);
+        *r4 = fma(x, u12_block(u + 4u), *r4);
+        *r5 = fma(x, u12_block(u + 5u), *r5);
+        *r6 = fma(x, u12_block(u + 6u), *r6);
+        *r7 = fma(x, u12_block(u + 7u), *r7);
     }
 }
 
-// Row i (in r0 … r7) takes panel k's update: A22 ← A22 − L21·U12 (U12 in slot_rows). L21's
+// Block e of U12 (row · 8 + column block) where take_update reads it: slot_rows (rounds and
+// strips, after solve_top), or in the cooperative variant the GEMM's stage, which the panel's
+// own workgroups do not otherwise use (`take_previous`).
+fn u12_block(e: u32) -> vec4<Real> {
+#ifdef COOPERATIVE
+    return gemm_stage[e];
+#else
+    return slot_rows[e];
+#endif
+}
+
+// Row i (in r0 … r7) takes panel k's update: A22 ← A22 − L21·U12 (U12 by u12_block). L21's
 // blocks are loaded four at a time, all four before any is used (a load a block waited out
 // eight latencies a row; all eight at once would not fit 1,024 lanes' registers).
 fn take_update(m: u32, i: u32, jk: u32, r0: ptr<function, vec4<Real>>, r1: ptr<function, vec4<Real>>,
@@ -1188,6 +1248,15 @@ fn run(workgroup: u32, lane: Lane) {
     if params.step == FINISH {
         if workgroup < params.batch {
             finish(workgroup, lane);
+        }
+        return;
+    }
+    // The previous panel's GEMM beside the panel: the workgroups after the panel's.
+    let panel_groups = params.batch * params.tiles;
+    if workgroup >= panel_groups {
+        let t = workgroup - panel_groups;
+        if t < params.batch * params.strips {
+            gemm(t / params.strips, t % params.strips, lane, previous_update());
         }
         return;
     }

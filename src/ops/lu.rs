@@ -64,6 +64,10 @@ const PANEL: usize = 32;
 const GEMM_TILE: usize = 64;
 /// Columns of L21 (rows of U12) its GEMM stages at a time (`K_CHUNK` there).
 const GEMM_CHUNK: usize = 16;
+/// The GEMM's lanes (16 × 16 of 4 × 4 outputs).
+const GEMM_LANES: usize = 256;
+/// The GEMM's stage (`GEMM_STAGE`): 16 columns of L21's tile and 16 rows of U12's, as vec4s.
+const GEMM_STAGE: u32 = (2 * GEMM_TILE * GEMM_CHUNK / 4) as u32;
 /// Columns a workgroup of its row swaps moves (`SWAP_COLS` there).
 const SWAP_COLS: usize = 32;
 /// Rows a workgroup of the tournament's multipliers solves, a lane each: the lanes work
@@ -199,13 +203,17 @@ pub struct LuOptions {
     /// The blocked LU with partial pivoting and rows in registers: factor each panel that
     /// one workgroup's round takes in the same dispatch as the previous panel's trailing
     /// update (look-ahead; the panel's own columns take their part of it first), so that the
-    /// panel's workgroup and the update share the GPU instead of taking turns. `None`: in f32
-    /// (`Some(true)` in f64 too); `Some(false)`: every panel after the update before it.
+    /// panel's workgroup and the update share the GPU instead of taking turns; and where a
+    /// panel and the next are both taller than a round (stepped cooperatively in workgroups
+    /// of 256), the first one's GEMM runs in the second one's dispatch, beside it, on the
+    /// columns right of it (the second's rows take their own columns' part as they load).
+    /// `None`: the GEMM beside tall panels in f32 and f64 (H200, 4096²: f32 15.1 → 13.8 ms,
+    /// f64 23.8 → 20.1, benches/NOTES.md session 63), the rounds' look-ahead in f32 only (in
+    /// f64 a round's rows fill its registers and the strips beside it made it slower);
+    /// `Some(true)`: both in both; `Some(false)`: every panel after the update before it.
     /// Tournaments and staged panels (`InvalidArgument` with `Some(true)`) do not look ahead,
-    /// nor do panels taller than a round (stepped cooperatively: the update's traffic beside
-    /// them slowed their polls as much as it saved, benches/NOTES.md, session 58), nor the
-    /// first panel after them (a panel whose update is deferred stores its rows where its
-    /// interchanges take them, which only a round does).
+    /// nor does the first panel of one round after tall ones (a panel whose update is
+    /// deferred stores its rows where its interchanges take them, which only a round does).
     pub look_ahead: Option<bool>,
 }
 
@@ -303,6 +311,9 @@ fn round_lanes(rows: usize, least: usize, grain: usize) -> usize {
 #[derive(Clone, Copy)]
 struct CooperativePanel {
     polls: u32,
+    /// Whether a panel's dispatch may run the previous panel's GEMM beside it (in workgroups
+    /// of 256 lanes, its pipeline holding the GEMM's stage).
+    beside: bool,
     /// The candidate slots (column-major by workgroup), reset to not-ready after each panel.
     slots: usize,
     /// The picks (a word a column) and each workgroup's progress.
@@ -312,7 +323,7 @@ struct CooperativePanel {
 /// The most loop iterations an invocation of the cooperative panel (either step) runs, for
 /// `groups` workgroups of `lanes` and `polls` a wait: a generous count of each loop of
 /// `shaders/shared/lu_tournament_body.wgsl` (llvmpipe caps their sum).
-fn cooperative_loops(groups: u64, lanes: u64, slot_words: u64, polls: u64) -> u64 {
+fn cooperative_loops(groups: u64, lanes: u64, slot_words: u64, polls: u64, beside: bool) -> u64 {
     let nb = PANEL as u64;
     // A row's eight blocks loaded and stored (four elements each in the element variant),
     // and the picks compared.
@@ -321,7 +332,10 @@ fn cooperative_loops(groups: u64, lanes: u64, slot_words: u64, polls: u64) -> u6
     // a poll reads every slot four words a lane at a time.
     let step = lanes.ilog2() as u64 + 2 + groups + 1 + 8 * 5;
     let poll = (groups * slot_words).div_ceil(4 * lanes) + 1;
-    let cooperative = rows + nb * (step + polls.max(1) * poll) + polls * poll;
+    // Beside the previous panel's GEMM: U12 staged, a row's update by it (eight blocks of
+    // four rows), and a GEMM tile's chunks (two of 16 steps).
+    let previous = if beside { (8 * PANEL as u64).div_ceil(lanes) + 8 * 4 + 2 * (GEMM_CHUNK as u64 + 4) } else { 0 };
+    let cooperative = rows + previous + nb * (step + polls.max(1) * poll) + polls * poll;
     // The finishing step: up to nb + 1 rounds of a play of every workgroup (a failed wait
     // each), every column's step once per workgroup, the record and the reset.
     let finish = (nb + 1) * (groups.div_ceil(lanes) + 2 + groups * (rows + step + poll))
@@ -409,14 +423,34 @@ impl<T: Scalar> PickedPanel<T> {
             Some(_) => PANEL_POLLS_CAPPED,
             None => PANEL_POLLS,
         });
+        // The look-ahead (partial pivoting): before panels of one workgroup's round, and the
+        // GEMM beside a cooperative panel. By
+        // default in f32: in f64 a row's 32 values fill the registers of a round's 1,024
+        // lanes, and the update's strips beside the panel made it slower on the H200 (1024²
+        // 5.90 → 6.70 ms; benches/NOTES.md, session 58).
+        let look_ahead = match options.look_ahead {
+            Some(false) => false,
+            Some(true) if tournament => {
+                return Err(Error::InvalidArgument("LuOptions: look_ahead is partial pivoting's".into()));
+            }
+            Some(true) => true,
+            None => !tournament && T::KIND.size() == 4,
+        };
+        let gemm_beside = !tournament && options.look_ahead != Some(false);
         let tall = !tournament && n > rows as usize;
         let cooperative = match options.tall_panels {
             _ if !tall => None,
             Some(TallPanels::ByColumns) => None,
             choice => {
-                // The stage and its three flags.
-                let bytes = sized(column_rows as u32, false) + 4 * stage_words as u64 + 12;
-                let loops = cooperative_loops(groups as u64, column_rows as u64, slot_words as u64, polls as u64);
+                // The stage and its three flags (and not the rounds' pivot block); with the GEMM
+                // beside, its stage (where U12 also waits for the panel's rows), where it fits.
+                let pivot_block = (PANEL * PANEL) as u64 * T::KIND.size();
+                let bytes = sized(column_rows as u32, false) - pivot_block + 4 * stage_words as u64 + 12;
+                let gemm_bytes = GEMM_STAGE as u64 * 4 * T::KIND.size();
+                let beside = gemm_beside && column_rows == GEMM_LANES && bytes + gemm_bytes <= budget;
+                let bytes = bytes + if beside { gemm_bytes } else { 0 };
+                let loops =
+                    cooperative_loops(groups as u64, column_rows as u64, slot_words as u64, polls as u64, beside);
                 let what = || format!("a cooperative panel of {n} rows in workgroups of {column_rows}");
                 let refusal = if bytes > budget {
                     Some(Error::LimitExceeded {
@@ -431,7 +465,8 @@ impl<T: Scalar> PickedPanel<T> {
                 let crowded = choice.is_none() && batch * groups > COOPERATIVE_WORKGROUPS;
                 match (refusal, choice) {
                     (None, _) if !crowded => {
-                        let panel = CooperativePanel { polls, slots: stride, record: stride + PANEL * stage_words };
+                        let panel =
+                            CooperativePanel { polls, beside, slots: stride, record: stride + PANEL * stage_words };
                         stride = panel.record + PANEL + groups;
                         Some(panel)
                     }
@@ -439,18 +474,6 @@ impl<T: Scalar> PickedPanel<T> {
                     _ => None,
                 }
             }
-        };
-        // The look-ahead: before panels of one workgroup's round (partial pivoting). By
-        // default in f32: in f64 a row's 32 values fill the registers of a round's 1,024
-        // lanes, and the update's strips beside the panel made it slower on the H200 (1024²
-        // 5.90 → 6.70 ms; benches/NOTES.md, session 58).
-        let look_ahead = match options.look_ahead {
-            Some(false) => false,
-            Some(true) if tournament => {
-                return Err(Error::InvalidArgument("LuOptions: look_ahead is partial pivoting's".into()));
-            }
-            Some(true) => true,
-            None => !tournament && T::KIND.size() == 4,
         };
         let words = batch.checked_mul(stride).filter(|&w| w <= u32::MAX as usize).ok_or_else(|| {
             Error::InvalidArgument(format!("the tournament's picks for {batch} matrices of {n} rows pass 2^32"))
@@ -549,10 +572,19 @@ impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
     }
 
     fn new(ctx: &Context, lanes: &PanelLanes, slots: impl Fn(u32) -> u32) -> Result<Self> {
-        let kernel = |rows: u32| ctx.kernel::<S, T>(S::flags(false), S::overrides(rows, slots(rows), 1, true));
+        let kernel = |rows: u32| ctx.kernel::<S, T>(S::flags(false), S::overrides(rows, slots(rows), 1, true, 1));
         let tall = match lanes.tall {
             Some(TallLanes::Cooperative { panel, stage }) => Some(TallKernel::Cooperative(
-                ctx.kernel::<S, T>(S::flags(true), S::overrides(lanes.column, slots(lanes.column), stage, false))?,
+                ctx.kernel::<S, T>(
+                    S::flags(true),
+                    S::overrides(
+                        lanes.column,
+                        slots(lanes.column),
+                        stage,
+                        false,
+                        if panel.beside { GEMM_STAGE } else { 1 },
+                    ),
+                )?,
                 panel,
             )),
             Some(TallLanes::ByColumns) => Some(TallKernel::ByColumns(kernel(lanes.column)?)),
@@ -572,11 +604,12 @@ enum PickedKernels<T: Scalar> {
 }
 
 impl<T: Scalar> PickedKernels<T> {
-    /// Whether tall panels are stepped cooperatively.
-    fn cooperative(&self) -> bool {
+    /// How tall panels are stepped cooperatively (`None`: by columns, or none are tall).
+    fn cooperative_panel(&self) -> Option<CooperativePanel> {
         match self {
-            PickedKernels::Elements(k) => matches!(k.tall, Some(TallKernel::Cooperative(..))),
-            PickedKernels::Vec4(k) => matches!(k.tall, Some(TallKernel::Cooperative(..))),
+            PickedKernels::Elements(PanelKernels { tall: Some(TallKernel::Cooperative(_, panel)), .. })
+            | PickedKernels::Vec4(PanelKernels { tall: Some(TallKernel::Cooperative(_, panel)), .. }) => Some(*panel),
+            _ => None,
         }
     }
 }
@@ -586,8 +619,9 @@ impl<T: Scalar> PickedKernels<T> {
 trait PickedShader: ShaderSpec {
     /// The cooperative panel's variant, or the other steps'.
     fn flags(cooperative: bool) -> Self::Flags;
-    /// `strips`: room in slot_rows for a look-ahead strip (rounds' pipelines).
-    fn overrides(wg_size: u32, slots: u32, stage_words: u32, strips: bool) -> Self::Overrides;
+    /// `strips`: room in slot_rows for a look-ahead strip (rounds' pipelines); `gemm_stage`:
+    /// the GEMM's stage beside a cooperative panel (1 for none).
+    fn overrides(wg_size: u32, slots: u32, stage_words: u32, strips: bool, gemm_stage: u32) -> Self::Overrides;
     fn params<T: Scalar>(p: PickedParams) -> Self::Params<T>;
     fn bindings<'a, T: Scalar>(a: Bind<'a, T>, rest: [Bind<'a, u32>; 3]) -> Self::Bindings<'a, T>;
 }
@@ -623,9 +657,15 @@ macro_rules! picked_shader {
                 $shader::Flags { cooperative }
             }
 
-            fn overrides(wg_size: u32, slots: u32, stage_words: u32, strips: bool) -> $shader::Overrides {
+            fn overrides(
+                wg_size: u32,
+                slots: u32,
+                stage_words: u32,
+                strips: bool,
+                gemm_stage: u32,
+            ) -> $shader::Overrides {
                 let slot_blocks = slot_blocks_for(slots, strips);
-                $shader::Overrides { wg_size, slots, slot_blocks, slot_keys: 2 * slots, stage_words }
+                $shader::Overrides { wg_size, slots, slot_blocks, slot_keys: 2 * slots, stage_words, gemm_stage }
             }
 
             fn params<T: Scalar>(p: PickedParams) -> $shader::Params {
@@ -780,8 +820,7 @@ impl<T: Scalar> BatchedLu<T> {
                 // The triangular solve has a pipeline of its own: its stage would cut the
                 // GEMM's resident workgroups.
                 let steps = lu_blocked::Overrides { panel_tile: 1, left: left(0) as u32, ..Default::default() };
-                // The GEMM's stage: 16 columns of L21's tile and 16 rows of U12's, as vec4s.
-                let gemm_stage = (2 * GEMM_TILE * GEMM_CHUNK / 4) as u32;
+                let gemm_stage = GEMM_STAGE;
                 let gemm = match n % 4 {
                     0 => GemmKernel::Vec4(
                         ctx.kernel(Default::default(), lu_gemm_vec4::Overrides { gemm_stage, ..Default::default() })?,
@@ -1015,6 +1054,15 @@ impl<T: Scalar> BatchedLu<T> {
             BlockedPanel::Picked(picked) => picked.look_ahead && k + 1 < blocks && n - k * PANEL <= picked.rows,
             BlockedPanel::Staged(_) => false,
         };
+        // Whether panel k's GEMM runs beside panel k + 1's cooperative dispatch instead of
+        // before it, where both are taller than a round (on the columns right of panel
+        // k + 1, whose rows take their own columns' part as they load).
+        let beside = |k: usize| match panel {
+            BlockedPanel::Picked(picked) => {
+                picked.kernels.cooperative_panel().is_some_and(|c| c.beside) && n - (k + 1) * PANEL > picked.rows
+            }
+            BlockedPanel::Staged(_) => false,
+        };
         for k in 0..blocks {
             let j0 = k * PANEL;
             let nb = PANEL.min(n - j0);
@@ -1042,9 +1090,15 @@ impl<T: Scalar> BatchedLu<T> {
                 }
                 BlockedPanel::Picked(picked) => {
                     // After a deferred update: this panel with the previous one's update
-                    // strips (every column block but theirs).
-                    let ahead = k > 0 && deferred(k - 1);
-                    let strips = if ahead { blocks - 2 } else { 0 };
+                    // strips (every column block but theirs); after a GEMM left to it, with
+                    // that GEMM's tiles right of this panel.
+                    let (ahead, strips) = if k > 0 && deferred(k - 1) {
+                        (true, blocks - 2)
+                    } else if k > 0 && beside(k - 1) {
+                        (true, (n - j0).div_ceil(GEMM_TILE) * rest.div_ceil(GEMM_TILE))
+                    } else {
+                        (false, 0)
+                    };
                     let permute = deferred(k);
                     let panel = PanelOf { n, batch, j0, nb, a, pivots, info, strips, ahead, permute };
                     picked.record_picks(sink, &panel)?.then_some((picked, panel))
@@ -1060,7 +1114,7 @@ impl<T: Scalar> BatchedLu<T> {
             dispatch(sink, trsm, 2, rest.div_ceil(*trsm_cols))?;
             let tiles = side * side;
             match gemm {
-                _ if tiles == 0 => {}
+                _ if tiles == 0 || beside(k) => {}
                 GemmKernel::Elements(kernel) => dispatch(sink, kernel, 3, tiles)?,
                 GemmKernel::Vec4(kernel) => sink(STEP_NAMES[3], &mut |rec| {
                     let params = lu_gemm_vec4::Params {
@@ -1135,7 +1189,11 @@ impl<T: Scalar> BatchedLu<T> {
                 format!("blocked, panels of {PANEL} by tournaments of {} rows", p.rows)
             }
             Factor::Blocked { panel: BlockedPanel::Picked(p), .. } => {
-                let tall = if p.kernels.cooperative() { "cooperatively" } else { "by columns" };
+                let tall = match p.kernels.cooperative_panel() {
+                    Some(c) if c.beside => "cooperatively beside the GEMM before",
+                    Some(_) => "cooperatively",
+                    None => "by columns",
+                };
                 format!("blocked, panels of {PANEL} with rows in registers, {} a workgroup, taller {tall}", p.rows)
             }
             Factor::Blocked { .. } => format!("blocked, panels of {PANEL} in workgroup memory"),
@@ -1259,14 +1317,23 @@ impl<T: Scalar> PickedPanel<T> {
         if !self.tournament && rows > self.rows {
             let tiles = rows.div_ceil(self.column_rows);
             let workgroups = (p.batch * tiles) as u64;
+            let update = p.strips > 0 || p.ahead;
             match &kernels.tall {
-                _ if p.strips > 0 || p.ahead || p.permute => {
-                    return Err(Error::Validation("lu: a look-ahead beside a panel taller than a round".into()))
+                Some(TallKernel::Cooperative(_, panel)) if update && !panel.beside => {
+                    return Err(Error::Validation("lu: a GEMM beside a panel whose pipeline has no room".into()))
+                }
+                Some(TallKernel::ByColumns(_)) if update => {
+                    return Err(Error::Validation("lu: a look-ahead beside a panel stepped by columns".into()))
+                }
+                _ if p.permute => {
+                    return Err(Error::Validation("lu: a deferred update of a panel taller than a round".into()))
                 }
                 Some(TallKernel::Cooperative(kernel, panel)) => {
                     let params = |step, polls| {
                         self.params::<S>(p, step, tiles, [panel.slots as u32, polls, panel.record as u32])
                     };
+                    // The panel's workgroups, then the previous panel's GEMM tiles.
+                    let workgroups = (p.batch * (tiles + p.strips)) as u64;
                     sink("cooperative", &mut |rec| {
                         rec.dispatch(kernel, params(3, panel.polls), bindings(), workgroups)
                     })?;
