@@ -207,8 +207,8 @@ pub struct LuOptions {
     /// panel and the next are both taller than a round (stepped cooperatively in workgroups
     /// of 256), the first one's GEMM runs in the second one's dispatch, beside it, on the
     /// columns right of it (the second's rows take their own columns' part as they load).
-    /// `None`: the GEMM beside tall panels in f32 and f64 (H200, 4096²: f32 15.1 → 13.8 ms,
-    /// f64 23.8 → 20.1, benches/NOTES.md session 63), the rounds' look-ahead in f32 only (in
+    /// `None`: the GEMM beside tall panels in f32 and f64 (H200, 4096²: f32 15.1 → 12.9 ms,
+    /// f64 23.8 → 19.5, benches/NOTES.md session 63), the rounds' look-ahead in f32 only (in
     /// f64 a round's rows fill its registers and the strips beside it made it slower);
     /// `Some(true)`: both in both; `Some(false)`: every panel after the update before it.
     /// Tournaments and staged panels (`InvalidArgument` with `Some(true)`) do not look ahead,
@@ -311,9 +311,9 @@ fn round_lanes(rows: usize, least: usize, grain: usize) -> usize {
 #[derive(Clone, Copy)]
 struct CooperativePanel {
     polls: u32,
-    /// Whether a panel's dispatch may run the previous panel's GEMM beside it (in workgroups
-    /// of 256 lanes, its pipeline holding the GEMM's stage).
-    beside: bool,
+    /// Where a panel's dispatch may run the previous panel's GEMM beside it (in workgroups
+    /// of 256 lanes): the vec4s of the GEMM's stage its pipeline holds (`GEMM_STAGE`).
+    gemm_stage: Option<u32>,
     /// The candidate slots (column-major by workgroup), reset to not-ready after each panel.
     slots: usize,
     /// The picks (a word a column) and each workgroup's progress.
@@ -444,11 +444,23 @@ impl<T: Scalar> PickedPanel<T> {
             choice => {
                 // The stage and its three flags (and not the rounds' pivot block); with the GEMM
                 // beside, its stage (where U12 also waits for the panel's rows), where it fits.
+                // The stage is padded past half the adapter's workgroup memory where that fits
+                // too: then no two of the pipeline's workgroups share an SM, and a panel's
+                // workgroup keeps its SM to itself while the tiles run (H200, 4096²: 13.76 →
+                // 12.95 ms; two workgroups an SM 13.53, three 13.76; benches/NOTES.md session 63),
+                // with 4 KiB to spare (the H200's driver keeps 10.5 KB there where this counts 7.6).
                 let pivot_block = (PANEL * PANEL) as u64 * T::KIND.size();
                 let bytes = sized(column_rows as u32, false) - pivot_block + 4 * stage_words as u64 + 12;
-                let gemm_bytes = GEMM_STAGE as u64 * 4 * T::KIND.size();
-                let beside = gemm_beside && column_rows == GEMM_LANES && bytes + gemm_bytes <= budget;
-                let bytes = bytes + if beside { gemm_bytes } else { 0 };
+                let vec4_bytes = 4 * T::KIND.size();
+                let alone = (budget / 2 / vec4_bytes + 1).max(GEMM_STAGE as u64);
+                let gemm_stage = [(alone, 4096), (GEMM_STAGE as u64, 0)]
+                    .into_iter()
+                    .find(|&(stage, spare)| {
+                        gemm_beside && column_rows == GEMM_LANES && bytes + stage * vec4_bytes + spare <= budget
+                    })
+                    .map(|(stage, _)| stage);
+                let beside = gemm_stage.is_some();
+                let bytes = bytes + gemm_stage.unwrap_or(0) * vec4_bytes;
                 let loops =
                     cooperative_loops(groups as u64, column_rows as u64, slot_words as u64, polls as u64, beside);
                 let what = || format!("a cooperative panel of {n} rows in workgroups of {column_rows}");
@@ -465,8 +477,9 @@ impl<T: Scalar> PickedPanel<T> {
                 let crowded = choice.is_none() && batch * groups > COOPERATIVE_WORKGROUPS;
                 match (refusal, choice) {
                     (None, _) if !crowded => {
+                        let gemm_stage = gemm_stage.map(|stage| stage as u32);
                         let panel =
-                            CooperativePanel { polls, beside, slots: stride, record: stride + PANEL * stage_words };
+                            CooperativePanel { polls, gemm_stage, slots: stride, record: stride + PANEL * stage_words };
                         stride = panel.record + PANEL + groups;
                         Some(panel)
                     }
@@ -577,13 +590,7 @@ impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
             Some(TallLanes::Cooperative { panel, stage }) => Some(TallKernel::Cooperative(
                 ctx.kernel::<S, T>(
                     S::flags(true),
-                    S::overrides(
-                        lanes.column,
-                        slots(lanes.column),
-                        stage,
-                        false,
-                        if panel.beside { GEMM_STAGE } else { 1 },
-                    ),
+                    S::overrides(lanes.column, slots(lanes.column), stage, false, panel.gemm_stage.unwrap_or(1)),
                 )?,
                 panel,
             )),
@@ -1059,7 +1066,8 @@ impl<T: Scalar> BatchedLu<T> {
         // k + 1, whose rows take their own columns' part as they load).
         let beside = |k: usize| match panel {
             BlockedPanel::Picked(picked) => {
-                picked.kernels.cooperative_panel().is_some_and(|c| c.beside) && n - (k + 1) * PANEL > picked.rows
+                picked.kernels.cooperative_panel().is_some_and(|c| c.gemm_stage.is_some())
+                    && n - (k + 1) * PANEL > picked.rows
             }
             BlockedPanel::Staged(_) => false,
         };
@@ -1190,7 +1198,7 @@ impl<T: Scalar> BatchedLu<T> {
             }
             Factor::Blocked { panel: BlockedPanel::Picked(p), .. } => {
                 let tall = match p.kernels.cooperative_panel() {
-                    Some(c) if c.beside => "cooperatively beside the GEMM before",
+                    Some(c) if c.gemm_stage.is_some() => "cooperatively beside the GEMM before",
                     Some(_) => "cooperatively",
                     None => "by columns",
                 };
@@ -1319,7 +1327,7 @@ impl<T: Scalar> PickedPanel<T> {
             let workgroups = (p.batch * tiles) as u64;
             let update = p.strips > 0 || p.ahead;
             match &kernels.tall {
-                Some(TallKernel::Cooperative(_, panel)) if update && !panel.beside => {
+                Some(TallKernel::Cooperative(_, panel)) if update && panel.gemm_stage.is_none() => {
                     return Err(Error::Validation("lu: a GEMM beside a panel whose pipeline has no room".into()))
                 }
                 Some(TallKernel::ByColumns(_)) if update => {
