@@ -423,11 +423,10 @@ impl<T: Scalar> PickedPanel<T> {
             Some(_) => PANEL_POLLS_CAPPED,
             None => PANEL_POLLS,
         });
-        // The look-ahead (partial pivoting): before panels of one workgroup's round, and the
-        // GEMM beside a cooperative panel. By
-        // default in f32: in f64 a row's 32 values fill the registers of a round's 1,024
-        // lanes, and the update's strips beside the panel made it slower on the H200 (1024²
-        // 5.90 → 6.70 ms; benches/NOTES.md, session 58).
+        // The look-ahead (partial pivoting): before panels of one workgroup's round by default
+        // in f32 only (in f64 a row's 32 values fill the registers of a round's 1,024 lanes,
+        // and the update's strips beside the panel made it slower on the H200: 1024² 5.90 →
+        // 6.70 ms, benches/NOTES.md session 58); the GEMM beside a cooperative panel in both.
         let look_ahead = match options.look_ahead {
             Some(false) => false,
             Some(true) if tournament => {
