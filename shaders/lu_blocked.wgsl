@@ -8,7 +8,8 @@
 //          pivot rows in place (lu_tournament.wgsl);
 //   SWAP   the panel's row swaps applied to every column outside the panel, or to every
 //          column after a panel of lu_tournament.wgsl: their net effect as moves of whole
-//          rows (at most 2·nb), every moved entry read, then written;
+//          rows (at most 2·nb), every moved entry read, then written (after a cooperative
+//          panel lu_tournament.wgsl's SOLVE does this and TRSM);
 //   TRSM   U12 ← L11⁻¹·A12: a lane per column of the rows j0..j0+nb, L11 and the columns
 //          staged in workgroup memory;
 //   GEMM   A22 ← A22 − L21·U12 (shared/lu_gemm_body.wgsl; where n is a multiple of 4,

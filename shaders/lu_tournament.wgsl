@@ -26,7 +26,12 @@
 //               exchange each column's candidates through `cand` within the dispatch and
 //               wait for one another, each wait bounded; FINISH (one workgroup a matrix)
 //               then plays whatever a wait left behind, writes the interchanges and info,
-//               and resets the exchange (shared/lu_tournament_body.wgsl says how).
+//               and moves the pivot rows' block in the panel's own columns
+//               (shared/lu_tournament_body.wgsl says how).
+//   SOLVE       after a COOPERATIVE panel: a workgroup a column block but the panel's
+//               applies the interchanges to its columns and, right of the panel, solves
+//               their U12 (lu_blocked's SWAP and TRSM in one dispatch), and resets a share
+//               of the cooperative exchange for the next panel.
 //   A one-round TOURNAMENT with `strips` and `ahead` is a look-ahead: the panel's workgroup
 //               first applies the previous panel's interchanges to its columns and solves
 //               their U12, and the previous panel's update runs beside it, in workgroups

@@ -599,7 +599,8 @@ fn lu_profile_names_every_step() {
     // Partial pivoting: every panel in one round (by default beside the previous panel's
     // update, which needs no step of its own; or without the look-ahead), or
     // in workgroup memory; with 64 rows a workgroup, panels of more rows cooperatively (by
-    // default) or by columns, the last (40 rows) in one round.
+    // default; their swaps and triangular solve in strips) or by columns, the last (40 rows)
+    // in one round.
     let by_columns = Some(TallPanels::ByColumns);
     let (ahead, plain) = (None, Some(false));
     for (pivoting, rows, tall, staged, look_ahead, steps) in [
@@ -612,7 +613,7 @@ fn lu_profile_names_every_step() {
             None,
             false,
             ahead,
-            &["cooperative", "finish", "swap", "trsm", "gemm", "rounds"][..],
+            &["cooperative", "finish", "strips", "gemm", "rounds", "swap"][..],
         ),
         (
             Pivoting::Partial,
@@ -620,7 +621,7 @@ fn lu_profile_names_every_step() {
             None,
             false,
             plain,
-            &["cooperative", "finish", "swap", "trsm", "gemm", "rounds"][..],
+            &["cooperative", "finish", "strips", "gemm", "rounds", "swap", "trsm"][..],
         ),
         (Pivoting::Partial, Some(64), by_columns, false, ahead, &["columns", "swap", "trsm", "gemm", "rounds"][..]),
         (Pivoting::Tournament, Some(64), None, false, ahead, &["rounds", "swap", "lower", "trsm", "gemm"][..]),

@@ -17,6 +17,7 @@ const LOWER: u32 = 1u;
 const COLUMN: u32 = 2u;
 const COOPERATIVE: u32 = 3u;
 const FINISH: u32 = 4u;
+const SOLVE: u32 = 5u;
 
 const NB: u32 = 32u;
 // An empty candidate slot.
@@ -918,7 +919,7 @@ fn previous_update() -> TrailingUpdate {
 
 // FINISH for matrix m: the workgroups the cooperative dispatch left behind, played in turn
 // (a single poll a wait: every other is stopped) until all are done; then the record (info,
-// the interchanges) and the slots reset.
+// the interchanges) and the panel's own columns' moves. (SOLVE's strips reset the slots.)
 fn finish(m: u32, lane: Lane) {
     let nb = params.nb;
     let groups = params.tiles;
@@ -963,11 +964,18 @@ fn finish(m: u32, lane: Lane) {
         }
         interchanges(m);
     }
-    let words = nb * groups * SLOT_WORDS;
-    let base = slot_word(m, 0u, 0u);
-    for (var w = lane.index; w < words; w += WG_SIZE) {
-        atomicStore(&cand[base + w], NOT_READY);
+    // The panel's own columns' rows where its interchanges take them (its workgroups stored
+    // them where they were), so that SOLVE's strips read L11 in place; the interchanges from
+    // `ids`, where lane 0 left them (the zero pivots were read where the rows were). (Loading
+    // the moved rows with the zero pivots' entries, before the record, made the cooperative
+    // step's pipeline, which FINISH shares, slower: benches/NOTES.md, session 64.)
+    workgroupBarrier();
+    if lane.index < nb {
+        swap_pivot[lane.index] = ids[lane.index];
     }
+    workgroupBarrier();
+    swap_tables(j0, nb, lane);
+    move_rows(m, j0, 1u, lane);
 }
 #endif
 
@@ -1014,10 +1022,57 @@ fn move_rows(m: u32, c0: u32, count: u32, lane: Lane) {
     }
 }
 
-// U12 ← L11⁻¹·A12 on the strip at c0 (its rows moved): back to A, and into slot_rows[U_AT ..].
-// Row i loses L11[i][j] times row j for j = 0, 1, … in turn; a lane holds blocks of U12's
-// rows in registers (one where WG_SIZE ≥ 8·NB), and a row's lanes publish it to workgroup
-// memory once it is final. (Every block read, updated and written back in workgroup memory
+// Panel k's (at jk) interchanges on the strip at c0 (swap_moves' tables), then U12 ← L11⁻¹·A12
+// there (solve_top). U12's rows are loaded from where the interchanges take them from, with L11
+// and the moved rows, before any move is stored: one round trip to A fewer than loading them
+// once the moves are done.
+fn move_and_solve(m: u32, jk: u32, c0: u32, lane: Lane) {
+    let e = lane.index;
+    let moving = e < 2u * NB && dst_row[e] != NONE;
+    var r0 = vec4<Real>(0.0);
+    var r1 = r0;
+    var r2 = r0;
+    var r3 = r0;
+    var r4 = r0;
+    var r5 = r0;
+    var r6 = r0;
+    var r7 = r0;
+    if moving {
+        load_row(m, src_row[e], c0, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
+    }
+    // slot_rows' blocks (U12's rows, then L11's) a lane holds: 2·TOP_BLOCKS / WG_SIZE ≤ 8. The
+    // loop's bound is a constant of the pipeline, so `staged` can stay in registers. (The same
+    // loads folded into move_rows, whose other callers took a bound of 0 chosen at run time,
+    // measured +0.9% on the H200's 1024²: likely `staged` in local memory; benches/NOTES.md,
+    // session 64.)
+    var staged: array<vec4<Real>, 8>;
+    let share = (2u * TOP_BLOCKS + WG_SIZE - 1u) / WG_SIZE;
+    for (var q = 0u; q < share; q++) {
+        let b = e + q * WG_SIZE;
+        let t = (b / 8u) % NB;
+        let row = select(jk + t, src_row[t], b < L_AT && src_row[t] != NONE);
+        if b < 2u * TOP_BLOCKS {
+            staged[q] = load_block_at(m, row, select(c0, jk, b >= L_AT), b % 8u);
+        }
+    }
+    storageBarrier();
+    if moving {
+        store_row(m, dst_row[e], c0, r0, r1, r2, r3, r4, r5, r6, r7);
+    }
+    for (var q = 0u; q < share; q++) {
+        let b = e + q * WG_SIZE;
+        if b < 2u * TOP_BLOCKS {
+            slot_rows[b] = staged[q];
+        }
+    }
+    workgroupBarrier();
+    solve_top(m, jk, c0, lane);
+}
+
+// U12 ← L11⁻¹·A12 on the strip at c0 from slot_rows (move_and_solve stages it): back to A, and
+// into slot_rows[U_AT ..]. Row i loses L11[i][j] times row j for j = 0, 1, … in turn; a lane
+// holds blocks of U12's rows in registers (one where WG_SIZE ≥ 8·NB), and a row's lanes
+// publish it to workgroup memory once it is final. (Every block read, updated and written back in workgroup memory
 // each step took 2–3% longer on the H200; a lane a column solving down its rows a third
 // longer: benches/NOTES.md, sessions 58–59.)
 const TOP_BLOCKS: u32 = 8u * NB;
@@ -1025,10 +1080,6 @@ const TOP_BLOCKS: u32 = 8u * NB;
 const TOP_SHARE: u32 = 4u;
 
 fn solve_top(m: u32, jk: u32, c0: u32, lane: Lane) {
-    for (var e = lane.index; e < 2u * TOP_BLOCKS; e += WG_SIZE) {
-        slot_rows[e] = load_block_at(m, jk + (e / 8u) % NB, select(c0, jk, e >= L_AT), e % 8u);
-    }
-    workgroupBarrier();
     let share = (TOP_BLOCKS + WG_SIZE - 1u) / WG_SIZE;
     // Block q of the lane is U12's block top_block(lane.index + q·WG_SIZE).
     var acc: array<vec4<Real>, TOP_SHARE>;
@@ -1193,9 +1244,7 @@ fn update_below(m: u32, jk: u32, c0: u32, first: u32, end: u32) {
 fn top_ahead(m: u32, lane: Lane) {
     let jk = params.j0 - NB;
     swap_moves(m, jk, NB, lane);
-    move_rows(m, params.j0, 1u, lane);
-    storageBarrier();
-    solve_top(m, jk, params.j0, lane);
+    move_and_solve(m, jk, params.j0, lane);
 }
 
 // A look-ahead panel's row i (in r0 … r7, its panel columns) takes panel k's update
@@ -1221,13 +1270,37 @@ fn strip(m: u32, s: u32, lane: Lane) {
     let block = select(s + 2u, s, s < panel_k);
     let c0 = block * NB;
     swap_moves(m, jk, NB, lane);
-    move_rows(m, c0, 1u, lane);
     if block < panel_k {
+        move_rows(m, c0, 1u, lane);
         return;
     }
-    storageBarrier();
-    solve_top(m, jk, c0, lane);
+    move_and_solve(m, jk, c0, lane);
     update_below(m, jk, c0, params.j0 + lane.index, params.n);
+}
+
+// SOLVE after a cooperative panel (at params.j0; FINISH moved its own columns' rows): strip s
+// of the column blocks but the panel's takes the panel's interchanges, and right of the panel
+// its U12 ← L11⁻¹·A12, as a look-ahead strip does (lu_blocked's SWAP and TRSM in one
+// dispatch, U12 solved by groups of four rows instead of a lane a column down its 32 rows).
+// Its strips also reset the cooperative exchange's slots to not ready for the next panel, a
+// share each (`params.src`: where they start, `params.count`: their words), which FINISH's one
+// workgroup did alone (4096²'s first panel: 66 stores a lane).
+fn tall_strip(m: u32, s: u32, lane: Lane) {
+    let share = (params.count + params.tiles - 1u) / params.tiles;
+    let slots = m * params.stride + params.src;
+    for (var w = s * share + lane.index; w < min((s + 1u) * share, params.count); w += WG_SIZE) {
+        atomicStore(&cand[slots + w], NOT_READY);
+    }
+    let j0 = params.j0;
+    let panel = j0 / NB;
+    let block = select(s + 1u, s, s < panel);
+    let c0 = block * NB;
+    swap_moves(m, j0, params.nb, lane);
+    if block < panel {
+        move_rows(m, c0, 1u, lane);
+        return;
+    }
+    move_and_solve(m, j0, c0, lane);
 }
 
 // The cooperative panel's variant holds its two steps only, the other the rest (each
@@ -1272,6 +1345,7 @@ fn run(workgroup: u32, lane: Lane) {
     switch params.step {
         case TOURNAMENT: { tournament(m, tile, lane); }
         case LOWER: { lower(m, tile, lane); }
+        case SOLVE: { tall_strip(m, tile, lane); }
         default: { column(m, tile, lane); }
     }
 #endif

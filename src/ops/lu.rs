@@ -138,7 +138,9 @@ pub enum LuAlgorithm {
     /// workgroup's round, cooperating workgroups past that, or with [`Pivoting::Tournament`]
     /// rounds and a solve for the multipliers; [`LuOptions::staged_panel`] factors it in
     /// workgroup memory instead), then row swaps, triangular solve and GEMM update
-    /// (`shaders/lu_blocked.wgsl`), a dispatch each: any n. Not without pivoting.
+    /// (`shaders/lu_blocked.wgsl`), a dispatch each (after a cooperative panel, the swaps and
+    /// the solve in one dispatch of strips: `lu_tournament.wgsl`'s SOLVE): any n. Not
+    /// without pivoting.
     Blocked,
 }
 
@@ -226,7 +228,9 @@ pub enum TallPanels {
     /// applies the winner's step. WebGPU promises no forward progress between workgroups, so
     /// each wait is bounded ([`LuOptions::panel_polls`]); a workgroup that runs out stores its
     /// rows and leaves, and a one-workgroup finishing step plays whatever was left until the
-    /// panel is done. Two dispatches a panel.
+    /// panel is done. Two dispatches a panel, and a third for its swaps and U12 (as one
+    /// dispatch of strips of 32 columns, not `lu_blocked.wgsl`'s two: H200, 4096² 13.0 →
+    /// 12.1 ms, benches/NOTES.md session 64).
     Cooperative,
     /// A dispatch per column (33 a panel): each finds the previous column's pivot among the
     /// workgroups' candidates of the dispatch before, applies its step, and publishes its
@@ -316,6 +320,8 @@ struct CooperativePanel {
     gemm_stage: Option<u32>,
     /// The candidate slots (column-major by workgroup), reset to not-ready after each panel.
     slots: usize,
+    /// The words of a candidate slot (a row and its values: 1 + 32 in f32, 1 + 96 in f64).
+    slot_words: usize,
     /// The picks (a word a column) and each workgroup's progress.
     record: usize,
 }
@@ -337,12 +343,15 @@ fn cooperative_loops(groups: u64, lanes: u64, slot_words: u64, polls: u64, besid
     let previous = if beside { (8 * PANEL as u64).div_ceil(lanes) + 8 * 4 + 2 * (GEMM_CHUNK as u64 + 4) } else { 0 };
     let cooperative = rows + previous + nb * (step + polls.max(1) * poll) + polls * poll;
     // The finishing step: up to nb + 1 rounds of a play of every workgroup (a failed wait
-    // each), every column's step once per workgroup, the record and the reset.
+    // each), every column's step once per workgroup, the record and the reset, and the
+    // panel's rows moved (each move's source found by undoing the swaps: 3 · nb).
     let finish = (nb + 1) * (groups.div_ceil(lanes) + 2 + groups * (rows + step + poll))
         + groups * nb * (step + poll)
         + (nb * groups * slot_words).div_ceil(lanes)
         + nb
-        + 2;
+        + 2
+        + 3 * nb
+        + rows;
     cooperative.max(finish)
 }
 
@@ -477,8 +486,13 @@ impl<T: Scalar> PickedPanel<T> {
                 match (refusal, choice) {
                     (None, _) if !crowded => {
                         let gemm_stage = gemm_stage.map(|stage| stage as u32);
-                        let panel =
-                            CooperativePanel { polls, gemm_stage, slots: stride, record: stride + PANEL * stage_words };
+                        let panel = CooperativePanel {
+                            polls,
+                            gemm_stage,
+                            slots: stride,
+                            slot_words,
+                            record: stride + PANEL * stage_words,
+                        };
                         stride = panel.record + PANEL + groups;
                         Some(panel)
                     }
@@ -566,10 +580,11 @@ struct PanelKernels<S: PickedShader, T: Scalar> {
     tall: Option<TallKernel<S, T>>,
 }
 
-/// The pipeline of partial pivoting's tall panels: the cooperative panel and its finishing
-/// step (their own variant, with the stage), or the dispatch per column.
+/// The pipelines of partial pivoting's tall panels: the cooperative panel and its finishing
+/// step (their own variant, with the stage) and the strips after them (a round's pipeline of
+/// the same lanes), or the dispatch per column.
 enum TallKernel<S: PickedShader, T: Scalar> {
-    Cooperative(Kernel<S, T>, CooperativePanel),
+    Cooperative { panel: Kernel<S, T>, strips: Kernel<S, T>, exchange: CooperativePanel },
     ByColumns(Kernel<S, T>),
 }
 
@@ -586,13 +601,14 @@ impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
     fn new(ctx: &Context, lanes: &PanelLanes, slots: impl Fn(u32) -> u32) -> Result<Self> {
         let kernel = |rows: u32| ctx.kernel::<S, T>(S::flags(false), S::overrides(rows, slots(rows), 1, true, 1));
         let tall = match lanes.tall {
-            Some(TallLanes::Cooperative { panel, stage }) => Some(TallKernel::Cooperative(
-                ctx.kernel::<S, T>(
+            Some(TallLanes::Cooperative { panel: exchange, stage }) => Some(TallKernel::Cooperative {
+                panel: ctx.kernel::<S, T>(
                     S::flags(true),
-                    S::overrides(lanes.column, slots(lanes.column), stage, false, panel.gemm_stage.unwrap_or(1)),
+                    S::overrides(lanes.column, slots(lanes.column), stage, false, exchange.gemm_stage.unwrap_or(1)),
                 )?,
-                panel,
-            )),
+                strips: kernel(lanes.column)?,
+                exchange,
+            }),
             Some(TallLanes::ByColumns) => Some(TallKernel::ByColumns(kernel(lanes.column)?)),
             None => None,
         };
@@ -613,8 +629,10 @@ impl<T: Scalar> PickedKernels<T> {
     /// How tall panels are stepped cooperatively (`None`: by columns, or none are tall).
     fn cooperative_panel(&self) -> Option<CooperativePanel> {
         match self {
-            PickedKernels::Elements(PanelKernels { tall: Some(TallKernel::Cooperative(_, panel)), .. })
-            | PickedKernels::Vec4(PanelKernels { tall: Some(TallKernel::Cooperative(_, panel)), .. }) => Some(*panel),
+            PickedKernels::Elements(PanelKernels { tall: Some(TallKernel::Cooperative { exchange, .. }), .. })
+            | PickedKernels::Vec4(PanelKernels { tall: Some(TallKernel::Cooperative { exchange, .. }), .. }) => {
+                Some(*exchange)
+            }
             _ => None,
         }
     }
@@ -1037,7 +1055,8 @@ impl<T: Scalar> BatchedLu<T> {
     }
 
     /// The blocked factorization's steps, panel by panel: the panel, the swaps, the
-    /// triangular solve and the GEMM (and, after a tournament's swaps, the multipliers). Each
+    /// triangular solve and the GEMM (and, after a tournament's swaps, the multipliers; after
+    /// a cooperative panel, the swaps and the solve in one dispatch of strips). Each
     /// dispatch goes through `sink` with the step's name (one recorder for a run, a timed
     /// pass each for [`BatchedLu::profile_factor`]).
     fn record_blocked(
@@ -1090,7 +1109,7 @@ impl<T: Scalar> BatchedLu<T> {
                     rec.dispatch(kernel, step(number, tiles), bindings, (batch * tiles) as u64)
                 }),
             };
-            let lower = match panel {
+            let left = match panel {
                 BlockedPanel::Staged(kernel) => {
                     dispatch(sink, kernel, 0, 1)?;
                     None
@@ -1108,17 +1127,24 @@ impl<T: Scalar> BatchedLu<T> {
                     };
                     let permute = deferred(k);
                     let panel = PanelOf { n, batch, j0, nb, a, pivots, info, strips, ahead, permute };
-                    picked.record_picks(sink, &panel)?.then_some((picked, panel))
+                    Some((picked.record_picks(sink, &panel)?, picked, panel))
                 }
             };
             if deferred(k) {
                 continue;
             }
-            dispatch(sink, steps, 1, n.div_ceil(SWAP_COLS))?;
-            if let Some((picked, panel)) = lower {
-                picked.record_lower(sink, &panel)?;
+            match left {
+                Some((PicksLeave::Update, ..)) => {}
+                Some((PicksLeave::SwapsAndLower, picked, panel)) => {
+                    dispatch(sink, steps, 1, n.div_ceil(SWAP_COLS))?;
+                    picked.record_lower(sink, &panel)?;
+                    dispatch(sink, trsm, 2, rest.div_ceil(*trsm_cols))?;
+                }
+                Some((PicksLeave::Swaps, ..)) | None => {
+                    dispatch(sink, steps, 1, n.div_ceil(SWAP_COLS))?;
+                    dispatch(sink, trsm, 2, rest.div_ceil(*trsm_cols))?;
+                }
             }
-            dispatch(sink, trsm, 2, rest.div_ceil(*trsm_cols))?;
             let tiles = side * side;
             match gemm {
                 _ if tiles == 0 || beside(k) => {}
@@ -1141,10 +1167,10 @@ impl<T: Scalar> BatchedLu<T> {
     /// GPU time of the factorization of `a` in place by step (µs, summed over its
     /// dispatches, each timed in a compute pass of its own and so with a pass's fixed cost
     /// included): for the blocked LU `swap`, `trsm`, `gemm` and its panels' steps —
-    /// `rounds` (one workgroup's), `cooperative` and `finish` or `columns` (taller panels),
-    /// `lower` (a tournament's), `panel` (a panel in workgroup memory) —, `factor` for the
-    /// others. Needs timestamps
-    /// ([`Context::has_timestamps`]); for finding where the time goes, not for speed.
+    /// `rounds` (one workgroup's), `cooperative`, `finish` and `strips` or `columns` (taller
+    /// panels), `lower` (a tournament's), `panel` (a panel in workgroup memory) —, `factor`
+    /// for the others. Needs timestamps ([`Context::has_timestamps`]); for finding where the
+    /// time goes, not for speed.
     pub fn profile_factor(&self, a: &mut GpuDense<T>, pivots: &mut GpuVec<u32>) -> Result<Vec<(String, f64)>> {
         if !self.ctx.has_timestamps() {
             return Err(Error::Unsupported("profile_factor: this adapter takes no timestamps".into()));
@@ -1300,13 +1326,13 @@ impl<T: Scalar> BatchedLu<T> {
 }
 
 impl<T: Scalar> PickedPanel<T> {
-    /// Records the picking of a panel's pivot rows; returns whether the rows below them
-    /// still need their multipliers (after the swaps, [`record_lower`](Self::record_lower)).
-    /// Panels of up to `rows` rows: one workgroup's round, exact partial pivoting, which
+    /// Records the picking of a panel's pivot rows; returns what is left before the panel's
+    /// GEMM. Panels of up to `rows` rows: one workgroup's round, exact partial pivoting, which
     /// writes every row. Taller: a tournament's rounds until one workgroup is left (it
-    /// writes the pivot rows' block factored and the interchanges), or partial pivoting's
-    /// dispatch per column, which writes every row.
-    fn record_picks(&self, sink: &mut StepSink<'_>, p: &PanelOf<'_, T>) -> Result<bool> {
+    /// writes the pivot rows' block factored and the interchanges; the rows below still need
+    /// their multipliers), partial pivoting's dispatch per column, which writes every row, or
+    /// its cooperative panel, after which its strips also swap every row and solve U12.
+    fn record_picks(&self, sink: &mut StepSink<'_>, p: &PanelOf<'_, T>) -> Result<PicksLeave> {
         match &self.kernels {
             PickedKernels::Elements(kernels) => self.record_picks_with(kernels, sink, p),
             PickedKernels::Vec4(kernels) => self.record_picks_with(kernels, sink, p),
@@ -1318,7 +1344,7 @@ impl<T: Scalar> PickedPanel<T> {
         kernels: &PanelKernels<S, T>,
         sink: &mut StepSink<'_>,
         p: &PanelOf<'_, T>,
-    ) -> Result<bool> {
+    ) -> Result<PicksLeave> {
         let rows = p.n - p.j0;
         let bindings = || self.bindings::<S>(p);
         if !self.tournament && rows > self.rows {
@@ -1326,7 +1352,7 @@ impl<T: Scalar> PickedPanel<T> {
             let workgroups = (p.batch * tiles) as u64;
             let update = p.strips > 0 || p.ahead;
             match &kernels.tall {
-                Some(TallKernel::Cooperative(_, panel)) if update && panel.gemm_stage.is_none() => {
+                Some(TallKernel::Cooperative { exchange, .. }) if update && exchange.gemm_stage.is_none() => {
                     return Err(Error::Validation("lu: a GEMM beside a panel whose pipeline has no room".into()))
                 }
                 Some(TallKernel::ByColumns(_)) if update => {
@@ -1335,16 +1361,26 @@ impl<T: Scalar> PickedPanel<T> {
                 _ if p.permute => {
                     return Err(Error::Validation("lu: a deferred update of a panel taller than a round".into()))
                 }
-                Some(TallKernel::Cooperative(kernel, panel)) => {
+                Some(TallKernel::Cooperative { panel, strips, exchange }) => {
                     let params = |step, polls| {
-                        self.params::<S>(p, step, tiles, [panel.slots as u32, polls, panel.record as u32])
+                        self.params::<S>(p, step, tiles, [exchange.slots as u32, polls, exchange.record as u32])
                     };
                     // The panel's workgroups, then the previous panel's GEMM tiles.
                     let workgroups = (p.batch * (tiles + p.strips)) as u64;
                     sink("cooperative", &mut |rec| {
-                        rec.dispatch(kernel, params(3, panel.polls), bindings(), workgroups)
+                        rec.dispatch(panel, params(3, exchange.polls), bindings(), workgroups)
                     })?;
-                    sink("finish", &mut |rec| rec.dispatch(kernel, params(4, 0), bindings(), p.batch as u64))?;
+                    sink("finish", &mut |rec| rec.dispatch(panel, params(4, 0), bindings(), p.batch as u64))?;
+                    // The interchanges on every column block but the panel's (FINISH moved
+                    // its rows), and U12 right of it: SWAP and TRSM in one dispatch, which
+                    // also resets the panel's candidate slots.
+                    let blocks = p.n.div_ceil(PANEL) - 1;
+                    let alone = PanelOf { strips: 0, ahead: false, ..*p };
+                    let slot_words = (p.nb * tiles * exchange.slot_words) as u32;
+                    let params = || self.params::<S>(&alone, 5, blocks, [exchange.slots as u32, slot_words, 0]);
+                    let workgroups = (p.batch * blocks) as u64;
+                    sink("strips", &mut |rec| rec.dispatch(strips, params(), bindings(), workgroups))?;
+                    return Ok(PicksLeave::Update);
                 }
                 Some(TallKernel::ByColumns(kernel)) => {
                     for k in 0..=p.nb as u32 {
@@ -1354,7 +1390,7 @@ impl<T: Scalar> PickedPanel<T> {
                 }
                 None => return Err(Error::Validation("lu: a tall panel without its pipeline".into())),
             }
-            return Ok(false);
+            return Ok(PicksLeave::Swaps);
         }
         let leaves = rows.div_ceil(self.rows);
         if leaves == 1 {
@@ -1363,7 +1399,7 @@ impl<T: Scalar> PickedPanel<T> {
             let params = || self.params::<S>(p, 0, 1, [0; 3]);
             let workgroups = (p.batch * (1 + p.strips)) as u64;
             sink("rounds", &mut |rec| rec.dispatch(narrowest, params(), bindings(), workgroups))?;
-            return Ok(false);
+            return Ok(PicksLeave::Swaps);
         }
         if p.strips > 0 || p.ahead || p.permute {
             return Err(Error::Validation("lu: a look-ahead beside a tournament's rounds".into()));
@@ -1377,7 +1413,7 @@ impl<T: Scalar> PickedPanel<T> {
             let widest = kernels.round(self.rows)?;
             sink("rounds", &mut |rec| rec.dispatch(widest, params(), bindings(), workgroups))?;
             if groups == 1 {
-                return Ok(true);
+                return Ok(PicksLeave::SwapsAndLower);
             }
             count = (groups * p.nb) as u32;
             (src, dst) = (dst, half - dst);
@@ -1439,6 +1475,16 @@ impl<T: Scalar> PickedPanel<T> {
     fn bindings<'a, S: PickedShader>(&'a self, p: &PanelOf<'a, T>) -> S::Bindings<'a, T> {
         S::bindings(p.a, [p.pivots, p.info, self.picks.bind()])
     }
+}
+
+/// What a panel's picks leave before its GEMM.
+enum PicksLeave {
+    /// The swaps and the triangular solve.
+    Swaps,
+    /// The swaps, the multipliers of the rows below the pivot rows, and the triangular solve.
+    SwapsAndLower,
+    /// Nothing.
+    Update,
 }
 
 /// One panel of a blocked LU: the batch's shape, the panel's first column and width, the
