@@ -38,7 +38,8 @@ struct Params {
     // picks.
     // COOPERATIVE and FINISH: src is where the candidate slots start in a matrix's part of
     // `cand`, dst where the picks and the workgroups' progress do; count is the polls a wait
-    // may take (COOPERATIVE).
+    // may take (COOPERATIVE). SOLVE: src is where the slots start, count their words (its
+    // strips reset them).
     src: u32,
     count: u32,
     dst: u32,
@@ -1072,9 +1073,9 @@ fn move_and_solve(m: u32, jk: u32, c0: u32, lane: Lane) {
 // U12 ← L11⁻¹·A12 on the strip at c0 from slot_rows (move_and_solve stages it): back to A, and
 // into slot_rows[U_AT ..]. Row i loses L11[i][j] times row j for j = 0, 1, … in turn; a lane
 // holds blocks of U12's rows in registers (one where WG_SIZE ≥ 8·NB), and a row's lanes
-// publish it to workgroup memory once it is final. (Every block read, updated and written back in workgroup memory
-// each step took 2–3% longer on the H200; a lane a column solving down its rows a third
-// longer: benches/NOTES.md, sessions 58–59.)
+// publish it to workgroup memory once it is final. (Every block read, updated and written
+// back in workgroup memory each step took 2–3% longer on the H200; a lane a column solving
+// down its rows a third longer: benches/NOTES.md, sessions 58–59.)
 const TOP_BLOCKS: u32 = 8u * NB;
 // The most blocks a lane holds: WG_SIZE ≥ 64.
 const TOP_SHARE: u32 = 4u;
