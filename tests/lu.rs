@@ -639,6 +639,43 @@ fn lu_profile_names_every_step() {
     }
 }
 
+/// The blocked LU's defaults in f64: one-round panels of at most 512 rows (an f64 row fills a
+/// lane's registers in rounds of 1,024; f32 keeps 1,024 where the adapter has them: the
+/// H200), and the rounds' look-ahead from n = 256 (no step of its own: `rounds, swap`), not
+/// below.
+#[test]
+fn f64_rounds_take_at_most_512_rows_and_look_ahead_from_256() {
+    let mut rng = Rng::new(common::seed("lu f64 defaults"));
+    let ctx = common::context();
+    if !ctx.supports::<f64>() {
+        eprintln!("no f64 here: skipped");
+        return;
+    }
+    let rows_of = |described: String| {
+        let rows = described.split(", ").find_map(|part| part.strip_suffix(" a workgroup")).map(str::to_owned);
+        rows.unwrap_or_else(|| panic!("no rows in {described}")).parse::<u32>().unwrap()
+    };
+    let widest = rows_of(BatchedLu::<f32>::new(ctx, 2048, 1, Pivoting::Partial).unwrap().describe());
+    let rows = rows_of(BatchedLu::<f64>::new(ctx, 2048, 1, Pivoting::Partial).unwrap().describe());
+    // (Where workgroup memory holds fewer f64 rows, as llvmpipe's, it bounds them first.)
+    assert!(rows <= widest.min(512), "f64 rounds of {rows} (f32's: {widest})");
+    if !ctx.has_timestamps() {
+        eprintln!("no timestamps here: the look-ahead's steps not checked");
+        return;
+    }
+    for (n, steps) in [(192, &["rounds", "swap", "trsm", "gemm"][..]), (256, &["rounds", "swap"][..])] {
+        let data = DenseMatrix::try_new(n, n, matrix::<f64>(n, Kind::Random, &mut rng)).unwrap();
+        let plan = BatchedLu::<f64>::new(ctx, n, 1, Pivoting::Partial).unwrap();
+        let mut a = GpuDense::upload(ctx, &data, DenseLayout::RowMajor).unwrap();
+        let mut pivots = ctx.zeros::<u32>(n).unwrap();
+        let profile = plan.profile_factor(&mut a, &mut pivots).unwrap();
+        let names: Vec<&str> = profile.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, steps, "f64 n {n}");
+        let error = lu_backward_error(&data, a.read_blocking().unwrap().data(), &pivots.read_blocking().unwrap());
+        assert!(error <= 8.0 * n as f64 * 2.3e-16, "f64 n {n}: {error:e}");
+    }
+}
+
 /// Auto takes a team up to the team's size, the workgroup LU below n = 56 in f32 (64 in
 /// f64), and the blocked LU with pivoting from there on even where a matrix fits in workgroup
 /// memory (its rows in registers win there on the H200); without pivoting, which the blocked

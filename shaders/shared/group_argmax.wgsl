@@ -58,12 +58,14 @@ fn subgroup_best(key: Key, slot: u32) -> Best {
 // 2,029 µs of the 1024² LU's rounds on the H200, benches/NOTES.md, session 57).
 fn ordered_subgroup_best(key: Key, slot: u32) -> Best {
     let top = subgroupMax(key);
-    let holders = subgroupBallot(key == top);
-    // The first holder's lane (subgroups have at most 128).
-    let first = select(select(select(96u + firstTrailingBit(holders.w), 64u + firstTrailingBit(holders.z),
-                                     holders.z != 0u), 32u + firstTrailingBit(holders.y), holders.y != 0u),
-                       firstTrailingBit(holders.x), holders.x != 0u);
-    return Best(top, subgroupShuffle(slot, first));
+    return Best(top, subgroupShuffle(slot, first_lane(subgroupBallot(key == top))));
+}
+
+// The first lane of a ballot's set (subgroups have at most 128 lanes); one is set.
+fn first_lane(ballot: vec4<u32>) -> u32 {
+    return select(select(select(96u + firstTrailingBit(ballot.w), 64u + firstTrailingBit(ballot.z), ballot.z != 0u),
+                         32u + firstTrailingBit(ballot.y), ballot.y != 0u),
+                  firstTrailingBit(ballot.x), ballot.x != 0u);
 }
 
 fn group_argmax(key: Key, slot: u32, lane: Lane, parity: u32) -> Best {

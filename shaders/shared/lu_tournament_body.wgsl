@@ -80,9 +80,15 @@ var<workgroup> slot_ids: array<u32, SLOT_KEYS>;
 var<workgroup> ids: array<u32, WG_SIZE>;
 var<workgroup> top: array<vec4<Real>, 256>;
 var<workgroup> picks: array<u32, NB>;
+// interchanges_by_lanes: the steps whose picks moved before them, a bit each.
+var<workgroup> moved_picks: atomic<u32>;
 // The cooperative panel's stage of every workgroup's candidate for a column (tiles ·
 // SLOT_WORDS words, set by the host; 1 in the other pipelines), and its wait's flags.
 override STAGE_WORDS: u32 = 1u;
+// The cooperative variant's FINISH pipeline (set by the host): each of the variant's two steps
+// is a pipeline of its own, so that FINISH's registers never weigh on the cooperative step's
+// (benches/NOTES.md, sessions 64–65).
+override FINISHING: bool = false;
 var<workgroup> stage: array<u32, STAGE_WORDS>;
 var<workgroup> stage_missing: atomic<u32>;
 var<workgroup> stage_flag: u32;
@@ -401,10 +407,8 @@ fn tournament(m: u32, group: u32, lane: Lane) {
         }
     }
     workgroupBarrier();
-    if lane.index == 0u {
-        for (var k = 0u; k < nb; k++) {
-            atomicStore(&cand[m * params.stride + params.dst + group * nb + k], picks[k]);
-        }
+    if lane.index < nb {
+        atomicStore(&cand[m * params.stride + params.dst + group * nb + lane.index], picks[lane.index]);
     }
     if params.tiles > 1u {
         return;
@@ -420,8 +424,8 @@ fn tournament(m: u32, group: u32, lane: Lane) {
     if (used || only_leaf) && id != NONE && params.permute == 0u {
         store_row(m, id, params.j0, r0, r1, r2, r3, r4, r5, r6, r7);
     }
+    interchanges_by_lanes(m, lane);
     if lane.index == 0u {
-        interchanges(m);
         // The first panel starts the matrix's info; later panels keep the first zero.
         if params.j0 == 0u {
             info[m] = 0u;
@@ -430,8 +434,8 @@ fn tournament(m: u32, group: u32, lane: Lane) {
             info[m] = params.j0 + zero;
         }
     }
+    // (interchanges_by_lanes' last barrier showed `ids`.)
     if params.permute != 0u {
-        workgroupBarrier();
         if id != NONE {
             store_row(m, destination(id, picked_at), params.j0, r0, r1, r2, r3, r4, r5, r6, r7);
         }
@@ -557,17 +561,61 @@ fn column(m: u32, group: u32, lane: Lane) {
 // The final picks as getrf's interchanges: step k swaps row j0 + k with wherever the pick
 // is by then. A pick moves only when it sits in row j0 + s of an earlier step s (it is then
 // swapped to that step's pivot row, which lies further down), so its place is found by
-// following those moves. The places are kept in `ids` (free after the tournament).
+// following those moves (`place_of_pick`, once the places of the steps before are known). The
+// places are kept in `ids` (free after the tournament).
 fn interchanges(m: u32) {
-    let j0 = params.j0;
     for (var k = 0u; k < params.nb; k++) {
-        var x = picks[k];
-        while x >= j0 && x < j0 + k {
-            x = ids[x - j0];
-        }
-        ids[k] = x;
-        pivots[m * params.n + j0 + k] = x;
+        record_interchange(m, k, place_of_pick(k));
     }
+}
+
+// interchanges by every lane (after a barrier that shows `picks`; the last of its three
+// barriers shows `ids`): lane k records step k where its pick never moved, and lane 0 follows
+// the moves of the others in order, usually none. Lane 0 walking every step took ~1 µs of a
+// panel's critical path (benches/NOTES.md, session 65).
+fn interchanges_by_lanes(m: u32, lane: Lane) {
+    let j0 = params.j0;
+    let k = lane.index;
+    if k == 0u {
+        atomicStore(&moved_picks, 0u);
+    }
+    workgroupBarrier();
+    if k < params.nb {
+        let x = picks[k];
+        if x >= j0 && x < j0 + k {
+            atomicOr(&moved_picks, 1u << k);
+        } else {
+            record_interchange(m, k, x);
+        }
+    }
+    workgroupBarrier();
+    if k == 0u {
+        var moved = atomicLoad(&moved_picks);
+        while moved != 0u {
+            let s = countTrailingZeros(moved);
+            moved &= moved - 1u;
+            record_interchange(m, s, place_of_pick(s));
+        }
+    }
+    workgroupBarrier();
+}
+
+// Where pick k is when step k takes it (the places of the steps before it in `ids`). Each move
+// takes the pick to a later step's row, so at most k moves (bounded all the same: picks that
+// were not distinct would have made the walk cycle and hung the GPU, as a probe's did,
+// benches/NOTES.md session 65).
+fn place_of_pick(k: u32) -> u32 {
+    let j0 = params.j0;
+    var x = picks[k];
+    for (var moves = 0u; moves < k && x >= j0 && x < j0 + k; moves++) {
+        x = ids[x - j0];
+    }
+    return x;
+}
+
+fn record_interchange(m: u32, k: u32, place: u32) {
+    ids[k] = place;
+    pivots[m * params.n + params.j0 + k] = place;
 }
 
 // The multipliers of WG_SIZE rows below the pivot rows' block: l·U11 = a, solved by the
@@ -615,8 +663,9 @@ fn lower(m: u32, tile: u32, lane: Lane) {
 // takes the best (the least row on equal keys) as column k's pivot and applies its step.
 // WebGPU promises no forward progress between workgroups, so a wait is bounded (`count`
 // polls): a workgroup that runs out stores its rows and progress and leaves. FINISH (one
-// workgroup a matrix, next) plays the workgroups left behind in turn until every one is
-// done, then writes the interchanges and info and resets the slots for the next panel.
+// workgroup a matrix, next, in a pipeline of its own) plays the workgroups left behind in
+// turn until every one is done, then writes the interchanges and info and moves the pivot
+// rows' block (SOLVE's strips reset the slots for the next panel).
 // Workgroups are never more than one column apart (a column's step needs every
 // workgroup's candidate for it), and a candidate is never withdrawn within a panel, so
 // each of FINISH's rounds moves the least progress on: nb rounds at most.
@@ -691,6 +740,39 @@ fn publish_candidate(w: u32, row: u32, r0: vec4<Real>, r1: vec4<Real>, r2: vec4<
     publish_block(w, 6u, r6);
     publish_block(w, 7u, r7);
     atomicStore(&cand[w], row);
+}
+
+// A workgroup's candidate published by the lanes of the subgroup that holds it (the lane
+// where `holds`), a value each, with the row: one lane's 33 stores (97 in f64), one after
+// another, were on every step's path (H200, 4096²: 11.86 → 11.24 ms, benches/NOTES.md
+// session 65). Called by every lane.
+fn publish_spread(w: u32, holds: bool, row: u32, lane: Lane, r0: vec4<Real>, r1: vec4<Real>, r2: vec4<Real>,
+                  r3: vec4<Real>, r4: vec4<Real>, r5: vec4<Real>, r6: vec4<Real>, r7: vec4<Real>) {
+#ifdef SUBGROUP
+    let holders = subgroupBallot(holds);
+    if all(holders == vec4<u32>(0u)) {
+        return;
+    }
+    let holder = first_lane(holders);
+    let v0 = subgroupShuffle(r0, holder);
+    let v1 = subgroupShuffle(r1, holder);
+    let v2 = subgroupShuffle(r2, holder);
+    let v3 = subgroupShuffle(r3, holder);
+    let v4 = subgroupShuffle(r4, holder);
+    let v5 = subgroupShuffle(r5, holder);
+    let v6 = subgroupShuffle(r6, holder);
+    let v7 = subgroupShuffle(r7, holder);
+    for (var c = lane.sg_lane; c < NB; c += lane.sg_size) {
+        publish_value(w + 1u + c * VALUE_WORDS, block_column(v0, v1, v2, v3, v4, v5, v6, v7, c));
+    }
+    if lane.sg_lane == 0u {
+        atomicStore(&cand[w], row);
+    }
+#else
+    if holds {
+        publish_candidate(w, row, r0, r1, r2, r3, r4, r5, r6, r7);
+    }
+#endif
 }
 
 // Block b of the staged candidate whose slot starts at stage word s.
@@ -855,8 +937,8 @@ fn advance(m: u32, g: u32, lane: Lane, polls: u32, resume: bool) -> u32 {
                 let zero = vec4<Real>(0.0);
                 publish_candidate(w, NO_ROW, zero, zero, zero, zero, zero, zero, zero, zero);
             }
-        } else if i == mine.slot {
-            publish_candidate(w, i, r0, r1, r2, r3, r4, r5, r6, r7);
+        } else {
+            publish_spread(w, i == mine.slot, mine.slot, lane, r0, r1, r2, r3, r4, r5, r6, r7);
         }
         if !gather(m, k, lane, polls) {
             break;
@@ -943,15 +1025,41 @@ fn finish(m: u32, lane: Lane) {
         }
     }
     storageBarrier();
-    // The first zero pivot: a lane a column (one load's latency, not one a column), kept as
-    // nb − its column by atomicMax (the flag rests at 0).
+    // The panel's own columns' rows where its interchanges take them (its workgroups stored
+    // them where they were), so that SOLVE's strips read L11 in place. Every row that moves is
+    // loaded before the record and stored after it: lane k < nb the pick of column k (to row
+    // j0 + k), whose column k is the zero pivots' test; lane NB + s row j0 + s unless a pick
+    // (where the interchanges take it).
     let j0 = params.j0;
-    if lane.index < nb {
-        let p = atomicLoad(&cand[pick_word(m, lane.index)]);
-        picks[lane.index] = p;
-        if p != NONE && entry_of(m, p, j0 + lane.index) == 0.0 {
-            atomicMax(&stage_missing, nb - lane.index);
+    let k = lane.index;
+    var row = NONE;
+    if k < nb {
+        row = atomicLoad(&cand[pick_word(m, k)]);
+        picks[k] = row;
+    }
+    workgroupBarrier();
+    if k >= NB && k < NB + nb {
+        row = j0 + k - NB;
+        for (var t = 0u; t < nb; t++) {
+            if picks[t] == row {
+                row = NONE;
+            }
         }
+    }
+    var r0 = vec4<Real>(0.0);
+    var r1 = r0;
+    var r2 = r0;
+    var r3 = r0;
+    var r4 = r0;
+    var r5 = r0;
+    var r6 = r0;
+    var r7 = r0;
+    if row != NONE {
+        load_row(m, row, j0, &r0, &r1, &r2, &r3, &r4, &r5, &r6, &r7);
+    }
+    // The first zero pivot, kept as nb − its column by atomicMax (the flag rests at 0).
+    if k < nb && row != NONE && block_column(r0, r1, r2, r3, r4, r5, r6, r7, k) == 0.0 {
+        atomicMax(&stage_missing, nb - k);
     }
     workgroupBarrier();
     if lane.index == 0u {
@@ -963,20 +1071,16 @@ fn finish(m: u32, lane: Lane) {
         if first_zero != 0u && info[m] == 0u {
             info[m] = j0 + nb - first_zero + 1u;
         }
-        interchanges(m);
     }
-    // The panel's own columns' rows where its interchanges take them (its workgroups stored
-    // them where they were), so that SOLVE's strips read L11 in place; the interchanges from
-    // `ids`, where lane 0 left them (the zero pivots were read where the rows were). (Loading
-    // the moved rows with the zero pivots' entries, before the record, made the cooperative
-    // step's pipeline, which FINISH shares, slower: benches/NOTES.md, session 64.)
-    workgroupBarrier();
-    if lane.index < nb {
-        swap_pivot[lane.index] = ids[lane.index];
+    interchanges_by_lanes(m, lane);
+    // (Every load of A above before any store below.)
+    storageBarrier();
+    if row != NONE {
+        let to = select(destination(row, NONE), j0 + k, k < nb);
+        if to != row {
+            store_row(m, to, j0, r0, r1, r2, r3, r4, r5, r6, r7);
+        }
     }
-    workgroupBarrier();
-    swap_tables(j0, nb, lane);
-    move_rows(m, j0, 1u, lane);
 }
 #endif
 
@@ -1319,7 +1423,7 @@ fn run(workgroup: u32, lane: Lane) {
     }
 #endif
 #ifdef COOPERATIVE
-    if params.step == FINISH {
+    if FINISHING {
         if workgroup < params.batch {
             finish(workgroup, lane);
         }

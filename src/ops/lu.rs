@@ -77,6 +77,14 @@ const LOWER_ROWS: usize = 64;
 /// Rows a workgroup of partial pivoting's tall panels takes (a lane each), by columns or
 /// cooperatively.
 const COLUMN_ROWS: usize = 256;
+/// In f64, partial pivoting's one-round panels take at most this many rows (a lane each): an
+/// f64 row is 64 registers a lane, which leaves 1,024 lanes no room for the rest (H200, 1024²:
+/// 4.05 ms at 1,024 rows a round, 3.08 at 512, 3.29 at 256; benches/NOTES.md session 65).
+const F64_ROUND_ROWS: u32 = 512;
+/// In f64 with rounds of at most [`F64_ROUND_ROWS`], the rounds' look-ahead is on by default
+/// from this order (H200: 100 × 256² 930 → 879 µs, 1024² 3.09 → 2.96 ms with it, 1,000 × 64²
+/// 699 → 726; benches/NOTES.md session 65).
+const F64_LOOK_AHEAD_FROM: usize = 256;
 /// With subgroups, a one-round panel of more than 2 · ROUND_GRAIN rows takes a workgroup of
 /// the next multiple of ROUND_GRAIN lanes, not the next power of two: a step's lanes past the
 /// rows still take its argmaxes and barrier (H200, 1024²: rounds 2,068 → 2,007 µs; multiples of
@@ -177,10 +185,10 @@ pub struct LuOptions {
     /// power of two from 64 (and the largest subgroup size) to the most invocations a
     /// workgroup has (at most 1024). [`Pivoting::Tournament`]: a round's workgroups
     /// (default: 256, or the most below that fit in workgroup memory); partial pivoting:
-    /// panels of up to this many rows are factored by one workgroup, taller ones by a
-    /// dispatch per column (default: the most that fit, up to 1024; set, it also replaces
-    /// the panel in workgroup memory of smaller n). Unused where the team or workgroup kernel
-    /// factors (small n).
+    /// panels of up to this many rows are factored by one workgroup, taller ones by several
+    /// (`tall_panels`) (default: the most that fit, up to 1024, or 512 in f64; set, it also
+    /// replaces the panel in workgroup memory of smaller n). Unused where the team or
+    /// workgroup kernel factors (small n).
     pub tournament_rows: Option<u32>,
     /// Partial pivoting's panels taller than one workgroup's rows (`tournament_rows`): how
     /// their columns are stepped. `None`: [`TallPanels::Cooperative`] where its dispatch has
@@ -210,8 +218,9 @@ pub struct LuOptions {
     /// of 256), the first one's GEMM runs in the second one's dispatch, beside it, on the
     /// columns right of it (the second's rows take their own columns' part as they load).
     /// `None`: the GEMM beside tall panels in f32 and f64 (H200, 4096²: f32 15.1 → 12.9 ms,
-    /// f64 23.8 → 19.5, benches/NOTES.md session 63), the rounds' look-ahead in f32 only (in
-    /// f64 a round's rows fill its registers and the strips beside it made it slower);
+    /// f64 23.8 → 19.5, benches/NOTES.md session 63), the rounds' look-ahead in f32, and in
+    /// f64 from n = 256 where its rounds take at most 512 rows (the default; in rounds of
+    /// 1,024 an f64 row fills a lane's registers and the strips beside it made it slower);
     /// `Some(true)`: both in both; `Some(false)`: every panel after the update before it.
     /// Tournaments and staged panels (`InvalidArgument` with `Some(true)`) do not look ahead,
     /// nor does the first panel of one round after tall ones (a panel whose update is
@@ -400,9 +409,14 @@ impl<T: Scalar> PickedPanel<T> {
             // A tournament: 256 where it fits: a round's steps slow down with a workgroup's
             // subgroups (H100, 4096²: 30.0 ms at 256 rows against 32.2 at 128, 30.7 at 512,
             // 38.2 at 1024; benches/results/h100-2026-11-24-lu-tournament-rows.log). Partial
-            // pivoting: the most, so that more panels take one round.
+            // pivoting: the most, so that more panels take one round (in f64 at most
+            // F64_ROUND_ROWS).
             None => {
-                let widest = if tournament { most.min(256) } else { most };
+                let widest = match (tournament, T::KIND.size()) {
+                    (true, _) => most.min(256),
+                    (false, 8) => most.min(F64_ROUND_ROWS),
+                    (false, _) => most,
+                };
                 match (least.ilog2()..=widest.ilog2()).rev().map(|e| 1u32 << e).find(|&r| bytes(r) <= budget) {
                     Some(r) => r,
                     None => {
@@ -433,16 +447,17 @@ impl<T: Scalar> PickedPanel<T> {
             None => PANEL_POLLS,
         });
         // The look-ahead (partial pivoting): before panels of one workgroup's round by default
-        // in f32 only (in f64 a row's 32 values fill the registers of a round's 1,024 lanes,
-        // and the update's strips beside the panel made it slower on the H200: 1024² 5.90 →
-        // 6.70 ms, benches/NOTES.md session 58); the GEMM beside a cooperative panel in both.
+        // in f32, and in f64 from F64_LOOK_AHEAD_FROM where rounds are at most F64_ROUND_ROWS
+        // (in rounds of 1,024 lanes an f64 row's 32 values fill the registers, and the
+        // update's strips beside the panel made it slower on the H200: 1024² 5.90 → 6.70 ms,
+        // benches/NOTES.md session 58); the GEMM beside a cooperative panel in both.
         let look_ahead = match options.look_ahead {
             Some(false) => false,
             Some(true) if tournament => {
                 return Err(Error::InvalidArgument("LuOptions: look_ahead is partial pivoting's".into()));
             }
             Some(true) => true,
-            None => !tournament && T::KIND.size() == 4,
+            None => !tournament && (T::KIND.size() == 4 || (rows <= F64_ROUND_ROWS && n >= F64_LOOK_AHEAD_FROM)),
         };
         let gemm_beside = !tournament && options.look_ahead != Some(false);
         let tall = !tournament && n > rows as usize;
@@ -577,15 +592,27 @@ struct PanelKernels<S: PickedShader, T: Scalar> {
     lower: Kernel<S, T>,
     /// Partial pivoting's panels taller than `rows`, where it has any: workgroups of
     /// `column_rows` lanes ([`COLUMN_ROWS`], or `rows` where fewer).
-    tall: Option<TallKernel<S, T>>,
+    /// (Boxed: three pipelines, which would make every `Factor` as large.)
+    tall: Option<Box<TallKernel<S, T>>>,
 }
 
 /// The pipelines of partial pivoting's tall panels: the cooperative panel and its finishing
-/// step (their own variant, with the stage) and the strips after them (a round's pipeline of
-/// the same lanes), or the dispatch per column.
+/// step (their own variant, with the stage; a pipeline each, so that FINISH's registers do not
+/// weigh on the panel's steps) and the strips after them (a round's pipeline of the same
+/// lanes), or the dispatch per column.
 enum TallKernel<S: PickedShader, T: Scalar> {
-    Cooperative { panel: Kernel<S, T>, strips: Kernel<S, T>, exchange: CooperativePanel },
+    Cooperative { panel: Kernel<S, T>, finish: Kernel<S, T>, strips: Kernel<S, T>, exchange: CooperativePanel },
     ByColumns(Kernel<S, T>),
+}
+
+impl<S: PickedShader, T: Scalar> TallKernel<S, T> {
+    /// The cooperative panel's exchange (`None`: stepped by columns).
+    fn exchange(&self) -> Option<CooperativePanel> {
+        match self {
+            TallKernel::Cooperative { exchange, .. } => Some(*exchange),
+            TallKernel::ByColumns(_) => None,
+        }
+    }
 }
 
 impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
@@ -599,17 +626,33 @@ impl<S: PickedShader, T: Scalar> PanelKernels<S, T> {
     }
 
     fn new(ctx: &Context, lanes: &PanelLanes, slots: impl Fn(u32) -> u32) -> Result<Self> {
-        let kernel = |rows: u32| ctx.kernel::<S, T>(S::flags(false), S::overrides(rows, slots(rows), 1, true, 1));
+        let round = |wg_size: u32| PickedOverrides {
+            wg_size,
+            slots: slots(wg_size),
+            stage_words: 1,
+            strips: true,
+            gemm_stage: 1,
+            finishing: false,
+        };
+        let kernel = |rows: u32| ctx.kernel::<S, T>(S::flags(false), S::overrides(round(rows)));
         let tall = match lanes.tall {
-            Some(TallLanes::Cooperative { panel: exchange, stage }) => Some(TallKernel::Cooperative {
-                panel: ctx.kernel::<S, T>(
-                    S::flags(true),
-                    S::overrides(lanes.column, slots(lanes.column), stage, false, exchange.gemm_stage.unwrap_or(1)),
-                )?,
-                strips: kernel(lanes.column)?,
-                exchange,
-            }),
-            Some(TallLanes::ByColumns) => Some(TallKernel::ByColumns(kernel(lanes.column)?)),
+            Some(TallLanes::Cooperative { panel: exchange, stage }) => {
+                let cooperative = PickedOverrides {
+                    stage_words: stage,
+                    strips: false,
+                    gemm_stage: exchange.gemm_stage.unwrap_or(1),
+                    ..round(lanes.column)
+                };
+                // FINISH runs no GEMM: no stage for one.
+                let finish = PickedOverrides { gemm_stage: 1, finishing: true, ..cooperative };
+                Some(Box::new(TallKernel::Cooperative {
+                    panel: ctx.kernel::<S, T>(S::flags(true), S::overrides(cooperative))?,
+                    finish: ctx.kernel::<S, T>(S::flags(true), S::overrides(finish))?,
+                    strips: kernel(lanes.column)?,
+                    exchange,
+                }))
+            }
+            Some(TallLanes::ByColumns) => Some(Box::new(TallKernel::ByColumns(kernel(lanes.column)?))),
             None => None,
         };
         Ok(PanelKernels {
@@ -628,13 +671,11 @@ enum PickedKernels<T: Scalar> {
 impl<T: Scalar> PickedKernels<T> {
     /// How tall panels are stepped cooperatively (`None`: by columns, or none are tall).
     fn cooperative_panel(&self) -> Option<CooperativePanel> {
-        match self {
-            PickedKernels::Elements(PanelKernels { tall: Some(TallKernel::Cooperative { exchange, .. }), .. })
-            | PickedKernels::Vec4(PanelKernels { tall: Some(TallKernel::Cooperative { exchange, .. }), .. }) => {
-                Some(*exchange)
-            }
-            _ => None,
-        }
+        let tall = match self {
+            PickedKernels::Elements(kernels) => kernels.tall.as_deref().map(TallKernel::exchange),
+            PickedKernels::Vec4(kernels) => kernels.tall.as_deref().map(TallKernel::exchange),
+        };
+        tall.flatten()
     }
 }
 
@@ -643,9 +684,7 @@ impl<T: Scalar> PickedKernels<T> {
 trait PickedShader: ShaderSpec {
     /// The cooperative panel's variant, or the other steps'.
     fn flags(cooperative: bool) -> Self::Flags;
-    /// `strips`: room in slot_rows for a look-ahead strip (rounds' pipelines); `gemm_stage`:
-    /// the GEMM's stage beside a cooperative panel (1 for none).
-    fn overrides(wg_size: u32, slots: u32, stage_words: u32, strips: bool, gemm_stage: u32) -> Self::Overrides;
+    fn overrides(o: PickedOverrides) -> Self::Overrides;
     fn params<T: Scalar>(p: PickedParams) -> Self::Params<T>;
     fn bindings<'a, T: Scalar>(a: Bind<'a, T>, rest: [Bind<'a, u32>; 3]) -> Self::Bindings<'a, T>;
 }
@@ -654,6 +693,21 @@ trait PickedShader: ShaderSpec {
 /// with `strips` at least a look-ahead strip's U12 and L11 (as many as 32 candidates).
 fn slot_blocks_for(slots: u32, strips: bool) -> u32 {
     2 * if strips { slots.max(PANEL as u32) } else { slots } * 8
+}
+
+/// A picked panel's pipeline constants (`slot_blocks` and `slot_keys` follow from them).
+#[derive(Clone, Copy)]
+struct PickedOverrides {
+    wg_size: u32,
+    slots: u32,
+    /// The cooperative panel's stage (1 for none).
+    stage_words: u32,
+    /// Room in slot_rows for a look-ahead strip (rounds' pipelines).
+    strips: bool,
+    /// The GEMM's stage beside a cooperative panel (1 for none).
+    gemm_stage: u32,
+    /// The cooperative variant's FINISH pipeline.
+    finishing: bool,
 }
 
 /// `lu_tournament::Params`' fields, for either shader.
@@ -681,15 +735,18 @@ macro_rules! picked_shader {
                 $shader::Flags { cooperative }
             }
 
-            fn overrides(
-                wg_size: u32,
-                slots: u32,
-                stage_words: u32,
-                strips: bool,
-                gemm_stage: u32,
-            ) -> $shader::Overrides {
+            fn overrides(o: PickedOverrides) -> $shader::Overrides {
+                let PickedOverrides { wg_size, slots, stage_words, strips, gemm_stage, finishing } = o;
                 let slot_blocks = slot_blocks_for(slots, strips);
-                $shader::Overrides { wg_size, slots, slot_blocks, slot_keys: 2 * slots, stage_words, gemm_stage }
+                $shader::Overrides {
+                    wg_size,
+                    slots,
+                    slot_blocks,
+                    slot_keys: 2 * slots,
+                    stage_words,
+                    gemm_stage,
+                    finishing,
+                }
             }
 
             fn params<T: Scalar>(p: PickedParams) -> $shader::Params {
@@ -1351,7 +1408,7 @@ impl<T: Scalar> PickedPanel<T> {
             let tiles = rows.div_ceil(self.column_rows);
             let workgroups = (p.batch * tiles) as u64;
             let update = p.strips > 0 || p.ahead;
-            match &kernels.tall {
+            match kernels.tall.as_deref() {
                 Some(TallKernel::Cooperative { exchange, .. }) if update && exchange.gemm_stage.is_none() => {
                     return Err(Error::Validation("lu: a GEMM beside a panel whose pipeline has no room".into()))
                 }
@@ -1361,7 +1418,7 @@ impl<T: Scalar> PickedPanel<T> {
                 _ if p.permute => {
                     return Err(Error::Validation("lu: a deferred update of a panel taller than a round".into()))
                 }
-                Some(TallKernel::Cooperative { panel, strips, exchange }) => {
+                Some(TallKernel::Cooperative { panel, finish, strips, exchange }) => {
                     let params = |step, polls| {
                         self.params::<S>(p, step, tiles, [exchange.slots as u32, polls, exchange.record as u32])
                     };
@@ -1370,7 +1427,7 @@ impl<T: Scalar> PickedPanel<T> {
                     sink("cooperative", &mut |rec| {
                         rec.dispatch(panel, params(3, exchange.polls), bindings(), workgroups)
                     })?;
-                    sink("finish", &mut |rec| rec.dispatch(panel, params(4, 0), bindings(), p.batch as u64))?;
+                    sink("finish", &mut |rec| rec.dispatch(finish, params(4, 0), bindings(), p.batch as u64))?;
                     // The interchanges on every column block but the panel's (FINISH moved
                     // its rows), and U12 right of it: SWAP and TRSM in one dispatch, which
                     // also resets the panel's candidate slots.
