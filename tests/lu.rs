@@ -576,6 +576,17 @@ fn batched_lu_misuse_gets_typed_errors() {
     assert_eq!(a.read_blocking().unwrap(), host, "a refused call changed A");
 }
 
+/// One matrix factored by `plan.profile_factor`: the names of the steps it timed, and the
+/// factors' backward error.
+fn profiled_steps<T: Scalar>(ctx: &Context, plan: &BatchedLu<T>, data: &DenseMatrix<T>) -> (Vec<String>, f64) {
+    let mut a = GpuDense::upload(ctx, data, DenseLayout::RowMajor).unwrap();
+    let mut pivots = ctx.zeros::<u32>(data.rows()).unwrap();
+    let profile = plan.profile_factor(&mut a, &mut pivots).unwrap();
+    let names = profile.into_iter().map(|(name, _)| name).collect();
+    let error = lu_backward_error(data, a.read_blocking().unwrap().data(), &pivots.read_blocking().unwrap());
+    (names, error)
+}
+
 /// `profile_factor` times every step of the blocked LU, partial and by tournament, and
 /// factors A as a run does; the tournament's picks are the plan's extra bytes.
 #[test]
@@ -629,12 +640,8 @@ fn lu_profile_names_every_step() {
         let options = blocked(rows, tall, staged, look_ahead);
         let plan = BatchedLu::<f32>::with_options(ctx, n, 1, pivoting, &options).unwrap();
         assert_eq!(plan.extra_bytes() > 0, !staged, "{pivoting:?}: picks held");
-        let mut a = GpuDense::upload(ctx, &data, DenseLayout::RowMajor).unwrap();
-        let mut pivots = ctx.zeros::<u32>(n).unwrap();
-        let profile = plan.profile_factor(&mut a, &mut pivots).unwrap();
-        let names: Vec<&str> = profile.iter().map(|(name, _)| name.as_str()).collect();
+        let (names, error) = profiled_steps(ctx, &plan, &data);
         assert_eq!(names, steps, "{pivoting:?}");
-        let error = lu_backward_error(&data, a.read_blocking().unwrap().data(), &pivots.read_blocking().unwrap());
         assert!(error <= 8.0 * n as f64 * 1.2e-7, "{pivoting:?}: {error:e}");
     }
 }
@@ -666,12 +673,8 @@ fn f64_rounds_take_at_most_512_rows_and_look_ahead_from_256() {
     for (n, steps) in [(192, &["rounds", "swap", "trsm", "gemm"][..]), (256, &["rounds", "swap"][..])] {
         let data = DenseMatrix::try_new(n, n, matrix::<f64>(n, Kind::Random, &mut rng)).unwrap();
         let plan = BatchedLu::<f64>::new(ctx, n, 1, Pivoting::Partial).unwrap();
-        let mut a = GpuDense::upload(ctx, &data, DenseLayout::RowMajor).unwrap();
-        let mut pivots = ctx.zeros::<u32>(n).unwrap();
-        let profile = plan.profile_factor(&mut a, &mut pivots).unwrap();
-        let names: Vec<&str> = profile.iter().map(|(name, _)| name.as_str()).collect();
+        let (names, error) = profiled_steps(ctx, &plan, &data);
         assert_eq!(names, steps, "f64 n {n}");
-        let error = lu_backward_error(&data, a.read_blocking().unwrap().data(), &pivots.read_blocking().unwrap());
         assert!(error <= 8.0 * n as f64 * 2.3e-16, "f64 n {n}: {error:e}");
     }
 }

@@ -4,7 +4,7 @@
 // where nothing moves). Each lane finds its row's source by undoing the swaps on its row
 // number, last step first: the lanes' walks are independent (one lane playing every step in
 // order made a chain of dependent workgroup-memory accesses, ~1.5 µs a dispatch). Used by
-// lu_blocked's SWAP and by lu_tournament's strips and FINISH; needs `pivots`, `params.n`,
+// lu_blocked's SWAP and by lu_tournament's strips; needs `pivots`, `params.n`,
 // `NB` and `NONE`.
 var<workgroup> swap_pivot: array<u32, NB>;
 var<workgroup> dst_row: array<u32, 64>;
@@ -31,12 +31,6 @@ fn swap_moves(m: u32, j0: u32, nb: u32, lane: Lane) {
         swap_pivot[k] = pivots[m * params.n + j0 + k];
     }
     workgroupBarrier();
-    swap_tables(j0, nb, lane);
-}
-
-// swap_moves from the interchanges in swap_pivot (every lane calls it, after a barrier).
-fn swap_tables(j0: u32, nb: u32, lane: Lane) {
-    let k = lane.index;
     if k < NB {
         var top_source = NONE;
         var source = NONE;
