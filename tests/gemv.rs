@@ -88,15 +88,15 @@ const SHAPES: [(usize, usize); 16] = [
 ];
 
 /// Every way of cutting the work the plan can choose, forced: the default, no cut, lanes
-/// from 1 to the workgroup, narrow column blocks, many splits.
+/// from 1 to the workgroup, narrow column blocks, many splits, rows in batches of 2 to 16.
 fn option_grid(ctx: &Context) -> Vec<GemvOptions> {
     let shuffle = ctx.subgroup_size_range().map_or(64, |(min, _)| min);
     vec![
         GemvOptions::default(),
-        GemvOptions { splits: Some(1), ..Default::default() },
-        GemvOptions { lanes: Some(1), columns: Some(1), splits: Some(3), ..Default::default() },
-        GemvOptions { lanes: Some(shuffle), columns: Some(8), ..Default::default() },
-        GemvOptions { lanes: Some(256), columns: Some(256), splits: Some(7), ..Default::default() },
+        GemvOptions { splits: Some(1), row_batch: Some(2), ..Default::default() },
+        GemvOptions { lanes: Some(1), columns: Some(1), splits: Some(3), row_batch: Some(3), ..Default::default() },
+        GemvOptions { lanes: Some(shuffle), columns: Some(8), row_batch: Some(16), ..Default::default() },
+        GemvOptions { lanes: Some(256), columns: Some(256), splits: Some(7), row_batch: Some(4), ..Default::default() },
         GemvOptions { workgroup_size: Some(64), lanes: Some(64), splits: Some(1024), ..Default::default() },
     ]
 }
@@ -207,9 +207,54 @@ fn gemv_misuse_gets_typed_errors_and_changes_nothing() {
         GemvOptions { columns: Some(512), ..Default::default() },
         GemvOptions { splits: Some(0), ..Default::default() },
         GemvOptions { splits: Some(u32::MAX), ..Default::default() },
+        GemvOptions { row_batch: Some(1), ..Default::default() },
+        GemvOptions { row_batch: Some(17), ..Default::default() },
     ] {
         let e = Gemv::with_options(ctx, &a_gpu, Transpose::No, &options).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{options:?}: {e:?}");
     }
     assert_eq!(y.read_blocking().unwrap(), y0, "a refused call wrote y");
+}
+
+/// `Aᵀ·x` with an infinity in A: each of its columns' outputs is that infinity, never NaN. The
+/// columns kernel loads its rows in batches, and a batch past its strip's end reloads the
+/// lane's first row for a product it must drop, not multiply by zero (∞·0 is NaN). Rows that
+/// leave batches part full, with and without strips.
+fn infinity_stays_infinite<T: Scalar>() {
+    let ctx = common::context();
+    let mut rng = Rng::new(common::seed("gemv infinity"));
+    let cuts = [
+        GemvOptions::default(),
+        GemvOptions { splits: Some(3), ..Default::default() },
+        GemvOptions { row_batch: Some(16), ..Default::default() },
+    ];
+    for (rows, cols) in [(37, 12), (300, 9), (1000, 3)] {
+        for options in &cuts {
+            let mut a = common::dense::<T>(rows, cols, rng.next_u64());
+            // Row 0 (strip 0's first row lane) and the first row of a later strip.
+            a.data_mut()[1] = T::from_f64(f64::INFINITY);
+            a.data_mut()[(rows / 2) * cols + cols - 1] = T::from_f64(f64::NEG_INFINITY);
+            let a_gpu = GpuDense::upload(ctx, &a, DenseLayout::RowMajor).unwrap();
+            let plan = Gemv::with_options(ctx, &a_gpu, Transpose::Yes, options).unwrap();
+            let x = vector::<T>(rows, rng.next_u64());
+            let mut y = ctx.upload(&vec![T::from_f64(f64::NAN); cols]).unwrap();
+            plan.run(T::from_f64(1.0), &a_gpu, &ctx.upload(&x).unwrap(), T::from_f64(0.0), &mut y).unwrap();
+            let got: Vec<f64> = y.read_blocking().unwrap().iter().map(|v| v.to_f64()).collect();
+            let want = gemv_dense_t(1.0, &a, &x, 0.0, &vec![T::from_f64(0.0); cols]);
+            for (j, (g, w)) in got.iter().zip(&want).enumerate() {
+                let ok = if w.is_infinite() { g == w } else { (g - w).abs() <= 1e-4 * w.abs() };
+                assert!(ok, "{} {rows}x{cols} {options:?}: y[{j}] = {g}, want {w}", T::KIND.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn gemv_t_keeps_infinities_f32() {
+    infinity_stays_infinite::<f32>();
+}
+
+#[test]
+fn gemv_t_keeps_infinities_f64() {
+    infinity_stays_infinite::<f64>();
 }

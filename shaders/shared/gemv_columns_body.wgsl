@@ -39,16 +39,21 @@ var<immediate> params: Params;
 override WG_SIZE: u32 = 256u;
 // Unit columns per workgroup: a power of two dividing WG_SIZE.
 override COLS: u32 = 256u;
+// With subgroups, the smallest subgroup size (at most WG_SIZE): lanes closer than this are
+// in one subgroup. 1 without.
+override SHUFFLE_SPAN: u32 = 1u;
 // The most strips (the host's MAX_SPLITS).
 const MAX_STRIPS: u32 = 1024u;
 const MISSING_WORDS: u32 = MAX_STRIPS / 32u;
 
 var<workgroup> column_sums: array<Units, WG_SIZE>;
 // STRIPS: the parity, then the completing group's view of the arrival, and the strips whose
-// sums it could not see (a bit each; the lanes set them, then a plain copy is read uniformly).
-// Little workgroup memory: it bounds the workgroups an SM holds.
+// sums it could not see (a bit each; the lanes set them and `missing_seen`, and only when it
+// is set are the bits copied, by the lanes, to be read uniformly). Little workgroup memory:
+// it bounds the workgroups an SM holds.
 var<workgroup> arrival: u32;
 var<workgroup> missing: array<atomic<u32>, MISSING_WORDS>;
+var<workgroup> missing_seen: atomic<u32>;
 var<workgroup> missing_copy: array<u32, MISSING_WORDS>;
 var<workgroup> missing_any: u32;
 
@@ -66,41 +71,69 @@ fn x_at(i: u32) -> Acc {
 #endif
 }
 
-// The row lanes' `sums` added in row-lane order, in the lanes of row lane 0 (zero in the
-// others). Uniform (barriers; a call after another finds every read of the one before done).
+// The row lanes' `sums` added in a fixed order, in the lanes of row lane 0 (zero in the
+// others): with subgroups, the row lanes of a subgroup first, by shuffles (lane.index is
+// subgroup-major, so lanes up to SHUFFLE_SPAN apart share one); then a pairwise tree in
+// workgroup memory, a barrier a level. Uniform (barriers; a call after another finds every
+// read of the one before done).
 fn add_row_lanes(sums: Units, lane: Lane) -> Units {
+    var total = sums;
+#ifdef SUBGROUP
+    for (var apart = COLS; apart < SHUFFLE_SPAN; apart *= 2u) {
+        total += subgroupShuffleXor(total, apart);
+    }
+#endif
     workgroupBarrier();
-    column_sums[lane.index] = sums;
-    workgroupBarrier();
-    var total = Units(0.0);
-    if lane.index < COLS {
-        total = column_sums[lane.index];
-        for (var r = 1u; r < WG_SIZE / COLS; r++) {
-            total += column_sums[r * COLS + lane.index];
+    column_sums[lane.index] = total;
+    for (var half = WG_SIZE / 2u; half >= max(COLS, SHUFFLE_SPAN); half /= 2u) {
+        workgroupBarrier();
+        if lane.index < half {
+            column_sums[lane.index] += column_sums[lane.index + half];
         }
     }
-    return total;
+    workgroupBarrier();
+    return select(Units(0.0), column_sums[lane.index], lane.index < COLS);
 }
 
+// Rows a row lane loads before it adds any (the host's choice by how full the GPU is). With
+// more than 2, their loads may be in flight together: nothing between them branches (a row
+// past the strip loads the lane's first row, and its product is dropped), as a branch would
+// wait for the loads before it. With 2, two sums alternate: fewer registers, which a grid
+// that fills the GPU needs more than loads in flight (8192² ran 69.8 µs this way, 77.7 in
+// batches of 2 with the reloads; H200, benches/NOTES.md, session 66).
+override ROW_BATCH: u32 = 2u;
+
 // The column sums of strip `strip` (rows strip·strip …), in the lanes of row lane 0: each
-// row lane walks every row_lanes-th row, two sums alternating. Uniform.
+// row lane walks every row_lanes-th row. Uniform.
 fn strip_sums(strip: u32, col: u32, lane: Lane) -> Units {
     let row_lanes = WG_SIZE / COLS;
     let start = min(strip * params.strip, params.rows);
     let end = min(start + params.strip, params.rows);
-    var even = Units(0.0);
-    var odd = Units(0.0);
-    if col < params.units {
-        var i = start + lane.index / COLS;
-        for (; i + row_lanes < end; i += 2u * row_lanes) {
-            even += Units(a[i * params.units + col]) * x_at(i);
-            odd += Units(a[(i + row_lanes) * params.units + col]) * x_at(i + row_lanes);
-        }
-        if i < end {
-            even += Units(a[i * params.units + col]) * x_at(i);
+    let first = start + lane.index / COLS;
+    var sums = Units(0.0);
+    if col < params.units && first < end {
+        if ROW_BATCH <= 2u {
+            var odd = Units(0.0);
+            var i = first;
+            for (; i + row_lanes < end; i += 2u * row_lanes) {
+                sums += Units(a[i * params.units + col]) * x_at(i);
+                odd += Units(a[(i + row_lanes) * params.units + col]) * x_at(i + row_lanes);
+            }
+            if i < end {
+                sums += Units(a[i * params.units + col]) * x_at(i);
+            }
+            sums += odd;
+        } else {
+            for (var i = first; i < end; i += ROW_BATCH * row_lanes) {
+                for (var r = 0u; r < ROW_BATCH; r++) {
+                    let row = i + r * row_lanes;
+                    let at = select(first, row, row < end);
+                    sums += select(Units(0.0), Units(a[at * params.units + col]) * x_at(at), row < end);
+                }
+            }
         }
     }
-    return add_row_lanes(even + odd, lane);
+    return add_row_lanes(sums, lane);
 }
 
 fn store_block(col: u32, total: Units, mine: bool) {
@@ -123,6 +156,7 @@ fn run(workgroup: u32, lane: Lane) {
     // The set this run publishes in, loaded while the strip is summed (its barriers publish it).
     if lane.index == 0u {
         arrival = counter_parity(block);
+        atomicStore(&missing_seen, 0u);
     }
     for (var w = lane.index; w < MISSING_WORDS; w += WG_SIZE) {
         atomicStore(&missing[w], 0u);
@@ -185,21 +219,21 @@ fn run(workgroup: u32, lane: Lane) {
                         let strip_missing = run_start + countTrailingZeros(pending) * row_lanes;
                         pending &= pending - 1u;
                         atomicOr(&missing[strip_missing / 32u], 1u << (strip_missing % 32u));
+                        atomicStore(&missing_seen, 1u);
                     }
                 }
             }
         }
         workgroupBarrier();
         if lane.index == 0u {
-            missing_any = 0u;
-            for (var w = 0u; w < MISSING_WORDS; w++) {
-                missing_copy[w] = atomicLoad(&missing[w]);
-                missing_any |= missing_copy[w];
-            }
+            missing_any = atomicLoad(&missing_seen);
         }
         if !check || workgroupUniformLoad(&missing_any) == 0u {
             store_block(col, add_row_lanes(sums, lane), mine);
             break;
+        }
+        for (var w = lane.index; w < MISSING_WORDS; w += WG_SIZE) {
+            missing_copy[w] = atomicLoad(&missing[w]);
         }
         for (var w = 0u; w < MISSING_WORDS; w++) {
             var bits = workgroupUniformLoad(&missing_copy[w]);

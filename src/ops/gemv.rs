@@ -23,7 +23,7 @@
 use super::blas1;
 use super::common::{check_len, ready_sums_scratch, recompute_pieces, Operands, ScalarBinds};
 use crate::context::Context;
-use crate::element::Scalar;
+use crate::element::{ElementKind, Scalar};
 use crate::gpu::{GpuVec, ScalarArg};
 use crate::kernel::shaders::{gemv_columns, gemv_columns_scalar, gemv_rows, gemv_rows_scalar};
 use crate::kernel::Kernel;
@@ -54,6 +54,10 @@ pub struct GemvOptions {
     /// Segments per row (rows kernel) or strips of rows (columns kernel), 1 to 1024; more
     /// than one adds a pass that sums the partial results.
     pub splits: Option<u32>,
+    /// Rows a lane of the columns kernel loads before it adds them, 2 to 16: more keep more
+    /// loads in flight where the GPU has few lanes busy; 2 (two sums alternating) keeps the
+    /// fewest registers, which lets a GPU hold more lanes.
+    pub row_batch: Option<u32>,
 }
 
 /// Lanes a product should keep busy: a large GPU's resident lanes (the H100 holds 270 K);
@@ -63,6 +67,8 @@ const TARGET_LANES: u64 = 1 << 18;
 const UNITS_PER_LANE: u64 = 16;
 /// The most segments or strips: bounds the partial sums to 1024 per output.
 const MAX_SPLITS: u32 = 1024;
+/// The most rows a lane of the columns kernel loads before adding them.
+const MAX_ROW_BATCH: u32 = 16;
 
 /// How the rows kernel covers a block.
 #[derive(Debug, Clone, Copy)]
@@ -75,10 +81,12 @@ struct RowsShape {
 /// How the columns kernel covers a block.
 #[derive(Debug, Clone, Copy)]
 struct ColumnsShape {
+    wg: u32,
     columns: u32,
     col_blocks: u32,
     strip: u32,
     strips: u32,
+    row_batch: u32,
 }
 
 /// The kernel of one panel's product, by the unit its rows are read in.
@@ -153,6 +161,9 @@ impl<T: Scalar> Gemv<T> {
         Operands::new(ctx, "gemv")?.owned("A", a.device_id())?;
         ctx.check_element::<T>()?;
         let wg = check_options(ctx, options)?;
+        let max_wg = max_workgroup(ctx);
+        // The columns kernel's row lanes closer than this add by shuffles.
+        let shuffle_span = ctx.subgroup_size_range().map_or(1, |(min, _)| min);
         let (out_len, in_len) = match transpose {
             Transpose::No => (a.rows(), a.cols()),
             Transpose::Yes => (a.cols(), a.rows()),
@@ -194,21 +205,34 @@ impl<T: Scalar> Gemv<T> {
                 };
                 (Product::Rows(shape, kernel), shape.splits as usize, None)
             } else {
-                let shape = columns_shape(wg, block.0, units, unit_len, options.columns, options.splits)?;
-                // A lane walks its share of a strip's rows; the strip that completes a block
-                // reads (or recomputes) every strip's.
-                let walk = (shape.strip as u64).div_ceil((wg / shape.columns) as u64) * 2 + shape.strips as u64 + 64;
+                let shape = columns_shape::<T>(wg, max_wg, block.0, units, unit_len, options)?;
+                // A lane walks its share of a strip's rows in batches (a loop iteration a row
+                // and one a batch); the strip that completes a block reads (or recomputes)
+                // every strip's.
+                let rows_per_lane = (shape.strip as u64).div_ceil((shape.wg / shape.columns) as u64);
+                let batch = shape.row_batch as u64;
+                let walk = rows_per_lane.div_ceil(batch) * (batch + 1) * 2 + shape.strips as u64 + 64;
                 ctx.check_loop_iterations(|| format!("gemv: columns of {} rows, {shape:?}", block.0), walk)?;
                 let strips = shape.strips > 1;
                 let kernel = if vec4 {
                     ColumnsKernel::Vec4(ctx.kernel(
                         gemv_columns::Flags { strips, sum: false },
-                        gemv_columns::Overrides { wg_size: wg, cols: shape.columns },
+                        gemv_columns::Overrides {
+                            wg_size: shape.wg,
+                            cols: shape.columns,
+                            row_batch: shape.row_batch,
+                            shuffle_span: shuffle_span.min(shape.wg),
+                        },
                     )?)
                 } else {
                     ColumnsKernel::Scalar(ctx.kernel(
                         gemv_columns_scalar::Flags { strips, sum: false },
-                        gemv_columns_scalar::Overrides { wg_size: wg, cols: shape.columns },
+                        gemv_columns_scalar::Overrides {
+                            wg_size: shape.wg,
+                            cols: shape.columns,
+                            row_batch: shape.row_batch,
+                            shuffle_span: shuffle_span.min(shape.wg),
+                        },
                     )?)
                 };
                 let scratch = if strips {
@@ -223,10 +247,16 @@ impl<T: Scalar> Gemv<T> {
             let finish = if parts > 1 {
                 partial_len = partial_len.max(parts * outputs);
                 // Adds the parts × outputs partial sums down their columns, in part order.
-                let shape = columns_shape(wg, parts, outputs, 1, None, Some(1))?;
+                let adder = GemvOptions { splits: Some(1), ..Default::default() };
+                let shape = columns_shape::<T>(wg, max_wg, parts, outputs, 1, &adder)?;
                 let kernel = ctx.kernel(
                     gemv_columns_scalar::Flags { strips: false, sum: true },
-                    gemv_columns_scalar::Overrides { wg_size: wg, cols: shape.columns },
+                    gemv_columns_scalar::Overrides {
+                        wg_size: shape.wg,
+                        cols: shape.columns,
+                        row_batch: shape.row_batch,
+                        shuffle_span: shuffle_span.min(shape.wg),
+                    },
                 )?;
                 Some((shape, kernel, parts))
             } else {
@@ -265,7 +295,8 @@ impl<T: Scalar> Gemv<T> {
             }
             Product::Columns(s, k) => {
                 let cut = if s.strips > 1 { format!(" × {} strips", s.strips) } else { String::new() };
-                format!("columns {}, {} wide{cut}", unit(matches!(k, ColumnsKernel::Vec4(_))), s.columns)
+                let unit = unit(matches!(k, ColumnsKernel::Vec4(_)));
+                format!("columns {unit}, {} wide{cut}, {} rows a batch", s.columns, s.row_batch)
             }
         }
     }
@@ -447,11 +478,16 @@ fn kernel_wg<T: Scalar>(kernel: &RowsKernel<T>) -> u32 {
     }
 }
 
+/// The largest workgroup the adapter runs (a power of two or not).
+fn max_workgroup(ctx: &Context) -> u32 {
+    let limits = ctx.limits();
+    limits.max_compute_invocations_per_workgroup.min(limits.max_compute_workgroup_size_x)
+}
+
 /// Checks the knobs that do not depend on the shape; returns the workgroup size.
 fn check_options(ctx: &Context, options: &GemvOptions) -> Result<u32> {
     let bad = |what: String| Err(Error::InvalidArgument(format!("GemvOptions: {what}")));
-    let limits = ctx.limits();
-    let max_wg = limits.max_compute_invocations_per_workgroup.min(limits.max_compute_workgroup_size_x);
+    let max_wg = max_workgroup(ctx);
     let wg = options.workgroup_size.unwrap_or(256.min(max_wg));
     let min_wg = ctx.subgroup_size_range().map_or(1, |(_, max)| max);
     if !wg.is_power_of_two() || wg > max_wg || wg < min_wg {
@@ -473,15 +509,22 @@ fn check_options(ctx: &Context, options: &GemvOptions) -> Result<u32> {
             return bad(format!("splits {splits} is not from 1 to {MAX_SPLITS}"));
         }
     }
+    if let Some(batch) = options.row_batch {
+        if !(2..=MAX_ROW_BATCH).contains(&batch) {
+            return bad(format!("row_batch {batch} is not from 2 to {MAX_ROW_BATCH}"));
+        }
+    }
     Ok(wg)
 }
 
 /// The rows kernel on `rows` rows of `units` units: lanes per row from the row length
-/// (a slot each lane of which takes ~16 units, at least 4 lanes wide, as wide as a subgroup
-/// allows, else the whole workgroup), then segments until the GPU is full.
+/// (a slot each lane of which takes ~8 units, at least 4 lanes wide, as wide as a subgroup
+/// allows, else the whole workgroup), then segments until the GPU is full. 65536 × 1024 f32
+/// (256 units a row) ran 69.0 µs with 16 lanes, 67.9 with 32; 8192² 67.9 with the
+/// workgroup, 71.7 with 32 (H200, benches/NOTES.md, session 66).
 fn rows_shape(ctx: &Context, wg: u32, rows: usize, units: usize, options: &GemvOptions) -> Result<RowsShape> {
     let max_shuffle = ctx.subgroup_size_range().map_or(wg, |(min, _)| min);
-    let wanted = (units as u64).div_ceil(UNITS_PER_LANE).max(1).next_power_of_two();
+    let wanted = (units as u64).div_ceil(UNITS_PER_LANE / 2).max(1).next_power_of_two();
     // At least 4 lanes where the row has the units: rows of 8 vec4s (100000 × 32 f32) ran
     // 12.4 µs with 4 lanes, 13.4 with 8, 12.8 with 2 on the H100 (benches/NOTES.md, session 42).
     let least = (units as u64).clamp(1, 4).next_power_of_two().min(max_shuffle as u64);
@@ -499,29 +542,73 @@ fn rows_shape(ctx: &Context, wg: u32, rows: usize, units: usize, options: &GemvO
 
 /// The columns kernel on `rows` rows of `units` units of `unit_len` elements: as many row
 /// lanes as leave ~16 rows each, but a workgroup at least 128 bytes wide (coalesced); then
-/// strips until the GPU is full (`splits` fixes their number).
-fn columns_shape(
+/// strips until the GPU is full (`splits` fixes their number). A grid of strips that still
+/// leaves the GPU's lanes idle (a tall, narrow block) is bound by its loads' latency and by
+/// the strip that adds up the others, so unless the knobs fix it, it takes workgroups of 512 lanes in
+/// blocks of at most 4 units (two strips complete side by side where 32 columns had one),
+/// 8 rows a lane (twice the lanes), loaded in batches of 8 (4 in f64) to keep them in
+/// flight. 100000 × 32 f32 on the H200: 17.4 → 13.5 µs, f64 23.0 → 19.4 (benches/NOTES.md,
+/// session 66). A grid that needs strips only to fill the GPU takes the widest workgroup
+/// instead where that needs none (8192²: 70.4 → 68.6 µs). Any grid that leaves lanes idle loads in such batches; one that fills the
+/// GPU in batches of 2 (fewer registers, more lanes resident: 8192² ran 69.8 µs so, 77.7 in
+/// batches of 2 with the reloads).
+fn columns_shape<T: Scalar>(
     wg: u32,
+    max_wg: u32,
     rows: usize,
     units: usize,
     unit_len: usize,
-    columns: Option<u32>,
-    splits: Option<u32>,
+    options: &GemvOptions,
 ) -> Result<ColumnsShape> {
-    let min_columns = (32 / unit_len as u32).min(wg);
-    let row_lanes = (rows as u64).div_ceil(UNITS_PER_LANE).max(1).next_power_of_two().min(wg as u64) as u32;
-    let fit = (units as u64).max(1).next_power_of_two().min(wg as u64) as u32;
-    let columns = columns.unwrap_or_else(|| fit.min((wg / row_lanes).max(min_columns)));
-    let col_blocks = (units as u64).div_ceil(columns as u64).max(1);
-    let row_lanes = (wg / columns) as u64;
-    let most = (rows as u64).div_ceil(row_lanes * UNITS_PER_LANE).max(1);
-    let strips = splits
-        .map(u64::from)
-        .unwrap_or_else(|| TARGET_LANES.div_ceil(col_blocks * wg as u64).min(most).min(MAX_SPLITS as u64));
-    let strip = (rows as u64).div_ceil(strips).max(1);
-    let strips = (rows as u64).div_ceil(strip).max(1);
     let fits = |v: u64| u32::try_from(v).map_err(|_| Error::InvalidArgument(format!("gemv: {v} workgroups")));
-    Ok(ColumnsShape { columns, col_blocks: fits(col_blocks)?, strip: fits(strip)?, strips: fits(strips)? })
+    // The shape for workgroups of `wg` lanes, `columns` units a block (else from the rows) and
+    // strips of at least `rows_per_lane` rows a row lane; its row batch is set after.
+    let shape = |wg: u32, columns: Option<u32>, rows_per_lane: u64| -> Result<ColumnsShape> {
+        let min_columns = (32 / unit_len as u32).min(wg);
+        let row_lanes = (rows as u64).div_ceil(UNITS_PER_LANE).max(1).next_power_of_two().min(wg as u64) as u32;
+        let fit = (units as u64).max(1).next_power_of_two().min(wg as u64) as u32;
+        let columns = columns.unwrap_or_else(|| fit.min((wg / row_lanes).max(min_columns)));
+        let col_blocks = (units as u64).div_ceil(columns as u64).max(1);
+        let row_lanes = (wg / columns) as u64;
+        let most = (rows as u64).div_ceil(row_lanes * rows_per_lane).max(1);
+        let strips = options
+            .splits
+            .map(u64::from)
+            .unwrap_or_else(|| TARGET_LANES.div_ceil(col_blocks * wg as u64).min(most).min(MAX_SPLITS as u64));
+        let strip = (rows as u64).div_ceil(strips).max(1);
+        let strips = (rows as u64).div_ceil(strip).max(1);
+        Ok(ColumnsShape {
+            wg,
+            columns,
+            col_blocks: fits(col_blocks)?,
+            strip: fits(strip)?,
+            strips: fits(strips)?,
+            row_batch: 2,
+        })
+    };
+    let mut chosen = shape(wg, options.columns, UNITS_PER_LANE)?;
+    let idle = chosen.col_blocks as u64 * chosen.strips as u64 * (wg as u64) < TARGET_LANES;
+    let knobs = options.workgroup_size.is_some() || options.columns.is_some() || options.splits.is_some();
+    let widest = (1u32 << (31 - max_wg.leading_zeros())).max(wg);
+    if chosen.strips > 1 && !knobs {
+        if idle {
+            // Tall blocks only (cut into strips): a short one's rows would leave row lanes idle.
+            let fit = (units as u64).max(1).next_power_of_two().min(4) as u32;
+            chosen = shape(widest.min(512).max(wg), Some(fit), 8)?;
+        } else {
+            // Wider workgroups where they need no strips: no strip that adds up the others.
+            let wide = shape(widest, None, UNITS_PER_LANE)?;
+            if wide.strips == 1 {
+                chosen = wide;
+            }
+        }
+    }
+    chosen.row_batch = options.row_batch.unwrap_or(match idle {
+        true if T::KIND == ElementKind::F64 => 4,
+        true => 8,
+        false => 2,
+    });
+    Ok(chosen)
 }
 
 /// The completing strip's fallback, which hardware takes when a strip's published sums are
@@ -558,11 +645,14 @@ mod tests {
                 continue;
             }
             for (i, &(rows, cols, splits, columns)) in cases.iter().enumerate() {
+                // Rows in batches with reloads past the strip (the default where the grid
+                // leaves lanes idle, as here), and two sums alternating.
+                let row_batch = [None, Some(2)][i % 2];
                 let values = random_vector(rows * cols, i as u64);
                 let a =
                     DenseMatrix::try_new(rows, cols, values.iter().map(|&v| T::from_f64(v as f64)).collect()).unwrap();
                 let gpu = GpuDense::upload(&ctx, &a, DenseLayout::RowMajor).unwrap();
-                let options = GemvOptions { splits: Some(splits), columns, ..Default::default() };
+                let options = GemvOptions { splits: Some(splits), columns, row_batch, ..Default::default() };
                 let plan = Gemv::with_options(&ctx, &gpu, Transpose::Yes, &options).unwrap();
                 let what = format!("{rows}x{cols} {} {} subgroups {subgroups}", plan.describe(), T::KIND.name());
                 assert!(plan.describe().contains("strips"), "{what}: not cut");
@@ -591,6 +681,32 @@ mod tests {
                 assert_eq!(bits(&y.read_blocking().unwrap()), bits(&results[1]), "{what}: recomputed bits differ");
             }
         }
+    }
+
+    /// `Auto`'s columns kernel on the bench's shapes, as measured (benches/NOTES.md, session
+    /// 66): tall and narrow, a grid that leaves the GPU idle, in the widest workgroups up to
+    /// 512, blocks of 4 units, 8 rows a lane in batches; square, the widest workgroup where it
+    /// needs no strips; the others as before, in batches of 2.
+    #[test]
+    fn auto_shapes_the_columns_kernel_by_how_full_the_gpu_is() {
+        let auto = GemvOptions::default();
+        let tall = columns_shape::<f32>(256, 1024, 100_000, 8, 4, &auto).unwrap();
+        assert_eq!((tall.wg, tall.columns, tall.strips, tall.row_batch), (512, 4, 98, 8), "{tall:?}");
+        let tall = columns_shape::<f64>(256, 1024, 100_000, 8, 4, &auto).unwrap();
+        assert_eq!((tall.wg, tall.columns, tall.strips, tall.row_batch), (512, 4, 98, 4), "{tall:?}");
+        // Where the adapter holds 256 lanes at most, the tall shape keeps them.
+        let small = columns_shape::<f32>(256, 256, 100_000, 8, 4, &auto).unwrap();
+        assert_eq!((small.wg, small.columns), (256, 4), "{small:?}");
+        let square = columns_shape::<f32>(256, 1024, 8192, 2048, 4, &auto).unwrap();
+        assert_eq!((square.wg, square.columns, square.strips, square.row_batch), (1024, 8, 1, 2), "{square:?}");
+        let tall_wide = columns_shape::<f32>(256, 1024, 65_536, 256, 4, &auto).unwrap();
+        assert_eq!((tall_wide.wg, tall_wide.strips, tall_wide.row_batch), (256, 32, 2), "{tall_wide:?}");
+        let wide = columns_shape::<f32>(256, 1024, 1024, 16_384, 4, &auto).unwrap();
+        assert_eq!((wide.wg, wide.strips, wide.row_batch), (256, 1, 2), "{wide:?}");
+        // Knobs keep what they fix.
+        let fixed = GemvOptions { workgroup_size: Some(256), ..Default::default() };
+        let kept = columns_shape::<f32>(256, 1024, 100_000, 8, 4, &fixed).unwrap();
+        assert_eq!((kept.wg, kept.columns, kept.strips), (256, 8, 196), "{kept:?}");
     }
 
     #[test]

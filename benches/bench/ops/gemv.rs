@@ -34,7 +34,7 @@ impl<T> GemvOp<T> {
     }
 }
 
-/// `auto` or `auto:lanes=…:columns=…:splits=…:wg=…`.
+/// `auto` or `auto:lanes=…:columns=…:splits=…:wg=…:batch=…`.
 fn parse_variant(name: &str) -> Option<GemvOptions> {
     let mut parts = name.split(':');
     if parts.next()? != "auto" {
@@ -49,6 +49,7 @@ fn parse_variant(name: &str) -> Option<GemvOptions> {
             "lanes" => options.lanes = Some(value),
             "columns" => options.columns = Some(value),
             "splits" => options.splits = Some(value),
+            "batch" => options.row_batch = Some(value),
             _ => return None,
         }
     }
