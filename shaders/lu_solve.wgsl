@@ -1,10 +1,17 @@
 // Batched solve with LU factors (LAPACK getrs, no transpose): for each matrix, B ← A⁻¹·B
-// given P·A = L·U from lu_small (unit-lower L and U packed, pivots as it wrote them). One
-// workgroup per matrix; the factors are copied into workgroup memory, and each lane takes
-// columns of B (n rows of nrhs, row-major, the matrices' blocks stacked): the row swaps in
-// order, then forward substitution with L and backward with U. A zero U(k, k) (info ≠ 0)
-// gives non-finite values, as in LAPACK: callers check info first. With GLOBAL (factors
-// past workgroup memory) they are read from global memory instead.
+// given P·A = L·U from the factorization (unit-lower L and U packed, pivots as it wrote
+// them): the row swaps in order, then forward substitution with L and backward with U. A
+// zero U(k, k) (info ≠ 0) gives non-finite values, as in LAPACK: callers check info first.
+// Two ways, by the number of right-hand sides:
+// - many (default): one workgroup per matrix, a lane per column of B (n rows of nrhs,
+//   row-major, the matrices' blocks stacked), the factors copied into workgroup memory (with
+//   GLOBAL, past workgroup memory, read from global memory instead);
+// - few (COLUMN): one workgroup per column of a matrix, the column in workgroup memory. Its
+//   swaps by one lane from a chunk of pivots staged a lane each; each triangle by blocks of
+//   BLOCK rows: first the block's rows take their dot products with the part solved (a slot
+//   of 32 lanes a row, coalesced along it, the slot's sums added in lane order), then the
+//   block's own triangle, staged, a row a step (a barrier a step). A lane walking the whole
+//   solve alone was ~n² dependent steps: a 4096² matrix's solve was a ~0.2 s dispatch.
 //
 // A dispatch may do part of it: the swaps (`swaps`), forward substitution for rows
 // [forward_begin, forward_end) and backward substitution for rows [backward_begin,
@@ -32,10 +39,24 @@ var<immediate> params: Params;
 @group(0) @binding(2) var<storage, read_write> b: array<Real>;
 
 override WG_SIZE: u32 = 256u;
+// The staged factors (without COLUMN, GLOBAL).
 override TILE: u32 = 1024u;
+// COLUMN: the column's length, at least the matrix's order (the host checks it fits).
+override COLUMN_LEN: u32 = 1u;
 
+#ifdef COLUMN
+// Rows a triangle block; lanes a row's dot product (WG_SIZE a multiple of it).
+const BLOCK: u32 = 32u;
+const SLOT: u32 = 32u;
+var<workgroup> column: array<Real, COLUMN_LEN>;
+// The slots' partial dot products of a block's rows, then the block's triangle.
+var<workgroup> block: array<Real, BLOCK * BLOCK>;
+var<workgroup> pivot_chunk: array<u32, WG_SIZE>;
+#else
 var<workgroup> tile: array<Real, TILE>;
+#endif
 
+#ifndef COLUMN
 // Entry (i, j) of this workgroup's factors.
 fn factor(workgroup: u32, i: u32, j: u32) -> Real {
 #ifdef GLOBAL
@@ -44,8 +65,144 @@ fn factor(workgroup: u32, i: u32, j: u32) -> Real {
     return tile[i * params.n + j];
 #endif
 }
+#endif
+
+#ifdef COLUMN
+// Entry (i, j) of matrix m's factors.
+fn factor_at(m: u32, i: u32, j: u32) -> Real {
+    return lu[(m * params.n + i) * params.n + j];
+}
+
+// column[i] −= Σ_j factor(i, j)·column[j] over j in [first, end), for the rows i of [r0, r1):
+// slot s of 32 lanes takes rows r0 + s, r0 + s + slots, …, each lane every 32nd j, four
+// loads in flight; the slot's sums are added in lane order by the row's lane below BLOCK.
+// Uniform (barriers).
+fn subtract_solved(m: u32, r0: u32, r1: u32, first: u32, end: u32, lane: Lane) {
+    let slots = WG_SIZE / SLOT;
+    let t = lane.index % SLOT;
+    for (var q = lane.index / SLOT; q < BLOCK; q += slots) {
+        var sums = vec4<Acc>(0.0);
+        let i = r0 + q;
+        if i < r1 {
+            var j = first + t;
+            for (; j + 3u * SLOT < end; j += 4u * SLOT) {
+                sums += vec4<Acc>(
+                    Acc(factor_at(m, i, j)) * Acc(column[j]),
+                    Acc(factor_at(m, i, j + SLOT)) * Acc(column[j + SLOT]),
+                    Acc(factor_at(m, i, j + 2u * SLOT)) * Acc(column[j + 2u * SLOT]),
+                    Acc(factor_at(m, i, j + 3u * SLOT)) * Acc(column[j + 3u * SLOT]),
+                );
+            }
+            for (; j < end; j += SLOT) {
+                sums.x += Acc(factor_at(m, i, j)) * Acc(column[j]);
+            }
+        }
+        block[q * SLOT + t] = Real((sums.x + sums.y) + (sums.z + sums.w));
+    }
+    workgroupBarrier();
+    let i = r0 + lane.index;
+    if lane.index < BLOCK && i < r1 {
+        var sum = Acc(column[i]);
+        for (var k = 0u; k < SLOT; k++) {
+            sum -= Acc(block[lane.index * SLOT + k]);
+        }
+        column[i] = Real(sum);
+    }
+    workgroupBarrier();
+}
+
+// Stages matrix m's factors of rows and columns [r0, r1) into `block` (after the barrier
+// that ended subtract_solved), with a barrier after.
+fn stage_block(m: u32, r0: u32, r1: u32, lane: Lane) {
+    for (var e = lane.index; e < BLOCK * BLOCK; e += WG_SIZE) {
+        let i = r0 + e / BLOCK;
+        let j = r0 + e % BLOCK;
+        if i < r1 && j < r1 {
+            block[e] = factor_at(m, i, j);
+        }
+    }
+    workgroupBarrier();
+}
+
+fn solve_column(workgroup: u32, lane: Lane) {
+    let n = params.n;
+    let nrhs = params.nrhs;
+    // Past the columns: workgroups a folded grid adds (the whole workgroup alike).
+    if workgroup >= params.batch * nrhs {
+        return;
+    }
+    let m = workgroup / nrhs;
+    let c = workgroup % nrhs;
+    let rows = m * n;
+    for (var i = lane.index; i < n; i += WG_SIZE) {
+        column[i] = b[(rows + i) * nrhs + c];
+    }
+    if params.swaps != 0u {
+        for (var k0 = 0u; k0 < n; k0 += WG_SIZE) {
+            // The column (or the chunk before) is written; its pivots are read.
+            workgroupBarrier();
+            if k0 + lane.index < n {
+                pivot_chunk[lane.index] = pivots[rows + k0 + lane.index];
+            }
+            workgroupBarrier();
+            if lane.index == 0u {
+                for (var k = k0; k < min(k0 + WG_SIZE, n); k++) {
+                    let p = pivot_chunk[k - k0];
+                    let t = column[k];
+                    column[k] = column[p];
+                    column[p] = t;
+                }
+            }
+        }
+    }
+    workgroupBarrier();
+    // L·y = P·b, unit diagonal: a block's rows less the solved rows above, then its triangle,
+    // each step the row's final value taken by the rows below it in the block.
+    for (var r0 = params.forward_begin; r0 < params.forward_end; r0 += BLOCK) {
+        let r1 = min(r0 + BLOCK, params.forward_end);
+        subtract_solved(m, r0, r1, 0u, r0, lane);
+        stage_block(m, r0, r1, lane);
+        for (var k = r0; k < r1; k++) {
+            let y = Acc(column[k]);
+            let i = r0 + lane.index;
+            if i > k && i < r1 {
+                column[i] = Real(Acc(column[i]) - Acc(block[(i - r0) * BLOCK + k - r0]) * y);
+            }
+            workgroupBarrier();
+        }
+    }
+    // U·x = y, from the bottom: the same by blocks upwards; a row's value is divided by its
+    // pivot when taken, and once more (the same division) when the block is done.
+    for (var r1 = params.backward_end; r1 > params.backward_begin; ) {
+        let r0 = select(params.backward_begin, r1 - BLOCK, r1 >= params.backward_begin + BLOCK);
+        subtract_solved(m, r0, r1, r1, n, lane);
+        stage_block(m, r0, r1, lane);
+        for (var k = r1; k > r0; k--) {
+            let r = k - 1u;
+            let x_r = Acc(column[r]) / Acc(block[(r - r0) * BLOCK + r - r0]);
+            let i = r0 + lane.index;
+            if i < r {
+                column[i] = Real(Acc(column[i]) - Acc(block[(i - r0) * BLOCK + r - r0]) * x_r);
+            }
+            workgroupBarrier();
+        }
+        let i = r0 + lane.index;
+        if lane.index < BLOCK && i < r1 {
+            column[i] = Real(Acc(column[i]) / Acc(block[(i - r0) * BLOCK + i - r0]));
+        }
+        workgroupBarrier();
+        r1 = r0;
+    }
+    for (var i = lane.index; i < n; i += WG_SIZE) {
+        b[(rows + i) * nrhs + c] = column[i];
+    }
+}
+#endif
 
 fn run(workgroup: u32, lane: Lane) {
+#ifdef COLUMN
+    solve_column(workgroup, lane);
+#else
     if workgroup >= params.batch {
         return;
     }
@@ -84,4 +241,5 @@ fn run(workgroup: u32, lane: Lane) {
             b[(rows + r) * nrhs + c] = Real(sum / Acc(factor(workgroup, r, r)));
         }
     }
+#endif
 }

@@ -142,6 +142,13 @@ pub fn parse_backends(list: &str) -> Result<wgpu::Backends> {
     Ok(backends)
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Unit tests: a loop iteration limit to plan for on any adapter, so that the work a
+    /// capped adapter cuts into pieces is cut here too (and checked against the uncut run).
+    pub(crate) static LOOP_LIMIT_FOR_TESTS: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
 /// A GPU device opened for wgsparse. Cheap to clone and safe to share across threads.
 #[derive(Clone)]
 pub struct Context {
@@ -297,6 +304,10 @@ impl Context {
     /// 65,535 iterations, silently (`LP_MAX_TGSI_LOOP_ITERATIONS`, shared by its loops), so a
     /// kernel whose loops may run that long (a solve's waiting teams) counts its own there.
     pub fn loop_iteration_limit(&self) -> Option<u32> {
+        #[cfg(test)]
+        if let Some(limit) = LOOP_LIMIT_FOR_TESTS.get() {
+            return Some(limit);
+        }
         let info = self.adapter_info();
         (info.driver.contains("llvmpipe") || info.name.starts_with("llvmpipe")).then_some(65_535)
     }

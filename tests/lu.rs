@@ -477,40 +477,68 @@ fn batched_lu_of_many_small_matrices() {
     }
 }
 
+/// Factors `batch` random matrices of order n and solves for `nrhs` right-hand sides each;
+/// checks every column's residual ‖A·x − b‖∞ / (‖A‖∞·‖x‖∞ + ‖b‖∞) ≤ 8·n·ε.
+fn check_solve<T: Scalar>(
+    (mode, ctx): (&str, &Context),
+    (n, batch, nrhs): (usize, usize, usize),
+    pivoting: Pivoting,
+    options: &LuOptions,
+    rng: &mut Rng,
+) {
+    let data: Vec<T> = (0..batch).flat_map(|_| matrix::<T>(n, Kind::Random, rng)).collect();
+    let host = DenseMatrix::try_new(batch * n, n, data.clone()).unwrap();
+    let rhs = common::dense::<T>(batch * n, nrhs, rng.next_u64());
+    let plan = BatchedLu::<T>::with_options(ctx, n, batch, pivoting, options).unwrap();
+    let mut a = GpuDense::upload(ctx, &host, DenseLayout::RowMajor).unwrap();
+    let mut pivots = ctx.zeros::<u32>(batch * n).unwrap();
+    assert!(plan.factor(&mut a, &mut pivots).unwrap().iter().all(|&i| i == 0));
+    let mut b = GpuDense::upload(ctx, &rhs, DenseLayout::RowMajor).unwrap();
+    plan.solve(&a, &pivots, &mut b).unwrap();
+    let x = b.read_blocking().unwrap();
+    for m in 0..batch {
+        for c in 0..nrhs {
+            let at = |i: usize, j: usize| data[m * n * n + i * n + j].to_f64();
+            let xc = |j: usize| x.data()[(m * n + j) * nrhs + c].to_f64();
+            let bc = |i: usize| rhs.data()[(m * n + i) * nrhs + c].to_f64();
+            let residual = (0..n).map(|i| ((0..n).map(|j| at(i, j) * xc(j)).sum::<f64>() - bc(i)).abs());
+            let norm_a = (0..n).map(|i| (0..n).map(|j| at(i, j).abs()).sum::<f64>()).fold(0.0, f64::max);
+            let norm_x = (0..n).map(|j| xc(j).abs()).fold(0.0, f64::max);
+            let norm_b = (0..n).map(|i| bc(i).abs()).fold(0.0, f64::max);
+            let r = residual.fold(0.0, f64::max) / (norm_a * norm_x + norm_b);
+            assert!(
+                r <= 8.0 * n as f64 * epsilon::<T>(),
+                "{mode} {} n {n} nrhs {nrhs} {options:?} matrix {m} column {c}: residual {r:e}",
+                T::KIND.name()
+            );
+        }
+    }
+}
+
 #[test]
 fn batched_lu_solve_has_a_small_residual() {
     let mut rng = Rng::new(common::seed("batched lu solve"));
+    let by = |columns| LuOptions { solve_by_columns: Some(columns), ..Default::default() };
     for (mode, ctx) in common::contexts() {
-        for (n, batch, nrhs) in [(1, 2, 1), (17, 5, 1), (32, 3, 3), (40, 4, 70), (130, 2, 2), (300, 1, 2)] {
-            let data: Vec<f32> = (0..batch).flat_map(|_| matrix::<f32>(n, Kind::Random, &mut rng)).collect();
-            let host = DenseMatrix::try_new(batch * n, n, data.clone()).unwrap();
-            let rhs = common::dense::<f32>(batch * n, nrhs, rng.next_u64());
-            // n = 130 also by a tournament of 64-row rounds (its factors in getrf's form); n =
-            // 300 walks more than lavapipe's loop cap in one dispatch, so there in bands of rows.
-            let tournament = LuOptions { tournament_rows: Some(64), ..Default::default() };
-            let pivoting = if n == 130 { Pivoting::Tournament } else { Pivoting::Partial };
-            let options = if n == 130 { tournament } else { LuOptions::default() };
-            let plan = BatchedLu::<f32>::with_options(ctx, n, batch, pivoting, &options).unwrap();
-            let mut a = GpuDense::upload(ctx, &host, DenseLayout::RowMajor).unwrap();
-            let mut pivots = ctx.zeros::<u32>(batch * n).unwrap();
-            assert!(plan.factor(&mut a, &mut pivots).unwrap().iter().all(|&i| i == 0));
-            let mut b = GpuDense::upload(ctx, &rhs, DenseLayout::RowMajor).unwrap();
-            plan.solve(&a, &pivots, &mut b).unwrap();
-            let x = b.read_blocking().unwrap();
-            for m in 0..batch {
-                // ‖A·x − b‖∞ / (‖A‖∞·‖x‖∞ + ‖b‖∞), per column.
-                for c in 0..nrhs {
-                    let at = |i: usize, j: usize| data[m * n * n + i * n + j] as f64;
-                    let xc = |j: usize| x.data()[(m * n + j) * nrhs + c] as f64;
-                    let bc = |i: usize| rhs.data()[(m * n + i) * nrhs + c] as f64;
-                    let residual = (0..n).map(|i| ((0..n).map(|j| at(i, j) * xc(j)).sum::<f64>() - bc(i)).abs());
-                    let norm_a = (0..n).map(|i| (0..n).map(|j| at(i, j).abs()).sum::<f64>()).fold(0.0, f64::max);
-                    let norm_x = (0..n).map(|j| xc(j).abs()).fold(0.0, f64::max);
-                    let norm_b = (0..n).map(|i| bc(i).abs()).fold(0.0, f64::max);
-                    let r = residual.fold(0.0, f64::max) / (norm_a * norm_x + norm_b);
-                    assert!(r <= 8.0 * n as f64 * 1.2e-7, "{mode} n {n} matrix {m} column {c}: residual {r:e}");
-                }
+        // Orders around the solve's blocks of 32 rows and its lanes; more than one
+        // right-hand side of order 64 or less take a lane each by default. n = 130 also by a tournament of 64-row rounds
+        // (its factors in getrf's form); n = 300 walks more than lavapipe's loop cap in one
+        // dispatch either way, so there in bands of rows.
+        let shapes = [(1, 2, 1), (17, 5, 1), (31, 2, 1), (32, 3, 3), (33, 2, 2), (40, 4, 70), (65, 1, 1), (300, 1, 2)];
+        for shape in shapes {
+            check_solve::<f32>((*mode, ctx), shape, Pivoting::Partial, &LuOptions::default(), &mut rng);
+        }
+        let tournament = LuOptions { tournament_rows: Some(64), ..Default::default() };
+        check_solve::<f32>((*mode, ctx), (130, 2, 2), Pivoting::Tournament, &tournament, &mut rng);
+        // Each way forced where the default takes the other.
+        check_solve::<f32>((*mode, ctx), (40, 2, 33), Pivoting::Partial, &by(true), &mut rng);
+        check_solve::<f32>((*mode, ctx), (300, 1, 2), Pivoting::Partial, &by(false), &mut rng);
+        check_solve::<f32>((*mode, ctx), (33, 2, 2), Pivoting::Partial, &by(true), &mut rng);
+        if ctx.supports::<f64>() {
+            for shape in [(17, 3, 1), (33, 2, 2), (40, 2, 40), (130, 1, 1)] {
+                check_solve::<f64>((*mode, ctx), shape, Pivoting::Partial, &LuOptions::default(), &mut rng);
             }
+            check_solve::<f64>((*mode, ctx), (130, 1, 1), Pivoting::Partial, &by(false), &mut rng);
         }
     }
 }
@@ -522,6 +550,10 @@ fn batched_lu_misuse_gets_typed_errors() {
     let n = (too_big as f64).sqrt() as usize + 1;
     let workgroup = LuOptions { algorithm: LuAlgorithm::Workgroup, ..Default::default() };
     let e = BatchedLu::<f32>::with_options(ctx, n, 1, Pivoting::Partial, &workgroup).unwrap_err();
+    assert!(matches!(e, Error::LimitExceeded { .. }), "{e:?}");
+    // A solve by columns asked for where a column does not fit workgroup memory.
+    let by_columns = LuOptions { solve_by_columns: Some(true), ..Default::default() };
+    let e = BatchedLu::<f32>::with_options(ctx, too_big + 1, 1, Pivoting::Partial, &by_columns).unwrap_err();
     assert!(matches!(e, Error::LimitExceeded { .. }), "{e:?}");
     // A cooperative panel whose stage (a candidate of 33 words from each of 625 workgroups
     // of 64 rows) passes workgroup memory is refused when asked for; Auto steps such panels

@@ -226,6 +226,14 @@ pub struct LuOptions {
     /// nor does the first panel of one round after tall ones (a panel whose update is
     /// deferred stores its rows where its interchanges take them, which only a round does).
     pub look_ahead: Option<bool>,
+    /// The solve ([`BatchedLu::record_solve`]) by columns: a workgroup a right-hand side, the
+    /// column in workgroup memory, its triangles by blocks of 32 rows (dot products of the
+    /// rows with the solved part by slots of 32 lanes, then the block's triangle a row a
+    /// step). `Some(false)`: a lane a right-hand side, the whole solve (for many right-hand
+    /// sides of small matrices). `None` (the default): by columns where the column fits
+    /// workgroup memory, past n = 64 or for one right-hand side.
+    /// `Some(true)` where the column does not fit: `LimitExceeded`.
+    pub solve_by_columns: Option<bool>,
 }
 
 /// How partial pivoting steps the columns of a blocked LU's panel taller than one
@@ -778,6 +786,22 @@ pub struct BatchedLu<T: Scalar> {
     /// The solve's workgroup size, and whether it stages the factors in workgroup memory.
     solve_wg_size: u32,
     solve_staged: bool,
+    /// The solve by columns (`COLUMN`, a workgroup a right-hand side) where the column fits
+    /// workgroup memory and the options allow it: its workgroup size, column length, and
+    /// whether the options ask for it (else it is chosen by the right-hand sides).
+    column_solve: Option<(u32, u32, bool)>,
+}
+
+/// The solve by columns' triangle blocks and dot-product slots (the shader's `BLOCK`, `SLOT`).
+const SOLVE_BLOCK: u64 = 32;
+const SOLVE_SLOT: u64 = 32;
+
+/// What bounds a solve dispatch's loop iterations a lane: a part that does not depend on the
+/// rows (`fixed`) and one for every `rows` rows of a band (`per_unit`).
+struct SolveCost {
+    fixed: u64,
+    per_unit: u64,
+    rows: u64,
 }
 
 impl<T: Scalar> std::fmt::Debug for BatchedLu<T> {
@@ -815,6 +839,26 @@ impl<T: Scalar> BatchedLu<T> {
         // Lanes for the update of (n-1)² entries: a few each, a subgroup at least.
         let least = ctx.subgroup_size_range().map_or(32, |(_, max)| max.max(32));
         let most = ctx.limits().max_compute_invocations_per_workgroup.min(1024);
+        // The solve by columns: wide workgroups for long columns (their dot products are the
+        // bytes), narrow ones for short (their steps are barriers); a column length shared by
+        // orders up to a power of two.
+        let column_wg = (n.max(1).next_power_of_two() as u32).clamp(64, most.max(64));
+        let column_len = n.max(32).next_power_of_two() as u64;
+        let column_bytes = (column_len + SOLVE_BLOCK * SOLVE_BLOCK) * T::KIND.size() + 4 * column_wg as u64 + 64;
+        let column_fits = column_bytes <= budget && column_wg <= most;
+        if options.solve_by_columns == Some(true) && !column_fits {
+            return Err(Error::LimitExceeded {
+                what: format!("an LU solve by columns of order {n} in workgroup memory"),
+                limit: "max_compute_workgroup_storage_size",
+                requested: column_bytes,
+                max: budget,
+            });
+        }
+        let column_solve = (column_fits && options.solve_by_columns != Some(false)).then_some((
+            column_wg,
+            column_len as u32,
+            options.solve_by_columns.is_some(),
+        ));
         let team = n.max(1).next_power_of_two() as u32;
         let team_fits = team <= ctx.subgroup_size_range().map_or(32, |(min, _)| min.min(32));
         let algorithm = match options.algorithm {
@@ -996,11 +1040,12 @@ impl<T: Scalar> BatchedLu<T> {
         Ok(BatchedLu {
             factor,
             solve: ctx.kernel(
-                lu_solve::Flags { global: !fits_workgroup },
-                lu_solve::Overrides { wg_size: solve_wg_size, tile: staged_tile },
+                lu_solve::Flags { global: !fits_workgroup, column: false },
+                lu_solve::Overrides { wg_size: solve_wg_size, tile: staged_tile, ..Default::default() },
             )?,
             solve_wg_size,
             solve_staged: fits_workgroup,
+            column_solve,
             ctx: ctx.clone(),
             n,
             batch,
@@ -1313,17 +1358,64 @@ impl<T: Scalar> BatchedLu<T> {
             return Ok(());
         }
         let bindings = lu_solve::Bindings { lu: lu.panels()[0].bind(), pivots: pivots.bind(), b: b.panels()[0].bind() };
-        for params in self.solve_steps(b.cols())? {
-            rec.dispatch(&self.solve, params, bindings, self.batch as u64)?;
+        let nrhs = b.cols();
+        let (kernel, cost, workgroups) = self.solve_kernel(nrhs)?;
+        for params in self.solve_steps(nrhs, cost)? {
+            rec.dispatch(&kernel, params, bindings, workgroups)?;
         }
         Ok(())
+    }
+
+    /// The solve's kernel for `nrhs` right-hand sides, what bounds its loops, and its
+    /// workgroups: by columns past n = 64 or for one right-hand side, else by lanes (or as
+    /// the options choose). On the H200 (benches/NOTES.md, session 66), 10,000 matrices of
+    /// 32² with 8 right-hand sides took 1,194 µs by columns (a workgroup's steps are
+    /// barriers) where one took 165 by columns and 355 by lanes; 4096² took 3.1 ms by
+    /// columns against 655 ms by lanes.
+    fn solve_kernel(&self, nrhs: usize) -> Result<(Kernel<lu_solve::Shader, T>, SolveCost, u64)> {
+        let by_columns = self.column_solve.filter(|&(_, _, asked)| asked || nrhs == 1 || self.n > 64);
+        Ok(match by_columns {
+            Some((wg_size, column_len, _)) => {
+                let kernel = self.ctx.kernel(
+                    lu_solve::Flags { global: false, column: true },
+                    lu_solve::Overrides { wg_size, column_len, ..Default::default() },
+                )?;
+                (kernel, self.column_solve_cost(wg_size), self.batch as u64 * nrhs as u64)
+            }
+            None => (self.solve.clone(), self.lane_solve_cost(nrhs), self.batch as u64),
+        })
+    }
+
+    /// The loop iterations of a lane of the solve by lanes: the staging copy, then for each
+    /// of its columns the swaps and a band's rows, each a walk of at most n entries (and
+    /// each loop's exit).
+    fn lane_solve_cost(&self, nrhs: usize) -> SolveCost {
+        let (n, wg) = (self.n as u64, self.solve_wg_size as u64);
+        let copy = if self.solve_staged { (n * n).div_ceil(wg) + 1 } else { 0 };
+        let columns = (nrhs as u64).div_ceil(wg);
+        SolveCost { fixed: copy + columns * (n + 4), per_unit: columns * (n + 1), rows: 1 }
+    }
+
+    /// The loop iterations of a lane of the solve by columns: loading and storing the
+    /// column, the swaps (one lane walks them all), and for each block of rows its dot
+    /// products (four entries an iteration), their sums, the staged triangle and its steps.
+    fn column_solve_cost(&self, wg: u32) -> SolveCost {
+        let (n, wg) = (self.n as u64, wg as u64);
+        let fixed = 3 * n.div_ceil(wg) + n + 8;
+        let rows_a_lane = SOLVE_BLOCK.div_ceil(wg / SOLVE_SLOT);
+        let per_block = rows_a_lane * (n.div_ceil(4 * SOLVE_SLOT) + 5)
+            + SOLVE_SLOT
+            + (SOLVE_BLOCK * SOLVE_BLOCK).div_ceil(wg)
+            + SOLVE_BLOCK
+            + 8;
+        SolveCost { fixed, per_unit: per_block, rows: SOLVE_BLOCK }
     }
 
     /// The solve's dispatches: one, or where the adapter caps an invocation's loop
     /// iterations, bands of rows small enough (the swaps with the first forward band, the
     /// forward bands upwards, the backward bands downwards).
-    fn solve_steps(&self, nrhs: usize) -> Result<Vec<lu_solve::Params>> {
-        let (n, wg) = (self.n as u64, self.solve_wg_size as u64);
+    fn solve_steps(&self, nrhs: usize, cost: SolveCost) -> Result<Vec<lu_solve::Params>> {
+        let n = self.n as u64;
         let params = |swaps: bool, forward: (u64, u64), backward: (u64, u64)| lu_solve::Params {
             n: n as u32,
             batch: self.batch as u32,
@@ -1337,15 +1429,10 @@ impl<T: Scalar> BatchedLu<T> {
         let Some(limit) = self.ctx.loop_iteration_limit() else {
             return Ok(vec![params(true, (0, n), (0, n))]);
         };
-        // A lane's iterations in a dispatch: the staging copy, then for each of its columns the
-        // swaps and a band's rows, each a walk of at most n entries (and each loop's exit).
-        let copy = if self.solve_staged { (n * n).div_ceil(wg) + 1 } else { 0 };
-        let columns = (nrhs as u64).div_ceil(wg);
-        let fixed = copy + columns * (n + 4);
-        let per_row = columns * (n + 1);
-        let band = (limit as u64).saturating_sub(fixed) / per_row;
+        let SolveCost { fixed, per_unit, rows } = cost;
         let what = || format!("an LU solve of order {n} with {nrhs} right-hand sides");
-        self.ctx.check_loop_iterations(what, fixed + per_row)?;
+        self.ctx.check_loop_iterations(what, fixed + per_unit)?;
+        let band = (limit as u64).saturating_sub(fixed) / per_unit * rows;
         let mut steps = Vec::new();
         for first in (0..n).step_by(band as usize) {
             steps.push(params(first == 0, (first, (first + band).min(n)), (0, 0)));
@@ -1562,4 +1649,49 @@ struct PanelOf<'a, T: Scalar> {
     /// Whether the panel's own update is deferred: its round stores each row where the
     /// panel's interchanges take it.
     permute: bool,
+}
+
+/// The solve in bands of rows, as a capped adapter runs it, against the solve in one
+/// dispatch: the same bits, by columns and by lanes (`LOOP_LIMIT_FOR_TESTS` cuts it here on
+/// any adapter).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::LOOP_LIMIT_FOR_TESTS;
+    use crate::generate::random_vector;
+    use crate::{ContextOptions, DenseMatrix};
+
+    #[test]
+    fn a_solve_in_bands_gives_the_bits_of_one() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
+        let (n, nrhs) = (300, 2);
+        // Random: partial pivoting swaps rows, which only the first band applies.
+        let a = random_vector(n * n, 7);
+        let b0 = random_vector(n * nrhs, 8);
+        // (by columns, the limit: a few bands each way)
+        for (by_columns, limit) in [(true, 600), (false, 2500)] {
+            let options = LuOptions { solve_by_columns: Some(by_columns), ..Default::default() };
+            let plan = BatchedLu::<f32>::with_options(&ctx, n, 1, Pivoting::Partial, &options).unwrap();
+            let mut lu =
+                GpuDense::upload(&ctx, &DenseMatrix::try_new(n, n, a.clone()).unwrap(), DenseLayout::RowMajor).unwrap();
+            let mut pivots = ctx.zeros::<u32>(n).unwrap();
+            assert_eq!(plan.factor(&mut lu, &mut pivots).unwrap(), vec![0]);
+            let solve = |limit: Option<u32>| {
+                let rhs = DenseMatrix::try_new(n, nrhs, b0.clone()).unwrap();
+                let mut b = GpuDense::upload(&ctx, &rhs, DenseLayout::RowMajor).unwrap();
+                LOOP_LIMIT_FOR_TESTS.set(limit);
+                let steps =
+                    plan.solve_kernel(nrhs).and_then(|(_, cost, _)| plan.solve_steps(nrhs, cost)).map(|s| s.len());
+                let done = plan.solve(&lu, &pivots, &mut b);
+                LOOP_LIMIT_FOR_TESTS.set(None);
+                done.unwrap();
+                (steps.unwrap(), b.read_blocking().unwrap().into_data())
+            };
+            let (whole_steps, whole) = solve(None);
+            let (band_steps, bands) = solve(Some(limit));
+            assert!(band_steps >= 8 && band_steps > whole_steps, "by columns {by_columns}: {band_steps} bands");
+            let bits = |v: &[f32]| v.iter().map(|e| e.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&whole), bits(&bands), "by columns {by_columns}");
+        }
+    }
 }

@@ -35,12 +35,15 @@ pub struct LuOp<T>(PhantomData<T>);
 /// panel's wait, `LuOptions::panel_polls`), `:trsm=…` (the blocked LU's columns a workgroup
 /// of its triangular solve, `LuOptions::trsm_columns`), `:lookahead=on|off`
 /// (`LuOptions::look_ahead`); `:profile` prints the GPU time of each step once
-/// (`BatchedLu::profile_factor`).
-fn parse_variant(name: &str) -> Option<(LuOptions, Pivoting, bool)> {
+/// (`BatchedLu::profile_factor`); `:solve=K` adds to each run the solve of K right-hand sides
+/// a matrix with the factors (`BatchedLu::record_solve`; its time is the difference to the
+/// run without), `:solveby=columns|lanes` (`LuOptions::solve_by_columns`).
+fn parse_variant(name: &str) -> Option<(LuOptions, Pivoting, bool, Option<usize>)> {
     let mut parts = name.split(':');
     let mut options = LuOptions { algorithm: LuAlgorithm::from_name(parts.next()?)?, ..Default::default() };
     let mut pivoting = Pivoting::Partial;
     let mut profile = false;
+    let mut solve = None;
     for part in parts {
         if part == "profile" {
             profile = true;
@@ -59,10 +62,13 @@ fn parse_variant(name: &str) -> Option<(LuOptions, Pivoting, bool)> {
             ("trsm", _) => options.trsm_columns = Some(value.parse().ok()?),
             ("lookahead", "on") => options.look_ahead = Some(true),
             ("lookahead", "off") => options.look_ahead = Some(false),
+            ("solve", _) => solve = Some(value.parse().ok().filter(|&k| k > 0)?),
+            ("solveby", "columns") => options.solve_by_columns = Some(true),
+            ("solveby", "lanes") => options.solve_by_columns = Some(false),
             _ => return None,
         }
     }
-    Some((options, pivoting, profile))
+    Some((options, pivoting, profile, solve))
 }
 
 /// (batch, n) of an entry.
@@ -144,7 +150,7 @@ struct LuInputs<T: Scalar> {
 
 impl<T: Scalar> Inputs for LuInputs<T> {
     fn prepare(&self, ctx: &Context, name: &str) -> Result<Box<dyn Prepared + '_>, OpError> {
-        let (options, pivoting, profile) =
+        let (options, pivoting, profile, solve) =
             parse_variant(name).ok_or_else(|| OpError::failed(format!("unknown lu algorithm {name:?}")))?;
         let a = self.a.as_ref().ok_or(OpError { refused: true, message: "too large to factor densely".into() })?;
         let mut runs = LuRuns {
@@ -152,6 +158,7 @@ impl<T: Scalar> Inputs for LuInputs<T> {
             a,
             plan: BatchedLu::with_options(ctx, self.n, self.batch, pivoting, &options)?,
             pivoting,
+            solve,
             name: name.to_string(),
             n: self.n,
             copies: Vec::new(),
@@ -181,6 +188,8 @@ struct Operands<T: Scalar> {
     lu: GpuDense<T>,
     pivots: GpuVec<u32>,
     info: GpuVec<u32>,
+    /// `:solve=K`: the right-hand sides, solved in place run after run.
+    b: Option<GpuDense<T>>,
 }
 
 struct LuRuns<'a, T: Scalar> {
@@ -188,6 +197,8 @@ struct LuRuns<'a, T: Scalar> {
     a: &'a DenseMatrix<T>,
     plan: BatchedLu<T>,
     pivoting: Pivoting,
+    /// `:solve=K`: right-hand sides a matrix solved after each factorization.
+    solve: Option<usize>,
     /// The algorithm as requested.
     name: String,
     n: usize,
@@ -231,13 +242,24 @@ impl<T: Scalar> Prepared for LuRuns<'_, T> {
             lu: GpuDense::zeros(ctx, rows, self.n, DenseLayout::RowMajor)?,
             pivots: ctx.zeros(rows)?,
             info: ctx.zeros(batch)?,
+            b: match self.solve {
+                Some(k) => {
+                    let values = dense_operand(rows * k, 3).into_iter().map(|v| T::from_f64(v.into())).collect();
+                    Some(GpuDense::upload(ctx, &DenseMatrix::try_new(rows, k, values)?, DenseLayout::RowMajor)?)
+                }
+                None => None,
+            },
         });
         Ok(())
     }
 
     fn record(&mut self, rec: &mut Recorder<'_, '_>, copy: usize) -> Result<(), OpError> {
         let c = &mut self.copies[copy];
-        Ok(self.plan.record_factor(rec, &c.a, &mut c.lu, &mut c.pivots, &mut c.info)?)
+        self.plan.record_factor(rec, &c.a, &mut c.lu, &mut c.pivots, &mut c.info)?;
+        if let Some(b) = &mut c.b {
+            self.plan.record_solve(rec, &c.lu, &c.pivots, b)?;
+        }
+        Ok(())
     }
 
     fn poison(&mut self, copy: usize) -> Result<(), OpError> {
