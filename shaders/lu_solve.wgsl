@@ -74,29 +74,38 @@ fn factor_at(m: u32, i: u32, j: u32) -> Real {
 }
 
 // column[i] −= Σ_j factor(i, j)·column[j] over j in [first, end), for the rows i of [r0, r1):
-// slot s of 32 lanes takes rows r0 + s, r0 + s + slots, …, each lane every 32nd j, four
-// loads in flight; the slot's sums are added in lane order by the row's lane below BLOCK.
+// slot s of 32 lanes takes rows r0 + s, r0 + s + slots, …, each lane every 32nd j, eight
+// loads in flight (one workgroup reads the whole triangle: its loads in flight are its
+// bandwidth); the slot's sums are added in lane order by the row's lane below BLOCK.
 // Uniform (barriers).
 fn subtract_solved(m: u32, r0: u32, r1: u32, first: u32, end: u32, lane: Lane) {
     let slots = WG_SIZE / SLOT;
     let t = lane.index % SLOT;
     for (var q = lane.index / SLOT; q < BLOCK; q += slots) {
-        var sums = vec4<Acc>(0.0);
+        var low = vec4<Acc>(0.0);
+        var high = vec4<Acc>(0.0);
         let i = r0 + q;
         if i < r1 {
             var j = first + t;
-            for (; j + 3u * SLOT < end; j += 4u * SLOT) {
-                sums += vec4<Acc>(
+            for (; j + 7u * SLOT < end; j += 8u * SLOT) {
+                low += vec4<Acc>(
                     Acc(factor_at(m, i, j)) * Acc(column[j]),
                     Acc(factor_at(m, i, j + SLOT)) * Acc(column[j + SLOT]),
                     Acc(factor_at(m, i, j + 2u * SLOT)) * Acc(column[j + 2u * SLOT]),
                     Acc(factor_at(m, i, j + 3u * SLOT)) * Acc(column[j + 3u * SLOT]),
                 );
+                high += vec4<Acc>(
+                    Acc(factor_at(m, i, j + 4u * SLOT)) * Acc(column[j + 4u * SLOT]),
+                    Acc(factor_at(m, i, j + 5u * SLOT)) * Acc(column[j + 5u * SLOT]),
+                    Acc(factor_at(m, i, j + 6u * SLOT)) * Acc(column[j + 6u * SLOT]),
+                    Acc(factor_at(m, i, j + 7u * SLOT)) * Acc(column[j + 7u * SLOT]),
+                );
             }
             for (; j < end; j += SLOT) {
-                sums.x += Acc(factor_at(m, i, j)) * Acc(column[j]);
+                low.x += Acc(factor_at(m, i, j)) * Acc(column[j]);
             }
         }
+        let sums = low + high;
         block[q * SLOT + t] = Real((sums.x + sums.y) + (sums.z + sums.w));
     }
     workgroupBarrier();
