@@ -1398,12 +1398,13 @@ impl<T: Scalar> BatchedLu<T> {
 
     /// The loop iterations of a lane of the solve by columns: loading and storing the
     /// column, the swaps (one lane walks them all), and for each block of rows its dot
-    /// products (four entries an iteration), their sums, the staged triangle and its steps.
+    /// products (eight entries an iteration, then up to seven one at a time, and the loops'
+    /// exits), their sums, the staged triangle and its steps.
     fn column_solve_cost(&self, wg: u32) -> SolveCost {
         let (n, wg) = (self.n as u64, wg as u64);
         let fixed = 3 * n.div_ceil(wg) + n + 8;
         let rows_a_lane = SOLVE_BLOCK.div_ceil(wg / SOLVE_SLOT);
-        let per_block = rows_a_lane * (n.div_ceil(4 * SOLVE_SLOT) + 5)
+        let per_block = rows_a_lane * (n.div_ceil(8 * SOLVE_SLOT) + 11)
             + SOLVE_SLOT
             + (SOLVE_BLOCK * SOLVE_BLOCK).div_ceil(wg)
             + SOLVE_BLOCK
