@@ -43,7 +43,9 @@ pub enum Transpose {
 /// Tuning knobs; each `None` is chosen from the shape.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GemvOptions {
-    /// Invocations per workgroup: a power of two (256 by default).
+    /// Invocations per workgroup: a power of two (by default 256; the columns kernel takes up
+    /// to 512 on a tall block that leaves the GPU idle, and up to the adapter's most where
+    /// that needs no strips).
     pub workgroup_size: Option<u32>,
     /// Lanes per row of the rows kernel: a power of two up to the smallest subgroup size, or
     /// the workgroup size.
