@@ -786,10 +786,18 @@ pub struct BatchedLu<T: Scalar> {
     /// The solve's workgroup size, and whether it stages the factors in workgroup memory.
     solve_wg_size: u32,
     solve_staged: bool,
-    /// The solve by columns (`COLUMN`, a workgroup a right-hand side) where the column fits
-    /// workgroup memory and the options allow it: its workgroup size, column length, and
-    /// whether the options ask for it (else it is chosen by the right-hand sides).
-    column_solve: Option<(u32, u32, bool)>,
+    /// The solve by columns where the column fits workgroup memory and the options allow it.
+    column_solve: Option<ColumnSolve>,
+}
+
+/// The solve by columns (`COLUMN` in `lu_solve.wgsl`, a workgroup a right-hand side).
+#[derive(Debug, Clone, Copy)]
+struct ColumnSolve {
+    wg_size: u32,
+    /// The column's length in workgroup memory (`COLUMN_LEN`).
+    column_len: u32,
+    /// Whether the options ask for it (else the right-hand sides choose).
+    asked: bool,
 }
 
 /// The solve by columns' triangle blocks and dot-product slots (the shader's `BLOCK`, `SLOT`).
@@ -854,11 +862,11 @@ impl<T: Scalar> BatchedLu<T> {
                 max: budget,
             });
         }
-        let column_solve = (column_fits && options.solve_by_columns != Some(false)).then_some((
-            column_wg,
-            column_len as u32,
-            options.solve_by_columns.is_some(),
-        ));
+        let column_solve = (column_fits && options.solve_by_columns != Some(false)).then_some(ColumnSolve {
+            wg_size: column_wg,
+            column_len: column_len as u32,
+            asked: options.solve_by_columns.is_some(),
+        });
         let team = n.max(1).next_power_of_two() as u32;
         let team_fits = team <= ctx.subgroup_size_range().map_or(32, |(min, _)| min.min(32));
         let algorithm = match options.algorithm {
@@ -1373,9 +1381,9 @@ impl<T: Scalar> BatchedLu<T> {
     /// barriers) where one took 165 by columns and 355 by lanes; 4096² took 3.1 ms by
     /// columns against 655 ms by lanes.
     fn solve_kernel(&self, nrhs: usize) -> Result<(Kernel<lu_solve::Shader, T>, SolveCost, u64)> {
-        let by_columns = self.column_solve.filter(|&(_, _, asked)| asked || nrhs == 1 || self.n > 64);
+        let by_columns = self.column_solve.filter(|c| c.asked || nrhs == 1 || self.n > 64);
         Ok(match by_columns {
-            Some((wg_size, column_len, _)) => {
+            Some(ColumnSolve { wg_size, column_len, .. }) => {
                 let kernel = self.ctx.kernel(
                     lu_solve::Flags { global: false, column: true },
                     lu_solve::Overrides { wg_size, column_len, ..Default::default() },
