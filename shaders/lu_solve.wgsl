@@ -19,6 +19,14 @@
 // upwards, then backward bands downwards) gives the same sums. The host cuts the solve so
 // where the adapter caps an invocation's loop iterations (llvmpipe: 65,535 in all), else one
 // dispatch does everything.
+//
+// Panels (COLUMN): one workgroup reading a large triangle alone is bound by what one SM
+// moves (4096²: ~28 GB/s, 2.5 ms; H200, benches/NOTES.md session 67). So on a GPU the few
+// right-hand sides leave idle, bands of rows (panels) alternate with UPDATE dispatches: a
+// band's dot products take only the columns from `panel_begin` (forward; up to `panel_end`
+// backward), and after it an UPDATE dispatch, a workgroup a block of rows, subtracts the
+// band's part, factors(rows, panel)·b(panel), from every row left to solve. Each row's dot
+// product is then grouped by panels, the same whatever the timing.
 #import entry
 #import real
 
@@ -31,6 +39,13 @@ struct Params {
     forward_end: u32,
     backward_begin: u32,
     backward_end: u32,
+    // COLUMN: the columns the dot products take (forward from panel_begin, backward up to
+    // panel_end; 0 and n without panels). UPDATE: the solved panel's columns.
+    panel_begin: u32,
+    panel_end: u32,
+    // UPDATE: the rows it subtracts the panel's part from.
+    update_begin: u32,
+    update_end: u32,
 }
 
 var<immediate> params: Params;
@@ -169,7 +184,7 @@ fn solve_column(workgroup: u32, lane: Lane) {
     // each step the row's final value taken by the rows below it in the block.
     for (var r0 = params.forward_begin; r0 < params.forward_end; r0 += BLOCK) {
         let r1 = min(r0 + BLOCK, params.forward_end);
-        subtract_solved(m, r0, r1, 0u, r0, lane);
+        subtract_solved(m, r0, r1, params.panel_begin, r0, lane);
         stage_block(m, r0, r1, lane);
         for (var k = r0; k < r1; k++) {
             let y = Acc(column[k]);
@@ -184,7 +199,7 @@ fn solve_column(workgroup: u32, lane: Lane) {
     // pivot when taken, and once more (the same division) when the block is done.
     for (var r1 = params.backward_end; r1 > params.backward_begin; ) {
         let r0 = select(params.backward_begin, r1 - BLOCK, r1 >= params.backward_begin + BLOCK);
-        subtract_solved(m, r0, r1, r1, n, lane);
+        subtract_solved(m, r0, r1, r1, params.panel_end, lane);
         stage_block(m, r0, r1, lane);
         for (var k = r1; k > r0; k--) {
             let r = k - 1u;
@@ -206,11 +221,45 @@ fn solve_column(workgroup: u32, lane: Lane) {
         b[(rows + i) * nrhs + c] = column[i];
     }
 }
+
+#ifdef UPDATE
+// Rows [update_begin, update_end) of a right-hand side less factors(rows, panel)·b(panel),
+// the panel's rows solved: a workgroup a block of BLOCK rows (at most WG_SIZE), its dot
+// products as a band's (subtract_solved).
+fn update_rows(workgroup: u32, lane: Lane) {
+    let chunks = (params.update_end - params.update_begin + BLOCK - 1u) / BLOCK;
+    if workgroup >= params.batch * params.nrhs * chunks {
+        return;
+    }
+    let column_index = workgroup / chunks;
+    let m = column_index / params.nrhs;
+    let c = column_index % params.nrhs;
+    let r0 = params.update_begin + (workgroup % chunks) * BLOCK;
+    let r1 = min(r0 + BLOCK, params.update_end);
+    let rows = m * params.n;
+    for (var j = params.panel_begin + lane.index; j < params.panel_end; j += WG_SIZE) {
+        column[j] = b[(rows + j) * params.nrhs + c];
+    }
+    let i = r0 + lane.index;
+    if i < r1 {
+        column[i] = b[(rows + i) * params.nrhs + c];
+    }
+    workgroupBarrier();
+    subtract_solved(m, r0, r1, params.panel_begin, params.panel_end, lane);
+    if i < r1 {
+        b[(rows + i) * params.nrhs + c] = column[i];
+    }
+}
+#endif
 #endif
 
 fn run(workgroup: u32, lane: Lane) {
 #ifdef COLUMN
+#ifdef UPDATE
+    update_rows(workgroup, lane);
+#else
     solve_column(workgroup, lane);
+#endif
 #else
     if workgroup >= params.batch {
         return;

@@ -506,6 +506,12 @@ fn check_solve<T: Scalar>(
             let norm_x = (0..n).map(|j| xc(j).abs()).fold(0.0, f64::max);
             let norm_b = (0..n).map(|i| bc(i).abs()).fold(0.0, f64::max);
             let r = residual.fold(0.0, f64::max) / (norm_a * norm_x + norm_b);
+            // f64::max passes over NaN: a NaN in x would leave every norm finite.
+            assert!(
+                (0..n).all(|j| xc(j).is_finite()),
+                "{mode} {} n {n} nrhs {nrhs} {options:?} matrix {m} column {c}: x not finite",
+                T::KIND.name()
+            );
             assert!(
                 r <= 8.0 * n as f64 * epsilon::<T>(),
                 "{mode} {} n {n} nrhs {nrhs} {options:?} matrix {m} column {c}: residual {r:e}",
@@ -534,11 +540,23 @@ fn batched_lu_solve_has_a_small_residual() {
         check_solve::<f32>((*mode, ctx), (40, 2, 33), Pivoting::Partial, &by(true), &mut rng);
         check_solve::<f32>((*mode, ctx), (300, 1, 2), Pivoting::Partial, &by(false), &mut rng);
         check_solve::<f32>((*mode, ctx), (33, 2, 2), Pivoting::Partial, &by(true), &mut rng);
+        // In panels (the default only past n = 1024): bands whose dot products take their own
+        // columns, each followed by an update of the rows left; orders that are and are not
+        // multiples of the panel, panels of one block and of two, and on lavapipe panels cut
+        // further into bands by its loop cap. n = 520 takes workgroups of 1,024 lanes, a row
+        // a lane, which load a block's triangle beside its dot products.
+        let panels = |rows| LuOptions { solve_panel: Some(rows), ..Default::default() };
+        for (shape, rows) in
+            [((130, 1, 1), 32), ((97, 2, 1), 64), ((300, 1, 2), 64), ((128, 1, 1), 64), ((520, 1, 1), 128)]
+        {
+            check_solve::<f32>((*mode, ctx), shape, Pivoting::Partial, &panels(rows), &mut rng);
+        }
         if ctx.supports::<f64>() {
             for shape in [(17, 3, 1), (33, 2, 2), (40, 2, 40), (130, 1, 1)] {
                 check_solve::<f64>((*mode, ctx), shape, Pivoting::Partial, &LuOptions::default(), &mut rng);
             }
             check_solve::<f64>((*mode, ctx), (130, 1, 1), Pivoting::Partial, &by(false), &mut rng);
+            check_solve::<f64>((*mode, ctx), (130, 1, 1), Pivoting::Partial, &panels(32), &mut rng);
         }
     }
 }
@@ -555,6 +573,10 @@ fn batched_lu_misuse_gets_typed_errors() {
     let by_columns = LuOptions { solve_by_columns: Some(true), ..Default::default() };
     let e = BatchedLu::<f32>::with_options(ctx, too_big + 1, 1, Pivoting::Partial, &by_columns).unwrap_err();
     assert!(matches!(e, Error::LimitExceeded { .. }), "{e:?}");
+    // The solve's panels are whole blocks of 32 rows.
+    let panel = LuOptions { solve_panel: Some(48), ..Default::default() };
+    let e = BatchedLu::<f32>::with_options(ctx, 100, 1, Pivoting::Partial, &panel).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
     // A cooperative panel whose stage (a candidate of 33 words from each of 625 workgroups
     // of 64 rows) passes workgroup memory is refused when asked for; Auto steps such panels
     // by columns.

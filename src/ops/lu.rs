@@ -234,6 +234,13 @@ pub struct LuOptions {
     /// workgroup memory, past n = 64 or for one right-hand side.
     /// `Some(true)` where the column does not fit: `LimitExceeded`.
     pub solve_by_columns: Option<bool>,
+    /// The solve by columns in panels: rows a band of its triangles takes (a multiple of 32),
+    /// after which a dispatch over every workgroup subtracts the band's part of the dot
+    /// products from the rows left to solve, so that one workgroup no longer reads the whole
+    /// triangle alone. `None`: panels of 256 rows where the right-hand sides of the batch
+    /// leave most of a large GPU idle (fewer than 64 columns in all) and n is past 1024;
+    /// `Some(0)`: none.
+    pub solve_panel: Option<u32>,
 }
 
 /// How partial pivoting steps the columns of a blocked LU's panel taller than one
@@ -798,11 +805,38 @@ struct ColumnSolve {
     column_len: u32,
     /// Whether the options ask for it (else the right-hand sides choose).
     asked: bool,
+    /// Rows a panel ([`LuOptions::solve_panel`]; `None`: by the right-hand sides).
+    panel: Option<u32>,
 }
+
+/// Panels of the solve by columns by default, where the batch's right-hand sides are fewer
+/// than `SOLVE_PANEL_COLUMNS` and n passes `SOLVE_PANELS_PAST`. H200, one right-hand side
+/// (benches/NOTES.md, session 67): 4096² 2.50–2.56 → 1.83–1.86 ms with panels of 256 rows
+/// (128: 2.04, 512: 1.78–1.84), f64 2.98–3.08 → 2.15–2.23; 1024² the same either way (0.40
+/// ms: four panels gain nothing).
+const SOLVE_PANEL_ROWS: u64 = 256;
+const SOLVE_PANEL_COLUMNS: u64 = 64;
+const SOLVE_PANELS_PAST: u64 = 1024;
 
 /// The solve by columns' triangle blocks and dot-product slots (the shader's `BLOCK`, `SLOT`).
 const SOLVE_BLOCK: u64 = 32;
 const SOLVE_SLOT: u64 = 32;
+
+/// The solve's kernel for a number of right-hand sides, what bounds its loops, its
+/// workgroups, and in panels the update's kernel and the panel's rows.
+struct SolveKernels<T: Scalar> {
+    kernel: Kernel<lu_solve::Shader, T>,
+    cost: SolveCost,
+    workgroups: u64,
+    update: Option<(Kernel<lu_solve::Shader, T>, u64)>,
+}
+
+/// One dispatch of the solve: a band (`kernel`) or a panel's update.
+struct SolveStep {
+    params: lu_solve::Params,
+    workgroups: u64,
+    update: bool,
+}
 
 /// What bounds a solve dispatch's loop iterations a lane: a part that does not depend on the
 /// rows (`fixed`) and one for every `rows` rows of a band (`per_unit`).
@@ -862,10 +896,16 @@ impl<T: Scalar> BatchedLu<T> {
                 max: budget,
             });
         }
+        if let Some(panel) = options.solve_panel.filter(|&p| p % SOLVE_BLOCK as u32 != 0) {
+            return Err(Error::InvalidArgument(format!(
+                "LuOptions: solve_panel {panel} is not a multiple of {SOLVE_BLOCK}"
+            )));
+        }
         let column_solve = (column_fits && options.solve_by_columns != Some(false)).then_some(ColumnSolve {
             wg_size: column_wg,
             column_len: column_len as u32,
             asked: options.solve_by_columns.is_some(),
+            panel: options.solve_panel,
         });
         let team = n.max(1).next_power_of_two() as u32;
         let team_fits = team <= ctx.subgroup_size_range().map_or(32, |(min, _)| min.min(32));
@@ -1048,7 +1088,7 @@ impl<T: Scalar> BatchedLu<T> {
         Ok(BatchedLu {
             factor,
             solve: ctx.kernel(
-                lu_solve::Flags { global: !fits_workgroup, column: false },
+                lu_solve::Flags { global: !fits_workgroup, column: false, update: false },
                 lu_solve::Overrides { wg_size: solve_wg_size, tile: staged_tile, ..Default::default() },
             )?,
             solve_wg_size,
@@ -1367,30 +1407,51 @@ impl<T: Scalar> BatchedLu<T> {
         }
         let bindings = lu_solve::Bindings { lu: lu.panels()[0].bind(), pivots: pivots.bind(), b: b.panels()[0].bind() };
         let nrhs = b.cols();
-        let (kernel, cost, workgroups) = self.solve_kernel(nrhs)?;
-        for params in self.solve_steps(nrhs, cost)? {
-            rec.dispatch(&kernel, params, bindings, workgroups)?;
+        let solve = self.solve_kernel(nrhs)?;
+        for step in self.solve_steps(nrhs, &solve)? {
+            match (&solve.update, step.update) {
+                (Some((update, _)), true) => rec.dispatch(update, step.params, bindings, step.workgroups)?,
+                _ => rec.dispatch(&solve.kernel, step.params, bindings, step.workgroups)?,
+            }
         }
         Ok(())
     }
 
-    /// The solve's kernel for `nrhs` right-hand sides, what bounds its loops, and its
+    /// The solve's kernels for `nrhs` right-hand sides, what bounds their loops, and the
     /// workgroups: by columns past n = 64 or for one right-hand side, else by lanes (or as
-    /// the options choose). On the H200 (benches/NOTES.md, session 66), 10,000 matrices of
+    /// the options choose); by columns in panels where `SOLVE_PANEL_ROWS` says. On the H200 (benches/NOTES.md, session 66), 10,000 matrices of
     /// 32² with 8 right-hand sides took 1,194 µs by columns (a workgroup's steps are
     /// barriers) where one took 165 by columns and 355 by lanes; 4096² took 3.1 ms by
     /// columns against 655 ms by lanes.
-    fn solve_kernel(&self, nrhs: usize) -> Result<(Kernel<lu_solve::Shader, T>, SolveCost, u64)> {
+    fn solve_kernel(&self, nrhs: usize) -> Result<SolveKernels<T>> {
         let by_columns = self.column_solve.filter(|c| c.asked || nrhs == 1 || self.n > 64);
-        Ok(match by_columns {
-            Some(ColumnSolve { wg_size, column_len, .. }) => {
-                let kernel = self.ctx.kernel(
-                    lu_solve::Flags { global: false, column: true },
-                    lu_solve::Overrides { wg_size, column_len, ..Default::default() },
-                )?;
-                (kernel, self.column_solve_cost(wg_size), self.batch as u64 * nrhs as u64)
+        let Some(ColumnSolve { wg_size, column_len, panel, .. }) = by_columns else {
+            return Ok(SolveKernels {
+                kernel: self.solve.clone(),
+                cost: self.lane_solve_cost(nrhs),
+                workgroups: self.batch as u64,
+                update: None,
+            });
+        };
+        let overrides = lu_solve::Overrides { wg_size, column_len, ..Default::default() };
+        let columns = self.batch as u64 * nrhs as u64;
+        let n = self.n as u64;
+        let panel = match panel {
+            Some(rows) => rows as u64,
+            None if columns < SOLVE_PANEL_COLUMNS && n > SOLVE_PANELS_PAST => SOLVE_PANEL_ROWS,
+            None => 0,
+        };
+        let update = match panel {
+            0 => None,
+            rows => {
+                Some((self.ctx.kernel(lu_solve::Flags { global: false, column: true, update: true }, overrides)?, rows))
             }
-            None => (self.solve.clone(), self.lane_solve_cost(nrhs), self.batch as u64),
+        };
+        Ok(SolveKernels {
+            kernel: self.ctx.kernel(lu_solve::Flags { global: false, column: true, update: false }, overrides)?,
+            cost: self.column_solve_cost(wg_size, update.as_ref().map_or(n, |u| u.1)),
+            workgroups: columns,
+            update,
         })
     }
 
@@ -1408,11 +1469,12 @@ impl<T: Scalar> BatchedLu<T> {
     /// column, the swaps (one lane walks them all), and for each block of rows its dot
     /// products (eight entries an iteration, then up to seven one at a time, and the loops'
     /// exits), their sums, the staged triangle and its steps.
-    fn column_solve_cost(&self, wg: u32) -> SolveCost {
+    /// `dots`: the most columns a dot product takes (n, or in panels a panel's rows).
+    fn column_solve_cost(&self, wg: u32, dots: u64) -> SolveCost {
         let (n, wg) = (self.n as u64, wg as u64);
         let fixed = 3 * n.div_ceil(wg) + n + 8;
         let rows_a_lane = SOLVE_BLOCK.div_ceil(wg / SOLVE_SLOT);
-        let per_block = rows_a_lane * (n.div_ceil(8 * SOLVE_SLOT) + 11)
+        let per_block = rows_a_lane * (dots.div_ceil(8 * SOLVE_SLOT) + 11)
             + SOLVE_SLOT
             + (SOLVE_BLOCK * SOLVE_BLOCK).div_ceil(wg)
             + SOLVE_BLOCK
@@ -1420,34 +1482,76 @@ impl<T: Scalar> BatchedLu<T> {
         SolveCost { fixed, per_unit: per_block, rows: SOLVE_BLOCK }
     }
 
-    /// The solve's dispatches: one, or where the adapter caps an invocation's loop
-    /// iterations, bands of rows small enough (the swaps with the first forward band, the
-    /// forward bands upwards, the backward bands downwards).
-    fn solve_steps(&self, nrhs: usize, cost: SolveCost) -> Result<Vec<lu_solve::Params>> {
+    /// The solve's dispatches: one, or bands of rows (the swaps with the first forward band,
+    /// the forward bands upwards, the backward bands downwards): panels where the plan takes
+    /// them, each but the last followed by its update of the rows left, and where the adapter
+    /// caps an invocation's loop iterations, bands small enough.
+    fn solve_steps(&self, nrhs: usize, solve: &SolveKernels<T>) -> Result<Vec<SolveStep>> {
         let n = self.n as u64;
-        let params = |swaps: bool, forward: (u64, u64), backward: (u64, u64)| lu_solve::Params {
+        let params = |forward: (u64, u64), backward: (u64, u64), panel: (u64, u64)| lu_solve::Params {
             n: n as u32,
             batch: self.batch as u32,
             nrhs: nrhs as u32,
-            swaps: swaps as u32,
+            swaps: (forward.0 == 0 && forward.1 > 0) as u32,
             forward_begin: forward.0 as u32,
             forward_end: forward.1 as u32,
             backward_begin: backward.0 as u32,
             backward_end: backward.1 as u32,
+            panel_begin: panel.0 as u32,
+            panel_end: panel.1 as u32,
+            update_begin: 0,
+            update_end: 0,
         };
-        let Some(limit) = self.ctx.loop_iteration_limit() else {
-            return Ok(vec![params(true, (0, n), (0, n))]);
+        let band_step = |forward, backward, panel| SolveStep {
+            params: params(forward, backward, panel),
+            workgroups: solve.workgroups,
+            update: false,
         };
-        let SolveCost { fixed, per_unit, rows } = cost;
+        // Rows [begin, end) less the panel's part.
+        let update_step = |(begin, end): (u64, u64), panel| SolveStep {
+            params: lu_solve::Params {
+                update_begin: begin as u32,
+                update_end: end as u32,
+                ..params((0, 0), (0, 0), panel)
+            },
+            workgroups: solve.workgroups * (end - begin).div_ceil(SOLVE_BLOCK),
+            update: true,
+        };
+        let panels = solve.update.as_ref().map(|(_, rows)| *rows);
         let what = || format!("an LU solve of order {n} with {nrhs} right-hand sides");
-        self.ctx.check_loop_iterations(what, fixed + per_unit)?;
-        let band = (limit as u64).saturating_sub(fixed) / per_unit * rows;
+        let mut band = panels.unwrap_or(n);
+        if let Some(limit) = self.ctx.loop_iteration_limit() {
+            let SolveCost { fixed, per_unit, rows } = solve.cost;
+            self.ctx.check_loop_iterations(what, fixed + per_unit)?;
+            band = band.min((limit as u64).saturating_sub(fixed) / per_unit * rows);
+        }
+        if band >= n {
+            return Ok(vec![band_step((0, n), (0, n), (0, n))]);
+        }
+        if let Some((update, _)) = &solve.update {
+            // An update's lane: staging the panel, then its rows' dot products as a block's.
+            let wg = update.workgroup_size() as u64;
+            let cost = band.div_ceil(wg) + SOLVE_BLOCK.div_ceil(wg / SOLVE_SLOT) * (band.div_ceil(8 * SOLVE_SLOT) + 11);
+            self.ctx.check_loop_iterations(
+                || format!("an LU solve's update of panels of {band} rows"),
+                cost + SOLVE_SLOT + 8,
+            )?;
+        }
         let mut steps = Vec::new();
         for first in (0..n).step_by(band as usize) {
-            steps.push(params(first == 0, (first, (first + band).min(n)), (0, 0)));
+            let end = (first + band).min(n);
+            let panel = (if panels.is_some() { first } else { 0 }, end);
+            steps.push(band_step((first, end), (0, 0), (panel.0, n)));
+            if panels.is_some() && end < n {
+                steps.push(update_step((end, n), panel));
+            }
         }
         for last in (1..=n).rev().step_by(band as usize) {
-            steps.push(params(false, (0, 0), (last.saturating_sub(band), last)));
+            let first = last.saturating_sub(band);
+            steps.push(band_step((0, 0), (first, last), (0, if panels.is_some() { last } else { n })));
+            if panels.is_some() && first > 0 {
+                steps.push(update_step((0, first), (first, last)));
+            }
         }
         Ok(steps)
     }
@@ -1670,6 +1774,28 @@ mod tests {
     use crate::generate::random_vector;
     use crate::{ContextOptions, DenseMatrix};
 
+    /// `Auto` solves in panels of 256 rows where the batch's right-hand sides leave most of a
+    /// large GPU idle and n passes 1024; the options fix them or turn them off.
+    #[test]
+    fn auto_solves_large_orders_with_few_right_hand_sides_in_panels() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
+        let panel_rows = |n: usize, batch: usize, nrhs: usize, panel: Option<u32>| {
+            let options = LuOptions { solve_panel: panel, ..Default::default() };
+            let plan = BatchedLu::<f32>::with_options(&ctx, n, batch, Pivoting::Partial, &options).unwrap();
+            plan.solve_kernel(nrhs).unwrap().update.map(|(_, rows)| rows)
+        };
+        assert_eq!(panel_rows(1100, 1, 1, None), Some(256));
+        assert_eq!(panel_rows(1100, 2, 31, None), Some(256));
+        assert_eq!(panel_rows(1100, 2, 32, None), None, "64 columns fill the GPU");
+        assert_eq!(panel_rows(1024, 1, 1, None), None, "four panels or fewer");
+        assert_eq!(panel_rows(512, 1, 1, Some(64)), Some(64));
+        assert_eq!(panel_rows(1100, 1, 1, Some(0)), None);
+        // Not by columns: no panels.
+        let lanes = LuOptions { solve_by_columns: Some(false), ..Default::default() };
+        let plan = BatchedLu::<f32>::with_options(&ctx, 1100, 1, Pivoting::Partial, &lanes).unwrap();
+        assert!(plan.solve_kernel(1).unwrap().update.is_none());
+    }
+
     #[test]
     fn a_solve_in_bands_gives_the_bits_of_one() {
         let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
@@ -1689,8 +1815,7 @@ mod tests {
                 let rhs = DenseMatrix::try_new(n, nrhs, b0.clone()).unwrap();
                 let mut b = GpuDense::upload(&ctx, &rhs, DenseLayout::RowMajor).unwrap();
                 LOOP_LIMIT_FOR_TESTS.set(limit);
-                let steps =
-                    plan.solve_kernel(nrhs).and_then(|(_, cost, _)| plan.solve_steps(nrhs, cost)).map(|s| s.len());
+                let steps = plan.solve_kernel(nrhs).and_then(|s| plan.solve_steps(nrhs, &s)).map(|s| s.len());
                 let done = plan.solve(&lu, &pivots, &mut b);
                 LOOP_LIMIT_FOR_TESTS.set(None);
                 done.unwrap();

@@ -37,7 +37,8 @@ pub struct LuOp<T>(PhantomData<T>);
 /// (`LuOptions::look_ahead`); `:profile` prints the GPU time of each step once
 /// (`BatchedLu::profile_factor`); `:solve=K` adds to each run the solve of K right-hand sides
 /// a matrix with the factors (`BatchedLu::record_solve`; its time is the difference to the
-/// run without), `:solveby=columns|lanes` (`LuOptions::solve_by_columns`).
+/// run without), `:solveby=columns|lanes` (`LuOptions::solve_by_columns`), `:solvepanel=…`
+/// (the solve's panel rows, 0 for none, `LuOptions::solve_panel`).
 fn parse_variant(name: &str) -> Option<(LuOptions, Pivoting, bool, Option<usize>)> {
     let mut parts = name.split(':');
     let mut options = LuOptions { algorithm: LuAlgorithm::from_name(parts.next()?)?, ..Default::default() };
@@ -65,6 +66,7 @@ fn parse_variant(name: &str) -> Option<(LuOptions, Pivoting, bool, Option<usize>
             ("solve", _) => solve = Some(value.parse().ok().filter(|&k| k > 0)?),
             ("solveby", "columns") => options.solve_by_columns = Some(true),
             ("solveby", "lanes") => options.solve_by_columns = Some(false),
+            ("solvepanel", _) => options.solve_panel = Some(value.parse().ok()?),
             _ => return None,
         }
     }
