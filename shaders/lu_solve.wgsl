@@ -91,15 +91,22 @@ fn factor_at(m: u32, i: u32, j: u32) -> Real {
 // column[i] −= Σ_j factor(i, j)·column[j] over j in [first, end), for the rows i of [r0, r1):
 // slot s of 32 lanes takes rows r0 + s, r0 + s + slots, …, each lane every 32nd j, eight
 // loads in flight (one workgroup reads the whole triangle: its loads in flight are its
-// bandwidth); the slot's sums are added in lane order by the row's lane below BLOCK.
-// Uniform (barriers).
-fn subtract_solved(m: u32, r0: u32, r1: u32, first: u32, end: u32, lane: Lane) {
+// bandwidth); the slot's sums are added in lane order by the row's lane below BLOCK. With
+// `stage`, then the block's triangle, factors(rows, columns [r0, r1)), is staged into
+// `block`: where a lane takes one row (slots ≥ BLOCK), its entry is loaded beside the dot
+// product's loads rather than after them, a round trip less a block. Uniform (barriers).
+fn subtract_solved(m: u32, r0: u32, r1: u32, first: u32, end: u32, lane: Lane, stage: bool) {
     let slots = WG_SIZE / SLOT;
     let t = lane.index % SLOT;
+    let row_a_lane = slots >= BLOCK;
+    var staged = Real(0.0);
     for (var q = lane.index / SLOT; q < BLOCK; q += slots) {
         var low = vec4<Acc>(0.0);
         var high = vec4<Acc>(0.0);
         let i = r0 + q;
+        if stage && row_a_lane && i < r1 && r0 + t < r1 {
+            staged = factor_at(m, i, r0 + t);
+        }
         if i < r1 {
             var j = first + t;
             for (; j + 7u * SLOT < end; j += 8u * SLOT) {
@@ -133,16 +140,21 @@ fn subtract_solved(m: u32, r0: u32, r1: u32, first: u32, end: u32, lane: Lane) {
         column[i] = Real(sum);
     }
     workgroupBarrier();
-}
-
-// Stages matrix m's factors of rows and columns [r0, r1) into `block` (after the barrier
-// that ended subtract_solved), with a barrier after.
-fn stage_block(m: u32, r0: u32, r1: u32, lane: Lane) {
-    for (var e = lane.index; e < BLOCK * BLOCK; e += WG_SIZE) {
-        let i = r0 + e / BLOCK;
-        let j = r0 + e % BLOCK;
-        if i < r1 && j < r1 {
-            block[e] = factor_at(m, i, j);
+    if !stage {
+        return;
+    }
+    if row_a_lane {
+        let q = lane.index / SLOT;
+        if q < BLOCK && r0 + q < r1 && r0 + t < r1 {
+            block[q * BLOCK + t] = staged;
+        }
+    } else {
+        for (var e = lane.index; e < BLOCK * BLOCK; e += WG_SIZE) {
+            let row = r0 + e / BLOCK;
+            let col = r0 + e % BLOCK;
+            if row < r1 && col < r1 {
+                block[e] = factor_at(m, row, col);
+            }
         }
     }
     workgroupBarrier();
@@ -184,8 +196,7 @@ fn solve_column(workgroup: u32, lane: Lane) {
     // each step the row's final value taken by the rows below it in the block.
     for (var r0 = params.forward_begin; r0 < params.forward_end; r0 += BLOCK) {
         let r1 = min(r0 + BLOCK, params.forward_end);
-        subtract_solved(m, r0, r1, params.panel_begin, r0, lane);
-        stage_block(m, r0, r1, lane);
+        subtract_solved(m, r0, r1, params.panel_begin, r0, lane, true);
         for (var k = r0; k < r1; k++) {
             let y = Acc(column[k]);
             let i = r0 + lane.index;
@@ -199,8 +210,7 @@ fn solve_column(workgroup: u32, lane: Lane) {
     // pivot when taken, and once more (the same division) when the block is done.
     for (var r1 = params.backward_end; r1 > params.backward_begin; ) {
         let r0 = select(params.backward_begin, r1 - BLOCK, r1 >= params.backward_begin + BLOCK);
-        subtract_solved(m, r0, r1, r1, params.panel_end, lane);
-        stage_block(m, r0, r1, lane);
+        subtract_solved(m, r0, r1, r1, params.panel_end, lane, true);
         for (var k = r1; k > r0; k--) {
             let r = k - 1u;
             let x_r = Acc(column[r]) / Acc(block[(r - r0) * BLOCK + r - r0]);
@@ -245,7 +255,7 @@ fn update_rows(workgroup: u32, lane: Lane) {
         column[i] = b[(rows + i) * params.nrhs + c];
     }
     workgroupBarrier();
-    subtract_solved(m, r0, r1, params.panel_begin, params.panel_end, lane);
+    subtract_solved(m, r0, r1, params.panel_begin, params.panel_end, lane, false);
     if i < r1 {
         b[(rows + i) * params.nrhs + c] = column[i];
     }

@@ -813,7 +813,8 @@ struct ColumnSolve {
 /// than `SOLVE_PANEL_COLUMNS` and n passes `SOLVE_PANELS_PAST`. H200, one right-hand side
 /// (benches/NOTES.md, session 67): 4096² 2.50–2.56 → 1.83–1.86 ms with panels of 256 rows
 /// (128: 2.04, 512: 1.78–1.84), f64 2.98–3.08 → 2.15–2.23; 1024² the same either way (0.40
-/// ms: four panels gain nothing).
+/// ms: four panels gain nothing). (Since, with the triangles' stage loaded beside the dot
+/// products, 4096² 1.72 ms.)
 const SOLVE_PANEL_ROWS: u64 = 256;
 const SOLVE_PANEL_COLUMNS: u64 = 64;
 const SOLVE_PANELS_PAST: u64 = 1024;
