@@ -528,8 +528,8 @@ fn batched_lu_solve_has_a_small_residual() {
     for (mode, ctx) in common::contexts() {
         // Orders around the solve's blocks of 32 rows and its lanes; more than one
         // right-hand side of order 64 or less take a lane each by default. n = 130 also by a tournament of 64-row rounds
-        // (its factors in getrf's form); n = 300 walks more than lavapipe's loop cap in one
-        // dispatch either way, so there in bands of rows.
+        // (its factors in getrf's form); n = 300 by lanes walks more than lavapipe's loop cap
+        // in one dispatch, so there in bands of rows.
         let shapes = [(1, 2, 1), (17, 5, 1), (31, 2, 1), (32, 3, 3), (33, 2, 2), (40, 4, 70), (65, 1, 1), (300, 1, 2)];
         for shape in shapes {
             check_solve::<f32>((*mode, ctx), shape, Pivoting::Partial, &LuOptions::default(), &mut rng);

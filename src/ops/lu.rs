@@ -813,8 +813,8 @@ struct ColumnSolve {
 /// than `SOLVE_PANEL_COLUMNS` and n passes `SOLVE_PANELS_PAST`. H200, one right-hand side
 /// (benches/NOTES.md, session 67): 4096² 2.50–2.56 → 1.83–1.86 ms with panels of 256 rows
 /// (128: 2.04, 512: 1.78–1.84), f64 2.98–3.08 → 2.15–2.23; 1024² the same either way (0.40
-/// ms: four panels gain nothing). (Since, with the triangles' stage loaded beside the dot
-/// products, 4096² 1.72 ms.)
+/// ms: four panels gain nothing); with each block's triangle loaded beside its dot products
+/// since, 4096² 1.72 ms.
 const SOLVE_PANEL_ROWS: u64 = 256;
 const SOLVE_PANEL_COLUMNS: u64 = 64;
 const SOLVE_PANELS_PAST: u64 = 1024;
@@ -1420,10 +1420,10 @@ impl<T: Scalar> BatchedLu<T> {
 
     /// The solve's kernels for `nrhs` right-hand sides, what bounds their loops, and the
     /// workgroups: by columns past n = 64 or for one right-hand side, else by lanes (or as
-    /// the options choose); by columns in panels where `SOLVE_PANEL_ROWS` says. On the H200 (benches/NOTES.md, session 66), 10,000 matrices of
-    /// 32² with 8 right-hand sides took 1,194 µs by columns (a workgroup's steps are
-    /// barriers) where one took 165 by columns and 355 by lanes; 4096² took 3.1 ms by
-    /// columns against 655 ms by lanes.
+    /// the options choose); by columns in panels where `SOLVE_PANEL_ROWS` says. On the H200
+    /// (benches/NOTES.md, session 66), 10,000 matrices of 32² with 8 right-hand sides took
+    /// 1,194 µs by columns (a workgroup's steps are barriers) where one took 165 by columns
+    /// and 355 by lanes; 4096² took 3.1 ms by columns against 655 ms by lanes.
     fn solve_kernel(&self, nrhs: usize) -> Result<SolveKernels<T>> {
         let by_columns = self.column_solve.filter(|c| c.asked || nrhs == 1 || self.n > 64);
         let Some(ColumnSolve { wg_size, column_len, panel, .. }) = by_columns else {
