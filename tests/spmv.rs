@@ -322,6 +322,31 @@ fn spmv_is_correct_for_every_tuning() {
     }
 }
 
+/// Past 2¹⁷ entries COO's and HYB's default intervals take several steps (rows published
+/// across them, the window walked first): the twin's result with subgroups and without.
+#[test]
+fn default_intervals_of_several_steps_are_correct() {
+    let seed = common::seed("default intervals");
+    let mut rng = Rng::new(seed);
+    let a = generate::rmat(14, 20, 0.57, 0.19, 0.19, seed);
+    for (mode, ctx) in common::contexts() {
+        for conversion in [Conversion::Coo, Conversion::Hyb(HybSplit::Width(2))] {
+            let matrix = GpuSparse::from_csr(ctx, &a, conversion).unwrap();
+            let coo_entries = match conversion {
+                Conversion::Coo => a.nnz(),
+                _ => a.nnz() - (0..a.rows()).map(|i| a.row(i).0.len().min(2)).sum::<usize>(),
+            };
+            assert!(SpmvOptions::default().coo_steps_for(coo_entries) >= 2, "{coo_entries} entries");
+            let plan = Spmv::new(ctx, &matrix, SpmvAlgorithm::Auto).unwrap();
+            let x = generate::random_vector(a.cols(), rng.next_u64());
+            let mut y = ctx.upload(&vec![f32::NAN; a.rows()]).unwrap();
+            plan.run(1.0, &ctx.upload(&x).unwrap(), 0.0, &mut y).unwrap();
+            let error = relative_error(&y.read_blocking().unwrap(), &spmv_csr(1.0, &a, &x, 0.0, &[]));
+            assert!(error <= 1e-5, "seed {seed} {mode} {conversion:?}: {error:e}");
+        }
+    }
+}
+
 #[test]
 fn spmv_refuses_invalid_tunings() {
     let ctx = common::context();
@@ -368,6 +393,20 @@ fn auto_picks_by_row_lengths() {
     assert_eq!(auto(&skewed), (Format::Csr, SpmvAlgorithm::CsrSplit));
     assert_eq!(auto(&generate::uniform_random(500, 500, 16, 5)), (Format::Ell, SpmvAlgorithm::Ell));
     assert_eq!(auto(&generate::dense_row_mix(500, 400, 5)), (Format::Csr, SpmvAlgorithm::CsrSplit));
+    // Regular rows past 16 entries: a subgroup a row where the rows are few, one lane a row
+    // inside csr-split where they fill the GPU, chunks past 128 entries.
+    let medium = |rows, per_row| pick(&generate::uniform_random(rows, 2000, per_row, 5), Conversion::Csr).1;
+    assert_eq!(medium(1000, 17), SpmvAlgorithm::CsrVector);
+    assert_eq!(medium(32_767, 40), SpmvAlgorithm::CsrVector);
+    assert_eq!(medium(1000, 128), SpmvAlgorithm::CsrVector);
+    assert_eq!(medium(32_768, 40), SpmvAlgorithm::CsrSplit);
+    assert_eq!(medium(1000, 129), SpmvAlgorithm::CsrSplit);
+    // Workgroups of 1024 lanes a row only where the rows fill many of them.
+    let wide = 1024.min(ctx.limits().max_compute_invocations_per_workgroup);
+    let wg = |algorithm, rows| SpmvOptions::default().workgroup_size_for(ctx, algorithm, rows);
+    assert_eq!((wg(SpmvAlgorithm::Ell, 65_535), wg(SpmvAlgorithm::Ell, 65_536)), (256, wide));
+    assert_eq!((wg(SpmvAlgorithm::CsrSplit, 262_143), wg(SpmvAlgorithm::CsrSplit, 262_144)), (256, wide));
+    assert_eq!(SpmvOptions::default().workgroup_size(64).workgroup_size_for(ctx, SpmvAlgorithm::Ell, 1 << 20), 64);
 }
 
 /// ELL stores 16-bit diagonal offsets exactly when every entry lies within 32767 of the
@@ -583,7 +622,8 @@ fn spmv_with_dot<T: Scalar>() {
             let bound: f64 = terms.iter().zip(&x).map(|(t, x)| t * x.to_f64().abs()).sum::<f64>();
             // One partial per workgroup of the fused kernel's rows (at most DOT_WORKGROUP_MAX).
             let needed = |algorithm| {
-                let wg = SpmvOptions::default().workgroup_size_for(ctx, algorithm).min(DOT_WORKGROUP_MAX) as usize;
+                let wg =
+                    SpmvOptions::default().workgroup_size_for(ctx, algorithm, rows).min(DOT_WORKGROUP_MAX) as usize;
                 rows.div_ceil(wg)
             };
             let (thread, ell) = (needed(SpmvAlgorithm::CsrThread), needed(SpmvAlgorithm::Ell));

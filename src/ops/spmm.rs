@@ -310,8 +310,7 @@ impl<T: Scalar> Spmm<T> {
                 T::KIND.name()
             )));
         }
-        let shape =
-            TileShape::resolve(ctx, "SpmmOptions", options, k, 512u64.max((k as u64).saturating_mul(8)), false)?;
+        let shape = TileShape::resolve(ctx, "SpmmOptions", options, k, default_chunk_len(a, k, transposed), false)?;
         let col_tiles = k.div_ceil(4 * shape.lanes as usize).max(1) as u32;
         let chunked = algorithm != SpmmAlgorithm::RowGroup;
         // Every option is checked before any work on the GPU.
@@ -671,6 +670,32 @@ fn check_row_parts<T: Scalar>(ctx: &Context, options: &SpmmOptions, shape: &Tile
 
 /// Workgroup memory of the SpMM kernel with rows shared by slots: the parts' sums (4 values a
 /// lane), and without subgroups the two tiles of staged entries (`shared/slots.wgsl`).
+/// RoDe's chunk length where [`SpmmOptions::chunk_len`] is not set: 512, or 8·k when that
+/// is more (its chunks' scratch, `chunks × k` elements, then stays within 1/16 of A's bytes
+/// in f32). Shorter where rows are skewed (standard deviation of the lengths past the mean)
+/// on a matrix too small for nnz/[`MIN_TASKS`] to reach that: a chunk walks its entries one
+/// after another and a long row's chunk sums are added one after another, so the two chains
+/// balance near √(longest row) entries a chunk; at least 64, and nnz/`MIN_TASKS` where that
+/// is more. H200, k = 32 / 128 (benches/NOTES.md, session 68): a row of 1,024 among 4,096
+/// 66.9 / 108.3 µs at 512 against 17.7 / 19.6 at 64; rajat01 (1,442) 69.0 / 116.8 against
+/// 19.8 / 22.7; a row of 16,384 among 65,536 99.5 / 183.6 against 39.6 / 60.2 at 128.
+/// Plans of `Aᵀ·B` keep the default (A's row statistics do not describe the transpose's
+/// rows).
+fn default_chunk_len<T: Scalar>(a: &GpuSparse<T>, k: usize, transposed: bool) -> u64 {
+    let most = 512u64.max((k as u64).saturating_mul(8));
+    let stats = a.stats();
+    if transposed || stats.std_dev <= stats.mean {
+        return most;
+    }
+    let by_tasks = (a.nnz() as u64).div_ceil(MIN_TASKS as u64);
+    let by_longest = (stats.max_len as f64).sqrt().ceil() as u64;
+    by_tasks.max(by_longest).next_power_of_two().clamp(SKEWED_CHUNK_LEAST, most)
+}
+
+/// The shortest chunk [`default_chunk_len`] gives skewed rows: at 32 the chunks' scratch and
+/// combine outweigh the shorter walk (not measured below 64).
+const SKEWED_CHUNK_LEAST: u64 = 64;
+
 fn split_rows_storage<T: Scalar>(ctx: &Context, shape: &TileShape) -> u64 {
     let (lanes, size) = (shape.workgroup_size as u64, T::KIND.size());
     let tiles = if ctx.subgroup_size_range().is_some() { 0 } else { 2 * lanes * (4 + size) + 8 };
@@ -690,4 +715,30 @@ fn default_row_parts<T: Scalar>(ctx: &Context, shape: &TileShape, nnz: usize, ro
     let by_length = nnz / rows / 8;
     let parts = by_tasks.min(by_length).min(shape.slots() as usize).max(1) as u32;
     1 << parts.ilog2()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_chunk_len;
+    use crate::generate;
+    use crate::{Context, ContextOptions, Conversion, GpuSparse};
+
+    /// RoDe's default chunk: 512 (8·k past 64) on regular rows, large matrices and plans of
+    /// Aᵀ·B; on small matrices of skewed rows √(longest row) as a power of two from 64, or
+    /// nnz/16,384 where more.
+    #[test]
+    fn chunks_shorten_on_small_matrices_of_skewed_rows() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
+        let upload = |a| GpuSparse::<f32>::from_csr(&ctx, &a, Conversion::Csr).unwrap();
+        let one_long_row = upload(generate::dense_row_mix(4096, 1024, 1));
+        assert_eq!(default_chunk_len(&one_long_row, 32, false), 64);
+        assert_eq!(default_chunk_len(&one_long_row, 32, true), 512);
+        assert_eq!(default_chunk_len(&upload(generate::dense_row_mix(65_536, 16_384, 1)), 128, false), 128);
+        // Over 2 M entries: nnz/16,384 rounds up to 256, past √4,096.
+        let many_entries = upload(generate::dense_row_mix(1 << 20, 4096, 1));
+        assert_eq!(default_chunk_len(&many_entries, 32, false), 256);
+        let regular = upload(generate::laplacian_2d(64));
+        assert_eq!(default_chunk_len(&regular, 32, false), 512);
+        assert_eq!(default_chunk_len(&regular, 128, false), 1024);
+    }
 }

@@ -44,7 +44,7 @@ impl Intervals {
         options: &SpmvOptions,
     ) -> Result<Self> {
         let groups = Groups::new(ctx, wg_size);
-        let interval_len = groups.max_size * options.coo_steps;
+        let interval_len = groups.max_size * options.coo_steps_for(coo.nnz());
         let count = CooIntervals::count(coo.nnz(), interval_len);
         let name = CooIntervals::name(source, interval_len);
         let analysis = a.structure().get_or_build(&name, || CooIntervals::build(ctx, coo, interval_len))?;
@@ -79,7 +79,7 @@ pub(super) fn plan<T: Scalar>(
     options: &SpmvOptions,
 ) -> Result<Box<dyn PanelKernel<T>>> {
     let coo = panel_as!(a.panels()[panel].storage(), Coo);
-    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CooSegmented);
+    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CooSegmented, a.panels()[panel].rows().len());
     let intervals = Intervals::new(ctx, a, coo, &format!("panel {panel}"), wg_size, options)?;
     let overrides = kernel::Overrides { wg_size, tasks_per_workgroup: intervals.groups.tasks_per_workgroup };
     Ok(Box::new(CooSegmented { kernel: ctx.kernel::<kernel::Shader, T>(Default::default(), overrides)?, intervals }))

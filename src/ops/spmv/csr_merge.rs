@@ -54,7 +54,7 @@ pub(super) fn plan<T: Scalar>(
     options: &SpmvOptions,
 ) -> Result<Box<dyn PanelKernel<T>>> {
     let csr = panel_as!(a.panels()[panel].storage(), Csr);
-    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrMerge);
+    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrMerge, a.panels()[panel].rows().len());
     let items = options.merge_items.unwrap_or_else(|| items(ctx, wg_size, T::KIND.size()));
     let tile = wg_size * items;
     let name = format!("merge-path partition (panel {panel}, tiles of {tile})");

@@ -24,7 +24,7 @@ pub(super) fn plan<T: Scalar>(
     // A lane walks its row eight entries a step (`shared/csr_row_sum.wgsl`).
     let longest = a.stats().max_len as u64;
     ctx.check_loop_iterations(|| format!("csr-thread SpMV on rows of {longest} entries"), longest.div_ceil(8) + 2)?;
-    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrThread);
+    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrThread, a.rows());
     Ok(Box::new(CsrThread {
         kernel: ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size })?,
         wg_size,

@@ -72,7 +72,7 @@ pub(super) fn plan<T: Scalar>(
     options: &SpmvOptions,
 ) -> Result<Box<dyn PanelKernel<T>>> {
     let ell = panel_as!(a.panels()[panel].storage(), Ell);
-    Ok(Box::new(EllKernel::new(ctx, ell, options.workgroup_size_for(ctx, SpmvAlgorithm::Ell))?))
+    Ok(Box::new(EllKernel::new(ctx, ell, options.workgroup_size_for(ctx, SpmvAlgorithm::Ell, ell.rows()))?))
 }
 
 impl<T: Scalar> PanelKernel<T> for EllKernel<T> {

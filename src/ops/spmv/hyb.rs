@@ -30,7 +30,7 @@ pub(super) fn plan<T: Scalar>(
     options: &SpmvOptions,
 ) -> Result<Box<dyn PanelKernel<T>>> {
     let hyb = panel_as!(a.panels()[panel].storage(), Hyb);
-    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::Hyb);
+    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::Hyb, a.panels()[panel].rows().len());
     if hyb.coo().nnz() == 0 {
         return Ok(Box::new(Hyb::Ell(EllKernel::new(ctx, hyb.ell(), wg_size)?)));
     }

@@ -39,6 +39,28 @@ use crate::{Error, Result};
 
 /// The largest `coo_steps` and `chunk_steps`: intervals and chunks stay far within u32.
 const MAX_STEPS: u32 = 1 << 16;
+/// The entries of a COO matrix for which `SpmvOptions::coo_steps`'s default adds a step to
+/// each interval: the intervals' lanes, about what a large GPU keeps busy at once (H200:
+/// the step count at which an interval's chain and the throughput balance was 1 at ~0.3 M
+/// entries, 4 at ~0.8 M, 32 past ~4 M; benches/NOTES.md, session 68).
+const COO_BUSY_LANES: usize = 1 << 17;
+/// `Auto` takes `CsrVector` for regular rows of up to this many entries where the matrix
+/// has fewer than [`VECTOR_FEWER_ROWS`] rows (a subgroup of 32 lanes walks at most 4 steps).
+const VECTOR_LONGEST: usize = 128;
+/// Rows below which one lane a row leaves most of a large GPU idle (H200: csr-thread beat
+/// csr-vector from 65,536 rows of 24 and 48 entries, lost at 16,384 rows of 48).
+const VECTOR_FEWER_ROWS: usize = 1 << 15;
+/// Rows from which `Ell` takes workgroups of 1024 by default, and 256 below: a small ELL
+/// in 1024s leaves most of the GPU idle (H200, 4,096 and 16,384 rows of 48: 12.6 → 10.6 and
+/// 14.9 → 11.8 µs at 256), a large one loses a little in 256s (65,536 rows of 48: 19.1 →
+/// 21.4; benches/NOTES.md, session 68).
+const ELL_WIDE_FROM: usize = 1 << 16;
+/// The same for `CsrSplit` (H200, 256 against 1024: R-MAT of 16,384 rows 18.6 → 13.6 µs,
+/// 65,536 rows of 48 45.6 → 29.9, 262,144 rows of 12 35.0 either way).
+const SPLIT_WIDE_FROM: usize = 1 << 18;
+/// The most steps `SpmvOptions::coo_steps`'s default gives an interval (H100 sweep on
+/// matrices of 20–67 M entries: 32 within 2% of the best).
+const COO_STEPS_MOST: u32 = 32;
 
 /// The conversion `Auto` would like a host matrix uploaded in, from its row lengths: ELL
 /// when rows are nearly uniform (ELL slots at most 1.25 × the entries and no row longer than
@@ -146,6 +168,10 @@ impl SpmvAlgorithm {
     /// - `CsrThread` when every row is short (at most 16 entries) and rows are regular
     ///   (standard deviation of the lengths at most the mean): one invocation per row reads
     ///   little and wastes nothing (92% of the copy bandwidth on the 2-D Laplacian, H100);
+    /// - `CsrVector` when rows are regular, longer (up to 128 entries) and too few to keep
+    ///   a GPU busy one lane each (under 32,768): a lane a row would walk its row alone
+    ///   (H200, 1,024 to 16,384 rows of 24 and 48 entries: 7.7–13.2 µs against csr-split's
+    ///   15.4–41.9 and csr-thread's 9.0–17.5; benches/NOTES.md, session 68);
     /// - `CsrSplit` otherwise: long rows go to chunks shared by groups of lanes, so a row of
     ///   a million entries or a power-law tail cannot unbalance it.
     ///
@@ -157,6 +183,11 @@ impl SpmvAlgorithm {
             Format::Ell => SpmvAlgorithm::Ell,
             Format::Hyb => SpmvAlgorithm::Hyb,
             Format::Csr if stats.max_len <= 16 && stats.std_dev <= stats.mean => SpmvAlgorithm::CsrThread,
+            Format::Csr
+                if stats.max_len <= VECTOR_LONGEST && stats.std_dev <= stats.mean && stats.rows < VECTOR_FEWER_ROWS =>
+            {
+                SpmvAlgorithm::CsrVector
+            }
             Format::Csr => SpmvAlgorithm::CsrSplit,
         }
     }
@@ -169,9 +200,9 @@ impl SpmvAlgorithm {
 #[non_exhaustive]
 pub struct SpmvOptions {
     /// Invocations per workgroup: a power of two, at least the adapter's largest subgroup
-    /// and at most its invocation limit. Default per algorithm (from the H100 sweeps in
-    /// benches/NOTES.md): 1024 for `Ell` and `CsrSplit`, 512 for `Hyb`, 256 otherwise,
-    /// capped at the device's limit. [`Spmv::record_dot`]'s kernels cap it at
+    /// and at most its invocation limit. Default per algorithm (from the H100 and H200 sweeps
+    /// in benches/NOTES.md): 1024 for `Ell` from 65,536 rows and for `CsrSplit` from 262,144,
+    /// 512 for `Hyb`, 256 otherwise, capped at the device's limit. [`Spmv::record_dot`]'s kernels cap it at
     /// [`DOT_WORKGROUP_MAX`].
     pub workgroup_size: Option<u32>,
     /// `CsrMerge`: merge items (row ends + nonzeros) per invocation. Default: 6, or fewer
@@ -185,10 +216,13 @@ pub struct SpmvOptions {
     /// `CsrSplit`: entries per lane in a chunk of a long row. Default 64.
     pub chunk_steps: u32,
     /// `CooSegmented` and `Hyb`: steps per interval, a step being one entry per lane of a
-    /// subgroup (of the workgroup without subgroups). Default 32: since the intervals' rows
-    /// are finished in the same pass, each interval has fixed costs that longer intervals
-    /// spread (H100 sweep in benches/NOTES.md).
-    pub coo_steps: u32,
+    /// subgroup (of the workgroup without subgroups). `None` (the default): about one step
+    /// for every 2¹⁷ entries of the COO matrix (HYB's tail), from 1 to 32.
+    /// An interval's steps are a chain of dependent scans (~1.5 µs each on the H200), so few
+    /// entries want short intervals, many of them; past what the GPU holds at once, each
+    /// interval's fixed costs (its shape, the window step, the completion) want long ones
+    /// (H100 and H200 sweeps in benches/NOTES.md, sessions 25 and 68).
+    pub coo_steps: Option<u32>,
 }
 
 impl Default for SpmvOptions {
@@ -199,7 +233,7 @@ impl Default for SpmvOptions {
             vector_lanes: None,
             split_threshold: 64,
             chunk_steps: 64,
-            coo_steps: 32,
+            coo_steps: None,
         }
     }
 }
@@ -211,11 +245,13 @@ impl SpmvOptions {
         self
     }
 
-    /// The workgroup size `algorithm` runs with on `ctx`.
-    pub fn workgroup_size_for(&self, ctx: &Context, algorithm: SpmvAlgorithm) -> u32 {
+    /// The workgroup size `algorithm` runs with on `ctx` for a matrix (a row panel) of `rows`
+    /// rows.
+    pub fn workgroup_size_for(&self, ctx: &Context, algorithm: SpmvAlgorithm, rows: usize) -> u32 {
         self.workgroup_size.unwrap_or_else(|| {
             let preferred = match algorithm {
-                SpmvAlgorithm::Ell | SpmvAlgorithm::CsrSplit => 1024,
+                SpmvAlgorithm::Ell if rows >= ELL_WIDE_FROM => 1024,
+                SpmvAlgorithm::CsrSplit if rows >= SPLIT_WIDE_FROM => 1024,
                 SpmvAlgorithm::Hyb => 512,
                 _ => 256,
             };
@@ -245,12 +281,18 @@ impl SpmvOptions {
     }
     /// Sets [`SpmvOptions::coo_steps`].
     pub fn coo_steps(mut self, steps: u32) -> Self {
-        self.coo_steps = steps;
+        self.coo_steps = Some(steps);
         self
     }
 
-    fn validate<T: Scalar>(&self, ctx: &Context, algorithm: SpmvAlgorithm) -> Result<()> {
-        let wg = self.workgroup_size_for(ctx, algorithm);
+    /// The steps an interval of a COO matrix (or HYB tail) of `nnz` entries takes:
+    /// [`SpmvOptions::coo_steps`] where set, else its default's rule.
+    pub fn coo_steps_for(&self, nnz: usize) -> u32 {
+        self.coo_steps.unwrap_or_else(|| nnz.div_ceil(COO_BUSY_LANES).clamp(1, COO_STEPS_MOST as usize) as u32)
+    }
+
+    fn validate<T: Scalar>(&self, ctx: &Context, algorithm: SpmvAlgorithm, rows: usize) -> Result<()> {
+        let wg = self.workgroup_size_for(ctx, algorithm, rows);
         let largest_subgroup = ctx.subgroup_size_range().map_or(1, |r| r.1);
         let bad = |what: String| Err(Error::InvalidArgument(format!("SpmvOptions: {what}")));
         if !wg.is_power_of_two()
@@ -273,7 +315,8 @@ impl SpmvOptions {
                 return bad(format!("merge_items {items} needs {bytes} bytes of workgroup memory"));
             }
         }
-        for (name, steps) in [("coo_steps", self.coo_steps), ("chunk_steps", self.chunk_steps)] {
+        let coo_steps = self.coo_steps.unwrap_or(COO_STEPS_MOST);
+        for (name, steps) in [("coo_steps", coo_steps), ("chunk_steps", self.chunk_steps)] {
             if !(1..=MAX_STEPS).contains(&steps) {
                 return bad(format!("{name} {steps} must be between 1 and {MAX_STEPS}"));
             }
@@ -281,8 +324,8 @@ impl SpmvOptions {
         if matches!(algorithm, SpmvAlgorithm::CooSegmented | SpmvAlgorithm::Hyb) {
             // A group walks an interval of coo_steps steps, each a scan across the group (at
             // most the workgroup: log2 of it steps) and a few loops more.
-            let walk = (self.coo_steps as u64 + 2) * (4 + wg.ilog2() as u64) + 64;
-            ctx.check_loop_iterations(|| format!("SpmvOptions: coo_steps {}", self.coo_steps), walk)?;
+            let walk = (coo_steps as u64 + 2) * (4 + wg.ilog2() as u64) + 64;
+            ctx.check_loop_iterations(|| format!("SpmvOptions: coo_steps {coo_steps}"), walk)?;
         }
         Ok(())
     }
@@ -324,7 +367,7 @@ impl<T: Scalar> Spmv<T> {
             SpmvAlgorithm::Auto => SpmvAlgorithm::auto_for(a),
             other => other,
         };
-        options.validate::<T>(ctx, algorithm)?;
+        options.validate::<T>(ctx, algorithm, a.rows())?;
         if algorithm.format() != Some(a.format()) {
             return Err(Error::InvalidArgument(format!(
                 "SpMV algorithm {} reads {} matrices, this one is {}",

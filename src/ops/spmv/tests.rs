@@ -85,3 +85,15 @@ fn recomputed_pieces_match_f32() {
 fn recomputed_pieces_match_f64() {
     recomputed_pieces_match::<f64>();
 }
+
+/// `SpmvOptions::coo_steps`'s default: a step an interval for every 2¹⁷ entries, from 1 to
+/// 32; a value set is kept whatever the matrix.
+#[test]
+fn coo_intervals_grow_with_the_entries() {
+    let default = SpmvOptions::default();
+    for (nnz, steps) in [(0, 1), (1, 1), (1 << 17, 1), ((1 << 17) + 1, 2), (800_000, 7), (1 << 22, 32), (1 << 30, 32)] {
+        assert_eq!(default.coo_steps_for(nnz), steps, "{nnz} entries");
+    }
+    assert_eq!(default.coo_steps(5).coo_steps_for(1 << 30), 5);
+    assert_eq!(default.coo_steps(64).coo_steps_for(10), 64);
+}
