@@ -259,8 +259,9 @@ fn auto_on_wide_levels_keeps_the_count_and_sorts_nothing() {
     let seed = common::seed("auto_on_wide_levels_keeps_the_count_and_sorts_nothing");
     let mut rng = Rng::new(seed);
     let ctx = common::context();
-    // Two levels of `half` rows: the second half's rows each need one row of the first.
-    let half = wgsparse::ops::sptrsv::WIDE_LEVELS + 1000;
+    // Two levels of `half` rows: the second half's rows each need one row of the first (and
+    // enough rows in all that the matrix is not small, which keeps row order too).
+    let half = (wgsparse::ops::sptrsv::WIDE_LEVELS + 1000).max(wgsparse::ops::sptrsv::ROW_ORDER_ROWS / 2);
     let rows = (0..2 * half)
         .map(|i| {
             let pivot = (i as u32, 2.0 + rng.next_f64() as f32);
@@ -305,6 +306,36 @@ fn auto_on_wide_levels_keeps_the_count_and_sorts_nothing() {
         assert_eq!(by_level.level_sets_bytes(), 4 * lower.rows() as u64);
         assert!(run(&by_level, "level order, second solve").level_order);
         assert!(!run(&auto, "auto, after the sort").level_order, "auto still keeps row order");
+    }
+}
+
+/// `Auto` on a deep matrix of fewer than `ROW_ORDER_ROWS` rows keeps row order (a large GPU
+/// holds all its rows at once) and keeps no level sets; from `ROW_ORDER_ROWS` rows it runs by
+/// level from its second solve. Both against the twin.
+#[test]
+fn auto_keeps_row_order_on_small_matrices() {
+    let seed = common::seed("auto_keeps_row_order_on_small_matrices");
+    let mut rng = Rng::new(seed);
+    let ctx = common::context();
+    let small = generate::solvable_triangle(&generate::laplacian_2d(30), false);
+    let side = (wgsparse::ops::sptrsv::ROW_ORDER_ROWS as f64).sqrt().ceil() as usize;
+    let large = generate::solvable_triangle(&generate::laplacian_2d(side), false);
+    for (lower, by_level) in [(small, false), (large, true)] {
+        assert_eq!(lower.rows() >= wgsparse::ops::sptrsv::ROW_ORDER_ROWS, by_level);
+        let matrix = GpuSparse::from_csr(ctx, &lower, Conversion::Csr).unwrap();
+        let plan =
+            TriangularSolve::new(ctx, &matrix, Triangle::Lower, Diagonal::NonUnit, SptrsvAlgorithm::Auto).unwrap();
+        let b = rhs::<f32>(lower.rows(), &mut rng);
+        let want = twin(&lower, false, false, &b, 1);
+        for round in 0..2 {
+            let what = format!("{} rows, solve {round}", lower.rows());
+            let mut x = ctx.upload(&vec![f32::NAN; b.len()]).unwrap();
+            let report = plan.solve(&ctx.upload(&b).unwrap(), &mut x).unwrap();
+            let err = relative_error(&x.read_blocking().unwrap(), &want);
+            assert!(err < 1e-5, "{what}: {err:e}");
+            assert_eq!(report.level_order, by_level && round == 1, "{what}");
+        }
+        assert_eq!(plan.level_sets_bytes() > 0, by_level, "{} rows: the sets kept", lower.rows());
     }
 }
 

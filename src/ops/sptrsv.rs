@@ -16,8 +16,8 @@
 //! them before it by Kahn's frontier: [`LevelCapture`]); the level count and, where a plan
 //! will use them, the rows by level are kept with the matrix's analyses, and later solves
 //! ([`SptrsvAlgorithm::LevelOrder`], `Auto` on deep matrices) hand out rows level by level,
-//! which keeps the rows of a team independent. `Auto` on a wide matrix keeps row order and
-//! sorts nothing. New values keep the levels.
+//! which keeps the rows of a team independent. `Auto` on a wide or small matrix keeps row
+//! order and sorts nothing. New values keep the levels.
 //!
 //! Each row's sum runs in the order of its entries whatever the scheduling: results are
 //! deterministic. A row that cannot be solved (an entry outside the triangle, a missing or
@@ -80,7 +80,9 @@ pub enum Diagonal {
 pub enum SptrsvAlgorithm {
     /// [`SptrsvAlgorithm::LevelOrder`] once the levels are known, unless they are wide
     /// (more than [`WIDE_LEVELS`] rows per level on average: shallow matrices, whose rows
-    /// wait little in row order and keep their locality there); row order before.
+    /// wait little in row order and keep their locality there) or the matrix has fewer than
+    /// [`ROW_ORDER_ROWS`] rows (a large GPU holds a team for every row at once, so row order
+    /// already runs the critical path, and the first solve pays no sort); row order before.
     Auto,
     /// Rows in order (reversed for an upper triangle); never captures levels.
     RowOrder,
@@ -210,6 +212,13 @@ pub struct SolveReport {
 
 /// `Auto` keeps row order for levels wider than this many rows on average.
 pub const WIDE_LEVELS: usize = 16 << 10;
+/// `Auto` keeps row order on matrices of fewer rows than this: about the rows whose teams a
+/// large GPU holds at once (the H200's row-order window is ~152 K rows). H200, the quick and
+/// `--small` suites (1,024–65,536 rows): the repeated solve in row order within 8% of level
+/// order or faster (the 65,536-row uniform matrix 81 against 154 µs), and the first solve
+/// 1.0–2.2× faster without the sort (benches/NOTES.md, session 68); on the 4 M-row
+/// Laplacians level order is 1.7× (2-D) and 6× (3-D) faster.
+pub const ROW_ORDER_ROWS: usize = 1 << 17;
 /// The bounds of the default launch size in level order ([`SptrsvOptions::max_workgroups`]).
 const MIN_LEVEL_WORKGROUPS: usize = 64;
 const MAX_LEVEL_WORKGROUPS: usize = 1024;
@@ -508,12 +517,14 @@ impl<T: Scalar> TriangularSolve<T> {
     }
 
     /// Whether runs of `levels` levels go by level: always for `LevelOrder`, for `Auto` unless
-    /// the levels are wide.
+    /// the levels are wide or the matrix small.
     fn by_level(&self, levels: usize) -> bool {
         match self.algorithm {
             SptrsvAlgorithm::RowOrder => false,
             SptrsvAlgorithm::LevelOrder => true,
-            SptrsvAlgorithm::Auto => self.matrix.rows() <= WIDE_LEVELS * levels.max(1),
+            SptrsvAlgorithm::Auto => {
+                self.matrix.rows() >= ROW_ORDER_ROWS && self.matrix.rows() <= WIDE_LEVELS * levels.max(1)
+            }
         }
     }
 
