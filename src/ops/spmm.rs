@@ -668,8 +668,6 @@ fn check_row_parts<T: Scalar>(ctx: &Context, options: &SpmmOptions, shape: &Tile
     Ok(())
 }
 
-/// Workgroup memory of the SpMM kernel with rows shared by slots: the parts' sums (4 values a
-/// lane), and without subgroups the two tiles of staged entries (`shared/slots.wgsl`).
 /// RoDe's chunk length where [`SpmmOptions::chunk_len`] is not set: 512, or 8·k when that
 /// is more (its chunks' scratch, `chunks × k` elements, then stays within 1/16 of A's bytes
 /// in f32). Shorter where rows are skewed (standard deviation of the lengths past the mean)
@@ -692,10 +690,12 @@ fn default_chunk_len<T: Scalar>(a: &GpuSparse<T>, k: usize, transposed: bool) ->
     by_tasks.max(by_longest).next_power_of_two().clamp(SKEWED_CHUNK_LEAST, most)
 }
 
-/// The shortest chunk [`default_chunk_len`] gives skewed rows: at 32 the chunks' scratch and
-/// combine outweigh the shorter walk (not measured below 64).
+/// The shortest chunk [`default_chunk_len`] gives skewed rows: the shortest measured (session
+/// 68); shorter chunks lengthen the chain that adds a long row's chunk sums.
 const SKEWED_CHUNK_LEAST: u64 = 64;
 
+/// Workgroup memory of the SpMM kernel with rows shared by slots: the parts' sums (4 values a
+/// lane), and without subgroups the two tiles of staged entries (`shared/slots.wgsl`).
 fn split_rows_storage<T: Scalar>(ctx: &Context, shape: &TileShape) -> u64 {
     let (lanes, size) = (shape.workgroup_size as u64, T::KIND.size());
     let tiles = if ctx.subgroup_size_range().is_some() { 0 } else { 2 * lanes * (4 + size) + 8 };

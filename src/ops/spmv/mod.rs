@@ -202,7 +202,8 @@ pub struct SpmvOptions {
     /// Invocations per workgroup: a power of two, at least the adapter's largest subgroup
     /// and at most its invocation limit. Default per algorithm (from the H100 and H200 sweeps
     /// in benches/NOTES.md): 1024 for `Ell` from 65,536 rows and for `CsrSplit` from 262,144,
-    /// 512 for `Hyb`, 256 otherwise, capped at the device's limit. [`Spmv::record_dot`]'s kernels cap it at
+    /// 512 for `Hyb`, 256 otherwise, capped at the device's limit
+    /// ([`SpmvOptions::workgroup_size_for`]). [`Spmv::record_dot`]'s kernels cap it at
     /// [`DOT_WORKGROUP_MAX`].
     pub workgroup_size: Option<u32>,
     /// `CsrMerge`: merge items (row ends + nonzeros) per invocation. Default: 6, or fewer
@@ -216,12 +217,12 @@ pub struct SpmvOptions {
     /// `CsrSplit`: entries per lane in a chunk of a long row. Default 64.
     pub chunk_steps: u32,
     /// `CooSegmented` and `Hyb`: steps per interval, a step being one entry per lane of a
-    /// subgroup (of the workgroup without subgroups). `None` (the default): about one step
-    /// for every 2¹⁷ entries of the COO matrix (HYB's tail), from 1 to 32.
+    /// subgroup (of the workgroup without subgroups). `None` (the default): a step for every
+    /// 2¹⁷ entries of the COO matrix (HYB's tail), from 1 to 32 ([`SpmvOptions::coo_steps_for`]).
     /// An interval's steps are a chain of dependent scans (~1.5 µs each on the H200), so few
     /// entries want short intervals, many of them; past what the GPU holds at once, each
     /// interval's fixed costs (its shape, the window step, the completion) want long ones
-    /// (H100 and H200 sweeps in benches/NOTES.md, sessions 25 and 68).
+    /// (H100 and H200 sweeps in benches/NOTES.md, sessions 29 and 68).
     pub coo_steps: Option<u32>,
 }
 
