@@ -36,7 +36,7 @@ pub(super) fn plan<T: Scalar>(
     options: &SpmvOptions,
 ) -> Result<Box<dyn PanelKernel<T>>> {
     let csr = panel_as!(a.panels()[panel].storage(), Csr);
-    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrSplit, csr.rows());
+    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrSplit, a.panels()[panel].rows().len());
     let groups = Groups::new(ctx, wg_size);
     let max_len = options.split_threshold;
     let chunk_len = groups.max_size * options.chunk_steps;

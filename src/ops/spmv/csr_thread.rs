@@ -18,13 +18,13 @@ struct CsrThread<T: Scalar> {
 pub(super) fn plan<T: Scalar>(
     ctx: &Context,
     a: &GpuSparse<T>,
-    _panel: usize,
+    panel: usize,
     options: &SpmvOptions,
 ) -> Result<Box<dyn PanelKernel<T>>> {
     // A lane walks its row eight entries a step (`shared/csr_row_sum.wgsl`).
     let longest = a.stats().max_len as u64;
     ctx.check_loop_iterations(|| format!("csr-thread SpMV on rows of {longest} entries"), longest.div_ceil(8) + 2)?;
-    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrThread, a.rows());
+    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrThread, a.panels()[panel].rows().len());
     Ok(Box::new(CsrThread {
         kernel: ctx.kernel::<kernel::Shader, T>(Default::default(), kernel::Overrides { wg_size })?,
         wg_size,

@@ -18,10 +18,10 @@ struct CsrVector<T: Scalar> {
 pub(super) fn plan<T: Scalar>(
     ctx: &Context,
     a: &GpuSparse<T>,
-    _panel: usize,
+    panel: usize,
     options: &SpmvOptions,
 ) -> Result<Box<dyn PanelKernel<T>>> {
-    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrVector, a.rows());
+    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::CsrVector, a.panels()[panel].rows().len());
     let group = options.vector_lanes.unwrap_or_else(|| lanes(ctx, wg_size, a.stats().mean));
     // A lane walks every group-th entry of its row, then the group's reduction.
     let longest = a.stats().max_len as u64;

@@ -72,7 +72,8 @@ pub(super) fn plan<T: Scalar>(
     options: &SpmvOptions,
 ) -> Result<Box<dyn PanelKernel<T>>> {
     let ell = panel_as!(a.panels()[panel].storage(), Ell);
-    Ok(Box::new(EllKernel::new(ctx, ell, options.workgroup_size_for(ctx, SpmvAlgorithm::Ell, ell.rows()))?))
+    let wg_size = options.workgroup_size_for(ctx, SpmvAlgorithm::Ell, a.panels()[panel].rows().len());
+    Ok(Box::new(EllKernel::new(ctx, ell, wg_size)?))
 }
 
 impl<T: Scalar> PanelKernel<T> for EllKernel<T> {
