@@ -15,9 +15,9 @@ use crate::context::Context;
 use crate::element::Scalar;
 use crate::gpu::GpuVec;
 use crate::kernel::shaders::csr_transpose as kernel;
-use crate::matrix::{Analysis, GpuCsr, GpuSparse, PanelStorage};
+use crate::matrix::{Analysis, GpuCsr, GpuSparse, PanelStorage, RowStats};
 use crate::{Error, Result};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// `Aᵀ` in CSR form, pattern only.
 pub(crate) struct Transpose {
@@ -27,6 +27,8 @@ pub(crate) struct Transpose {
     pub(crate) col_indices: GpuVec<u32>,
     /// The original entry (index into A's arrays) of each entry.
     pub(crate) perm: GpuVec<u32>,
+    /// Its row statistics (A's column counts), read back on first use.
+    stats: OnceLock<RowStats>,
 }
 
 impl Analysis for Transpose {
@@ -36,6 +38,16 @@ impl Analysis for Transpose {
 }
 
 impl Transpose {
+    /// The statistics of its rows (A's columns), from its row offsets read back on first use:
+    /// a plan of `Aᵀ·B` sizes its chunks by them.
+    pub(crate) fn row_stats(&self) -> Result<RowStats> {
+        if let Some(stats) = self.stats.get() {
+            return Ok(*stats);
+        }
+        let stats = RowStats::from_offsets(&self.row_offsets.read_blocking()?);
+        Ok(*self.stats.get_or_init(|| stats))
+    }
+
     /// The name it is kept under in the matrix's analyses.
     pub(crate) const NAME: &'static str = "transpose (CSC pattern and entry permutation)";
 
@@ -66,7 +78,10 @@ impl Transpose {
         let a = match a {
             Some(a) if a.nnz() > 0 => a,
             // No entries: all offsets 0.
-            _ => return Ok(Transpose { row_offsets, col_indices: ctx.zeros(0)?, perm: ctx.zeros(0)? }),
+            _ => {
+                let (col_indices, perm, stats) = (ctx.zeros(0)?, ctx.zeros(0)?, OnceLock::new());
+                return Ok(Transpose { row_offsets, col_indices, perm, stats });
+            }
         };
         let (rows, nnz) = (a.rows(), a.nnz());
         let (keys, values) = (ctx.zeros::<u32>(nnz)?, ctx.zeros::<u32>(nnz)?);
@@ -98,7 +113,7 @@ impl Transpose {
         row_offsets.write_at(cols, &[nnz as u32])?;
         batch.submit()?;
         let (rows_out, perm) = if in_spares { sort.spares() } else { (keys, values) };
-        Ok(Transpose { row_offsets, col_indices: rows_out, perm })
+        Ok(Transpose { row_offsets, col_indices: rows_out, perm, stats: OnceLock::new() })
     }
 }
 

@@ -31,7 +31,7 @@ use crate::kernel::shaders::spmm_csr as kernel;
 use crate::kernel::shaders::structs::{Chunk, LongRow};
 use crate::kernel::shaders::transposed_values;
 use crate::kernel::Kernel;
-use crate::matrix::{Format, GpuDense, GpuSparse, PanelStorage};
+use crate::matrix::{Format, GpuDense, GpuSparse, PanelStorage, RowStats};
 use crate::record::Recorder;
 use crate::{Error, Result};
 /// Which kernel computes the product.
@@ -310,7 +310,7 @@ impl<T: Scalar> Spmm<T> {
                 T::KIND.name()
             )));
         }
-        let shape = TileShape::resolve(ctx, "SpmmOptions", options, k, default_chunk_len(a, k, transposed), false)?;
+        let mut shape = TileShape::resolve(ctx, "SpmmOptions", options, k, default_chunk_len(a.stats(), k), false)?;
         let col_tiles = k.div_ceil(4 * shape.lanes as usize).max(1) as u32;
         let chunked = algorithm != SpmmAlgorithm::RowGroup;
         // Every option is checked before any work on the GPU.
@@ -321,6 +321,11 @@ impl<T: Scalar> Spmm<T> {
             return Err(Error::InvalidArgument("SpmmOptions: transposed_reads is for plans of Aᵀ·B".into()));
         }
         check_row_parts::<T>(ctx, options, &shape, chunked)?;
+        if transposed && options.chunk_len.is_none() {
+            // Every option checked: the transpose's rows (A's columns) decide its chunks.
+            let chunk_len = transposed_chunk_len(ctx, a, k)?;
+            shape = TileShape::resolve(ctx, "SpmmOptions", options, k, chunk_len, false)?;
+        }
         let (op_rows, op_cols) = op_shape(a, transposed);
         let group_rows = match (options.group_rows, options.row_parts) {
             (Some(r), _) => r,
@@ -668,27 +673,45 @@ fn check_row_parts<T: Scalar>(ctx: &Context, options: &SpmmOptions, shape: &Tile
     Ok(())
 }
 
-/// RoDe's chunk length where [`SpmmOptions::chunk_len`] is not set: 512, or 8·k when that
-/// is more (its chunks' scratch, `chunks × k` elements, then stays within 1/16 of A's bytes
-/// in f32). Shorter where rows are skewed (standard deviation of the lengths past the mean)
-/// on a matrix too small for nnz/[`MIN_TASKS`] to reach that: a chunk walks its entries one
-/// after another and a long row's chunk sums are added one after another, so the two chains
-/// balance near √(longest row) entries a chunk; at least 64, and nnz/`MIN_TASKS` where that
-/// is more. H200, k = 32 / 128 (benches/NOTES.md, session 68): a row of 1,024 among 4,096
-/// 66.9 / 108.3 µs at 512 against 17.7 / 19.6 at 64; rajat01 (1,442) 69.0 / 116.8 against
-/// 19.8 / 22.7; a row of 16,384 among 65,536 99.5 / 183.6 against 39.6 / 60.2 at 128.
-/// Plans of `Aᵀ·B` keep the default (A's row statistics do not describe the transpose's
-/// rows).
-fn default_chunk_len<T: Scalar>(a: &GpuSparse<T>, k: usize, transposed: bool) -> u64 {
-    let most = 512u64.max((k as u64).saturating_mul(8));
-    let stats = a.stats();
-    if transposed || stats.std_dev <= stats.mean {
+/// RoDe's chunk length where [`SpmmOptions::chunk_len`] is not set, for rows of these
+/// statistics: 512, or 8·k when that is more (its chunks' scratch, `chunks × k` elements,
+/// then stays within 1/16 of A's bytes in f32). Shorter where rows are skewed (standard
+/// deviation of the lengths past the mean) on a matrix too small for nnz/[`MIN_TASKS`] to
+/// reach that: a chunk walks its entries one after another and a long row's chunk sums are
+/// added one after another, so the two chains balance near √(longest row) entries a chunk;
+/// at least 64, and nnz/`MIN_TASKS` where that is more. H200, k = 32 / 128 (benches/NOTES.md,
+/// session 68): a row of 1,024 among 4,096 66.9 / 108.3 µs at 512 against 17.7 / 19.6 at 64;
+/// rajat01 (1,442) 69.0 / 116.8 against 19.8 / 22.7; a row of 16,384 among 65,536 99.5 /
+/// 183.6 against 39.6 / 60.2 at 128.
+fn default_chunk_len(stats: &RowStats, k: usize) -> u64 {
+    let most = longest_chunk(k);
+    if stats.std_dev <= stats.mean {
         return most;
     }
-    let by_tasks = (a.nnz() as u64).div_ceil(MIN_TASKS as u64);
+    let by_tasks = (stats.nnz as u64).div_ceil(MIN_TASKS as u64);
     let by_longest = (stats.max_len as f64).sqrt().ceil() as u64;
     by_tasks.max(by_longest).next_power_of_two().clamp(SKEWED_CHUNK_LEAST, most)
 }
+
+/// The default chunk without skew: 512, or 8·k when that is more.
+fn longest_chunk(k: usize) -> u64 {
+    512u64.max((k as u64).saturating_mul(8))
+}
+
+/// [`default_chunk_len`] for a plan of `Aᵀ·B`, whose rows are A's columns: their statistics
+/// come from the transpose's row offsets, read back once per pattern (kept with the
+/// transpose), and only where the rule could shorten the chunks (nnz/[`MIN_TASKS`] below
+/// the longest chunk) and the offsets are at most 16 MiB.
+fn transposed_chunk_len<T: Scalar>(ctx: &Context, a: &GpuSparse<T>, k: usize) -> Result<u64> {
+    let small = (a.nnz() as u64).div_ceil(MIN_TASKS as u64) < longest_chunk(k);
+    if !small || a.cols() > TRANSPOSE_STATS_MOST_COLS || a.panel_count() > 1 {
+        return Ok(longest_chunk(k));
+    }
+    Ok(default_chunk_len(&Transpose::of(ctx, a)?.row_stats()?, k))
+}
+
+/// The most columns whose counts a plan of `Aᵀ·B` reads back to pick its chunks.
+const TRANSPOSE_STATS_MOST_COLS: usize = 1 << 22;
 
 /// The shortest chunk [`default_chunk_len`] gives skewed rows: the shortest measured (session
 /// 68); shorter chunks lengthen the chain that adds a long row's chunk sums.
@@ -719,26 +742,31 @@ fn default_row_parts<T: Scalar>(ctx: &Context, shape: &TileShape, nnz: usize, ro
 
 #[cfg(test)]
 mod tests {
-    use super::default_chunk_len;
+    use super::{default_chunk_len, transposed_chunk_len};
     use crate::generate;
     use crate::{Context, ContextOptions, Conversion, GpuSparse};
 
-    /// RoDe's default chunk: 512 (8·k past 64) on regular rows, large matrices and plans of
-    /// Aᵀ·B; on small matrices of skewed rows √(longest row) as a power of two from 64, or
-    /// nnz/16,384 where more.
+    /// RoDe's default chunk: 512 (8·k past 64) on regular rows and large matrices; on small
+    /// matrices of skewed rows √(longest row) as a power of two from 64, or nnz/16,384 where
+    /// more; for Aᵀ·B by A's columns (the transpose's rows).
     #[test]
     fn chunks_shorten_on_small_matrices_of_skewed_rows() {
         let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
         let upload = |a| GpuSparse::<f32>::from_csr(&ctx, &a, Conversion::Csr).unwrap();
+        let chunk = |a: &GpuSparse<f32>, k| default_chunk_len(a.stats(), k);
         let one_long_row = upload(generate::dense_row_mix(4096, 1024, 1));
-        assert_eq!(default_chunk_len(&one_long_row, 32, false), 64);
-        assert_eq!(default_chunk_len(&one_long_row, 32, true), 512);
-        assert_eq!(default_chunk_len(&upload(generate::dense_row_mix(65_536, 16_384, 1)), 128, false), 128);
+        assert_eq!(chunk(&one_long_row, 32), 64);
+        // Its columns are not skewed; a long column is.
+        assert_eq!(transposed_chunk_len(&ctx, &one_long_row, 32).unwrap(), 512);
+        let one_long_column = upload(generate::dense_row_mix(4096, 1024, 1).transpose());
+        assert_eq!(chunk(&one_long_column, 32), 512);
+        assert_eq!(transposed_chunk_len(&ctx, &one_long_column, 32).unwrap(), 64);
+        assert_eq!(chunk(&upload(generate::dense_row_mix(65_536, 16_384, 1)), 128), 128);
         // Over 2 M entries: nnz/16,384 rounds up to 256, past √4,096.
         let many_entries = upload(generate::dense_row_mix(1 << 20, 4096, 1));
-        assert_eq!(default_chunk_len(&many_entries, 32, false), 256);
+        assert_eq!(chunk(&many_entries, 32), 256);
         let regular = upload(generate::laplacian_2d(64));
-        assert_eq!(default_chunk_len(&regular, 32, false), 512);
-        assert_eq!(default_chunk_len(&regular, 128, false), 1024);
+        assert_eq!(chunk(&regular, 32), 512);
+        assert_eq!(chunk(&regular, 128), 1024);
     }
 }

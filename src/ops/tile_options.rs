@@ -17,7 +17,8 @@ pub struct TileOptions {
     /// makes SDDMM's `Auto` take RoDe). Default: SpMM 512, or 8·k when that is more (its chunks'
     /// scratch, `chunks × k` elements, then stays within 1/16 of A's bytes in f32), except on
     /// small matrices of skewed rows: √(longest row) rounded up to a power of two, from 64,
-    /// or nnz/16,384 where that is more (plans of `Aᵀ·B` keep 512); SDDMM 512,
+    /// or nnz/16,384 where that is more (plans of `Aᵀ·B` by A's columns, whose counts they
+    /// read back once per pattern, up to 2^22 columns); SDDMM 512,
     /// or nnz/16,384 rounded up to a multiple of 32 where that is less (at least 64 in f32
     /// and 32 in f64, which keeps the decomposition under 10% of A's bytes), so that small
     /// matrices still make enough tasks.
