@@ -310,7 +310,9 @@ impl<T: Scalar> Spmm<T> {
                 T::KIND.name()
             )));
         }
-        let mut shape = TileShape::resolve(ctx, "SpmmOptions", options, k, default_chunk_len(a.stats(), k), false)?;
+        // A plan of Aᵀ·B sizes its chunks by A's columns once every option is checked (below).
+        let chunk_len = if transposed { longest_chunk(k) } else { default_chunk_len(a.stats(), k) };
+        let mut shape = TileShape::resolve(ctx, "SpmmOptions", options, k, chunk_len, false)?;
         let col_tiles = k.div_ceil(4 * shape.lanes as usize).max(1) as u32;
         let chunked = algorithm != SpmmAlgorithm::RowGroup;
         // Every option is checked before any work on the GPU.
@@ -322,7 +324,6 @@ impl<T: Scalar> Spmm<T> {
         }
         check_row_parts::<T>(ctx, options, &shape, chunked)?;
         if transposed && options.chunk_len.is_none() {
-            // Every option checked: the transpose's rows (A's columns) decide its chunks.
             let chunk_len = transposed_chunk_len(ctx, a, k)?;
             shape = TileShape::resolve(ctx, "SpmmOptions", options, k, chunk_len, false)?;
         }
