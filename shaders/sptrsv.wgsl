@@ -56,6 +56,12 @@ struct Params {
     // LOOP_BUDGET: the most loop iterations a team runs in a launch before it leaves (the
     // adapter's cap less what two rounds may add).
     loop_budget: u32,
+    // LONG_ROWS: every long row's block is taken by its own lane alone, as where the team is
+    // not whole (tests force it: the same bits as the team's).
+    lone_blocks: u32,
+    // LONG_ROWS: a row is long past SHORT_BLOCK_PER_LANE entries a lane (its last blocks
+    // short), not past BLOCK_PER_LANE.
+    short_blocks: u32,
 }
 
 var<immediate> params: Params;
@@ -75,12 +81,21 @@ override WG_SIZE: u32 = 64u;
 // rows longer than one block together, a block of BLOCK_PER_LANE · subgroup size entries at a
 // time. 32 rather than 8: R-MAT's repeated solve 18.3 → 14.9 ms on the H100, the row-order
 // one 52.9 → 39.9 (fewer rounds for its hub rows), nothing else slower (benches/NOTES.md,
-// session 41). The host leaves LONG_ROWS out where no row is that long (the same sums: the
-// team never helps then): its eight entries in flight cost registers, and registers bound
-// the resident teams, the window a row-order solve advances by (72 → 56 a lane: lap3d's
-// row-order solve 7.9 → 6.9 ms on the H200, benches/NOTES.md session 48). Mirrored by the
-// host's `BLOCK_PER_LANE` (src/ops/sptrsv.rs).
+// session 41). The host leaves LONG_ROWS out where no row is that long (with short blocks,
+// below: longer than a short block), the same sums, the team never helping: its eight
+// entries in flight cost registers, and registers bound the resident teams, the window a
+// row-order solve advances by (72 → 56 a lane: lap3d's row-order solve 7.9 → 6.9 ms on the
+// H200, benches/NOTES.md session 48). Mirrored by the host's `BLOCK_PER_LANE`
+// (src/ops/sptrsv.rs).
 const BLOCK_PER_LANE: u32 = 32u;
+// With `params.short_blocks`, the last blocks of a long row, once no more than one block of
+// BLOCK_PER_LANE is left, and the length past which a row is long: SHORT_BLOCK_PER_LANE ·
+// subgroup size (256 entries on NVIDIA). What is left a lane walks alone, four entries a step
+// (two waits for memory each): the quick suite's dense row of 512 entries took 171 µs
+// against cuSPARSE's 29, and 40 with short blocks. The host sets it only where a few rows
+// are that long: R-MAT's many were slower (benches/NOTES.md session 70). Mirrored by the
+// host's `SHORT_BLOCK_PER_LANE`.
+const SHORT_BLOCK_PER_LANE: u32 = 8u;
 
 const KIND_DEPENDENCY: u32 = 0u;
 const KIND_DIAGONAL: u32 = 1u;
@@ -104,7 +119,7 @@ var<private> back_off_sink: u32;
 // loops that ran with no lane in them: llvmpipe counts those too).
 var<private> round_steps: u32;
 var<private> loop_steps: u32;
-const ROUND_LOOPS: u32 = 6u;
+const ROUND_LOOPS: u32 = 10u;
 #endif
 
 // Counts `n` loop iterations of this lane's round (LOOP_BUDGET).
@@ -451,6 +466,25 @@ fn team_steps(most: u32) -> bool {
 #endif
 
 #ifdef SUBGROUP
+// The team as it started the launch (every lane of the subgroup that runs the kernel): its
+// lanes, and whether lane = rank for every one.
+var<private> team_lanes: u32;
+var<private> team_full: bool;
+
+// Whether `here` (a ballot of the lanes that run it, `subgroupBallot(true)`) is the whole
+// team. After `advance` (a loop with early exits, run by the lanes whose items are not done)
+// a team may not be whole again where it next meets: NVIDIA's driver did not always bring it
+// together there (benches/NOTES.md, session 69), and WGSL promises nothing. A shuffle from a
+// lane that is elsewhere reads whatever that lane's register holds there, and a subgroup sum
+// leaves its part out. So the team's work after the walk (forward, long_row_block) and a
+// persistent team's next ticket first check that the team is whole, and a team that is not
+// leaves that work or does it lane by lane. (Within that work only short branches lie
+// between subgroup operations, as in every other kernel here.) Each ballot is voted beside
+// the vote that follows it, so that the two are waited for together.
+fn whole(here: vec4<u32>) -> bool {
+    return dot(countOneBits(here), vec4<u32>(1u)) == team_lanes;
+}
+
 // One link of `forward`: takes the value of the lane this one waits on (`source`) if that
 // lane has solved it, and settles the item if that was its last entry. Whether it took one.
 fn forward_step(item: ptr<function, Item>, lane: u32, source: ptr<function, u32>, settled: ptr<function, bool>) -> bool {
@@ -479,15 +513,15 @@ fn forward_step(item: ptr<function, Item>, lane: u32, source: ptr<function, u32>
 // at a predecessor in its own team takes the value from that lane by a shuffle as soon as it
 // is solved, in the same round, instead of from memory a round later. The entry is the one
 // the walk stopped at, so sums keep their order (bits do not depend on forwarding). Only
-// with the whole subgroup in the team (lane = rank); every lane of the team calls it.
-// Whether some lane got further.
+// with the whole subgroup in the team (lane = rank), and the whole team here (whole);
+// every lane here calls it. Whether some lane got further.
 //
 // A step is one link of the chain, and the team's chain is its steps one after another
 // (a 2-D Laplacian's team is 31 links): so a step holds only what the next link, or another
 // team, waits on: the sum, the division and the store of x. The walk's bookkeeping and the
 // problem checks wait until after the last step.
-fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32, full: bool) -> bool {
-    if params.level_order != 0u || !full {
+fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32) -> bool {
+    if params.level_order != 0u || !team_full {
         return false;
     }
     // The lane this one waits on, found once: it changes only when this lane takes it.
@@ -499,7 +533,10 @@ fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32, fu
             source = pos - team_first;
         }
     }
-    if !subgroupAny(source != NONE) {
+    // Who is here, voted beside the first vote (a vote of its own before it cost the 2-D
+    // Laplacian's row-order solve 1.5% on the H200, benches/NOTES.md session 70).
+    let here = subgroupBallot(true);
+    if !subgroupAny(source != NONE) || !whole(here) {
         return false;
     }
     var forwarded = false;
@@ -535,26 +572,16 @@ fn team_state(done: bool, progressed: bool, lid: u32) -> Team {
 }
 
 #ifdef LONG_ROWS
-// The team takes the next block of one lane's long row (the lowest such lane), once every
-// predecessor in the block is published: each lane sums BLOCK_PER_LANE consecutive entries,
-// and the block's sum is a subgroup sum, the same grouping whatever the timing. Whether a
-// block was taken.
-// `lane` is the subgroup invocation id, `rank` the lane's place among the active lanes.
-fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32) -> bool {
-    let owner = subgroupMin(select(NONE, lane, !(*item).done && (*item).left > long_row));
-    if owner == NONE {
-        return false;
-    }
-    var helped: Item;
-    helped.row = subgroupShuffle((*item).row, owner);
-    helped.rhs = subgroupShuffle((*item).rhs, owner);
-    let first = walk(subgroupShuffle((*item).next, owner), rank * BLOCK_PER_LANE);
+// Takes `per_lane` entries (a multiple of 8) of `part`'s row from entry `first` on into
+// `part` (its sum, level, problem and pivot); whether every predecessor among them was
+// published.
+fn block_part(part: ptr<function, Item>, first: u32, per_lane: u32) -> bool {
     var ready = true;
-    count_steps(BLOCK_PER_LANE / 8u);
+    count_steps(per_lane / 8u);
     // Eight entries at a time: their columns, then their predecessors, then the takes (a
     // lane keeps walking after a miss so that its loads stay in flight together): two waits
     // for memory per eight entries.
-    for (var j = 0u; j < BLOCK_PER_LANE; j += 8u) {
+    for (var j = 0u; j < per_lane; j += 8u) {
         let e0 = walk(first, j);
         let e1 = walk(e0, 1u);
         let e2 = walk(e0, 2u);
@@ -571,43 +598,139 @@ fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32
         let c5 = col_indices[e5];
         let c6 = col_indices[e6];
         let c7 = col_indices[e7];
-        let r0 = read_entry(&helped, e0, c0);
-        let r1 = read_entry(&helped, e1, c1);
-        let r2 = read_entry(&helped, e2, c2);
-        let r3 = read_entry(&helped, e3, c3);
-        let r4 = read_entry(&helped, e4, c4);
-        let r5 = read_entry(&helped, e5, c5);
-        let r6 = read_entry(&helped, e6, c6);
-        let r7 = read_entry(&helped, e7, c7);
-        ready = take(&helped, e0, r0) && ready;
-        ready = take(&helped, e1, r1) && ready;
-        ready = take(&helped, e2, r2) && ready;
-        ready = take(&helped, e3, r3) && ready;
-        ready = take(&helped, e4, r4) && ready;
-        ready = take(&helped, e5, r5) && ready;
-        ready = take(&helped, e6, r6) && ready;
-        ready = take(&helped, e7, r7) && ready;
+        let r0 = read_entry(part, e0, c0);
+        let r1 = read_entry(part, e1, c1);
+        let r2 = read_entry(part, e2, c2);
+        let r3 = read_entry(part, e3, c3);
+        let r4 = read_entry(part, e4, c4);
+        let r5 = read_entry(part, e5, c5);
+        let r6 = read_entry(part, e6, c6);
+        let r7 = read_entry(part, e7, c7);
+        ready = take(part, e0, r0) && ready;
+        ready = take(part, e1, r1) && ready;
+        ready = take(part, e2, r2) && ready;
+        ready = take(part, e3, r3) && ready;
+        ready = take(part, e4, r4) && ready;
+        ready = take(part, e5, r5) && ready;
+        ready = take(part, e6, r6) && ready;
+        ready = take(part, e7, r7) && ready;
     }
-    if !subgroupAll(ready) {
-        return false;
+    return ready;
+}
+
+// The entries a lane takes of a long row's next block, from what is left of the row: the
+// same for the team and for a lane alone.
+fn block_per_lane(left: u32) -> u32 {
+    return select(SHORT_BLOCK_PER_LANE, BLOCK_PER_LANE, left > BLOCK_PER_LANE * team_lanes);
+}
+
+// Adds a block of the item's long row (its sum, level, problem and pivot: `block_len`
+// entries) and steps past it.
+fn take_block(item: ptr<function, Item>, block: Item, block_len: u32) {
+    (*item).sum += block.sum;
+    (*item).level = max((*item).level, block.level);
+    (*item).problem = max((*item).problem, block.problem);
+    if block.has_diagonal {
+        (*item).diagonal = block.diagonal;
+        (*item).has_diagonal = true;
     }
-    let sum = subgroupAdd(helped.sum);
-    let level = subgroupMax(helped.level);
-    let problem = subgroupMax(helped.problem);
-    let pivot_lane = subgroupMin(select(NONE, lane, helped.has_diagonal));
-    let pivot = subgroupShuffle(helped.diagonal, min(pivot_lane, subgroupMax(lane)));
-    if lane == owner {
-        (*item).sum += sum;
-        (*item).level = max((*item).level, level);
-        (*item).problem = max((*item).problem, problem);
-        if pivot_lane != NONE {
-            (*item).diagonal = pivot;
-            (*item).has_diagonal = true;
+    (*item).next = walk((*item).next, block_len);
+    (*item).left -= block_len;
+}
+
+// The sum of the team's parts of a block (lane l holds part l) in a fixed order: pairs of
+// neighbouring parts, then pairs of pairs, and so on. Every lane ends with the same bits
+// (a + b = b + a), and lone_block repeats the order. The whole team calls it, its lanes in
+// their places and a power of two of them.
+fn team_sum(part: Acc) -> Acc {
+    var sum = part;
+    for (var mask = 1u; mask < team_lanes; mask <<= 1u) {
+        count_steps(1u);
+        sum += subgroupShuffleXor(sum, mask);
+    }
+    return sum;
+}
+
+// A lane takes the next block of its own long row alone: the team's parts, summed in
+// team_sum's order (a binary counter of partial sums: `sums[h]` holds 2^h parts), so the bits
+// are the team's. Whether it was taken (every predecessor in the block published).
+fn lone_block(item: ptr<function, Item>) -> bool {
+    let per_lane = block_per_lane((*item).left);
+    var part: Item;
+    part.row = (*item).row;
+    part.rhs = (*item).rhs;
+    var sums: array<Acc, 8>;
+    for (var p = 0u; p < team_lanes; p++) {
+        count_steps(1u);
+        part.sum = Acc();
+        if !block_part(&part, walk((*item).next, p * per_lane), per_lane) {
+            return false;
         }
-        (*item).next = walk((*item).next, long_row);
-        (*item).left -= long_row;
+        var sum = part.sum;
+        var height = 0u;
+        for (var carry = p; (carry & 1u) != 0u; carry >>= 1u) {
+            count_steps(1u);
+            sum = sums[height] + sum;
+            height += 1u;
+        }
+        sums[height] = sum;
     }
+    // A power of two of lanes leaves one sum; any other count, its partial sums from the
+    // fewest parts up (no team sums those).
+    var height = countTrailingZeros(team_lanes);
+    part.sum = sums[height];
+    for (height += 1u; height < 8u; height++) {
+        count_steps(1u);
+        if ((team_lanes >> height) & 1u) != 0u {
+            part.sum = sums[height] + part.sum;
+        }
+    }
+    take_block(item, part, per_lane * team_lanes);
     return true;
+}
+
+// The next block of a long row (block_per_lane · lanes entries): the team takes the lowest
+// such lane's, once every predecessor in the block is published, each lane summing its
+// block_per_lane consecutive entries, the parts summed by team_sum. Where the team is not
+// whole (before the parts, or after them: take's branches lie between), each lane with a
+// long row takes its own block alone, in the same parts and order: the bits never depend on
+// which. Whether a block was taken. `lane` is the subgroup invocation id, `rank` the lane's
+// place in the team.
+fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32) -> bool {
+    let long = !(*item).done && (*item).left > long_row;
+    // team_sum needs lane = rank and a power of two of lanes.
+    let tree = team_full && (team_lanes & (team_lanes - 1u)) == 0u;
+    let here = subgroupBallot(true);
+    let owner = subgroupMin(select(NONE, lane, long));
+    if params.lone_blocks == 0u && tree && whole(here) {
+        if owner == NONE {
+            return false;
+        }
+        var part: Item;
+        part.row = subgroupShuffle((*item).row, owner);
+        part.rhs = subgroupShuffle((*item).rhs, owner);
+        let per_lane = block_per_lane(subgroupShuffle((*item).left, owner));
+        let ready = block_part(&part, walk(subgroupShuffle((*item).next, owner), rank * per_lane), per_lane);
+        let here_after = subgroupBallot(true);
+        let all_ready = subgroupAll(ready);
+        if whole(here_after) {
+            if !all_ready {
+                return false;
+            }
+            var block: Item;
+            block.sum = team_sum(part.sum);
+            block.level = subgroupMax(part.level);
+            block.problem = subgroupMax(part.problem);
+            let pivot_lane = subgroupMin(select(NONE, lane, part.has_diagonal));
+            block.has_diagonal = pivot_lane != NONE;
+            block.diagonal = subgroupShuffle(part.diagonal, min(pivot_lane, team_lanes - 1u));
+            if lane == owner {
+                take_block(item, block, per_lane * team_lanes);
+            }
+            return true;
+        }
+    }
+    return long && lone_block(item);
 }
 #endif
 #else
@@ -650,9 +773,6 @@ fn team_state(done: bool, progressed: bool, lid: u32) -> Team {
 // the team ran out of spins (or loop iterations) and left items unsolved.
 fn solve_ticket(team_first: u32, lid: u32, lane: u32, rank: u32, lanes: u32, long_row: u32) -> bool {
     let pos = team_first + rank;
-#ifdef SUBGROUP
-    let full = subgroupAll(lane == rank);
-#endif
     var item = start(pos);
     var stalls = 0u;
     var finished = true;
@@ -662,7 +782,7 @@ fn solve_ticket(team_first: u32, lid: u32, lane: u32, rank: u32, lanes: u32, lon
             progressed = advance(&item, long_row);
         }
 #ifdef SUBGROUP
-        progressed = forward(&item, lane, team_first, lanes, full) || progressed;
+        progressed = forward(&item, lane, team_first, lanes) || progressed;
 #ifdef LONG_ROWS
         progressed = long_row_block(&item, lane, rank, long_row) || progressed;
 #endif
@@ -707,8 +827,10 @@ fn main(@builtin(local_invocation_index) lid: u32
     // Lanes counted, not assumed: any subgroup size and layout takes its own positions.
     let lanes = subgroupAdd(1u);
     let rank = subgroupExclusiveAdd(1u);
+    team_lanes = lanes;
+    team_full = subgroupAll(lane == rank);
 #ifdef LONG_ROWS
-    let long_row = BLOCK_PER_LANE * subgroupMax(rank + 1u);
+    let long_row = select(BLOCK_PER_LANE, SHORT_BLOCK_PER_LANE, params.short_blocks != 0u) * subgroupMax(rank + 1u);
 #else
     let long_row = NONE;
 #endif
@@ -735,7 +857,17 @@ fn main(@builtin(local_invocation_index) lid: u32
         if rank == 0u {
             first = atomicAdd(&status[STATUS_TICKET], lanes);
         }
+        // A ticket is solved by the whole team (its lanes take its positions by rank). A
+        // persistent team that is not whole again after a ticket leaves: the lanes without
+        // rank 0 take nothing, and rank 0 leaves its new ticket to a relaunch.
+        let here = subgroupBallot(true);
         let team_first = subgroupBroadcastFirst(first);
+        if !whole(here) {
+            if rank == 0u && first < params.items {
+                atomicMin(&status[STATUS_LOWEST_UNSOLVED], first);
+            }
+            break;
+        }
 #else
         // Every lane has read the last round's flags before team_value is written again.
         workgroupBarrier();

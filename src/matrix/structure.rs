@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use crate::Result;
 
 /// Cheap row-length statistics, taken on upload, that drive the automatic choices.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RowStats {
     /// Rows.
     pub rows: usize,
@@ -27,6 +27,9 @@ pub struct RowStats {
     pub mean: f64,
     /// Standard deviation of the row lengths.
     pub std_dev: f64,
+    /// Rows by the bit length of their length: entry b counts the rows of 2^(b-1) ≤ length
+    /// < 2^b (entry 0 the empty rows).
+    pub rows_by_bit_length: [usize; 65],
 }
 
 impl RowStats {
@@ -39,16 +42,33 @@ impl RowStats {
     /// Statistics of a sequence of row lengths.
     pub fn from_lengths(lengths: impl Iterator<Item = usize>) -> Self {
         let (mut rows, mut nnz, mut max_len, mut empty_rows, mut sum_sq) = (0usize, 0usize, 0usize, 0usize, 0f64);
+        let mut rows_by_bit_length = [0; 65];
         for len in lengths {
             rows += 1;
             nnz += len;
             max_len = max_len.max(len);
             empty_rows += (len == 0) as usize;
             sum_sq += (len as f64) * (len as f64);
+            rows_by_bit_length[(usize::BITS - len.leading_zeros()) as usize] += 1;
         }
         let mean = if rows == 0 { 0.0 } else { nnz as f64 / rows as f64 };
         let variance = if rows == 0 { 0.0 } else { (sum_sq / rows as f64 - mean * mean).max(0.0) };
-        RowStats { rows, nnz, max_len, empty_rows, mean, std_dev: variance.sqrt() }
+        RowStats { rows, nnz, max_len, empty_rows, mean, std_dev: variance.sqrt(), rows_by_bit_length }
+    }
+
+    /// The rows at least `len` entries long, `len` rounded down to a power of two.
+    ///
+    /// ```
+    /// # use wgsparse::matrix::RowStats;
+    /// let stats = RowStats::from_lengths([0, 1, 255, 256, 300, 1024].into_iter());
+    /// assert_eq!(stats.rows_at_least(256), 3);
+    /// assert_eq!(stats.rows_at_least(300), 3); // as 256
+    /// assert_eq!(stats.rows_at_least(1), 5);
+    /// assert_eq!(stats.rows_at_least(0), 6);
+    /// ```
+    pub fn rows_at_least(&self, len: usize) -> usize {
+        let bits = if len == 0 { 0 } else { len.ilog2() as usize + 1 };
+        self.rows_by_bit_length[bits..].iter().sum()
     }
 }
 

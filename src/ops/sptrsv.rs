@@ -225,9 +225,16 @@ const MAX_LEVEL_WORKGROUPS: usize = 1024;
 
 /// Workgroup size of the solve (a multiple of every subgroup size).
 const WORKGROUP: u32 = 64;
-/// Entries a lane takes of a long row's block (`BLOCK_PER_LANE` in `shaders/sptrsv.wgsl`): a
-/// subgroup helps a row longer than this many entries a lane.
+/// Entries a lane takes of a long row's block (`BLOCK_PER_LANE` in `shaders/sptrsv.wgsl`),
+/// and with short blocks of its last blocks (`SHORT_BLOCK_PER_LANE`): a subgroup helps a row
+/// longer than a block (short where short blocks are on).
 const BLOCK_PER_LANE: usize = 32;
+const SHORT_BLOCK_PER_LANE: usize = 8;
+/// Short blocks where at most this many rows are as long as a short block (of the smallest
+/// subgroup, a power of two) or longer:
+/// on the H200 the dense-row matrices' one long row took 4.3× (512 entries) and 2.6× (8,128)
+/// less time, R-MAT s14's 22 rows past 256 entries 12% and s21's 9,850 20% more.
+const SHORT_BLOCK_MOST_ROWS: usize = 8;
 /// Back-off steps in row order with subgroups (see [`SptrsvOptions::backoff`]).
 const ROW_ORDER_BACKOFF: u32 = 2;
 /// Status words the kernels share (`STATUS_*` in `shaders/shared/sptrsv_words.wgsl`).
@@ -255,6 +262,11 @@ pub struct TriangularSolve<T: Scalar> {
     solve: Kernel<kernel::Shader, T>,
     /// Whether `solve` was built with the team's help for long rows (`LONG_ROWS`).
     long_rows: bool,
+    /// Whether a row is long past a short block (`short_blocks`).
+    short_blocks: bool,
+    /// Every long row's block taken by its own lane alone, as where a team is not whole
+    /// (tests compare its bits with the team's).
+    lone_blocks: bool,
     /// The loop iterations a team runs in a launch, where the adapter caps them
     /// (`LOOP_BUDGET`; NONE: not built in).
     loop_budget: u32,
@@ -279,7 +291,7 @@ struct Unused {
 
 /// Loop iterations a round of a team may run beyond its walk, forwarding, back-off and a long
 /// row's block: `ROUND_LOOPS` in `shaders/sptrsv.wgsl`.
-const ROUND_LOOPS: u64 = 6;
+const ROUND_LOOPS: u64 = 10;
 
 /// The loop iterations a team of the solve may run in a launch (`LOOP_BUDGET` in
 /// `shaders/sptrsv.wgsl`), where the adapter caps an invocation's: the cap less two of the
@@ -290,7 +302,7 @@ fn loop_budget<T: Scalar>(
     ctx: &Context,
     a: &GpuSparse<T>,
     transposed: bool,
-    long_rows: bool,
+    (long_rows, short_blocks): (bool, bool),
     options: &SptrsvOptions,
 ) -> Result<Option<u32>> {
     let Some(limit) = ctx.loop_iteration_limit() else {
@@ -300,16 +312,24 @@ fn loop_budget<T: Scalar>(
     // The longest row walked (a transpose's: A's columns, at most as many entries as rows).
     let longest = if transposed { a.rows() } else { a.stats().max_len } as u64;
     // A lane walks a row alone up to `long_row` entries (all of it without LONG_ROWS); a
-    // longer row's blocks go one a round, the lowest lane's first.
-    let long_row = |lanes: u64| if long_rows { BLOCK_PER_LANE as u64 * lanes } else { longest.max(1) };
-    let walk = longest.min(long_row(lanes)).div_ceil(4) + 1;
+    // longer row's blocks go one a round, the lowest lane's first: blocks of BLOCK_PER_LANE
+    // a lane while more than one is left, then (short blocks) at most
+    // BLOCK_PER_LANE / SHORT_BLOCK_PER_LANE short ones.
+    let per_lane = if short_blocks { SHORT_BLOCK_PER_LANE } else { BLOCK_PER_LANE } as u64;
+    let long_row = if long_rows { per_lane * lanes } else { longest.max(1) };
+    let walk = longest.min(long_row).div_ceil(4) + 1;
     let forward = lanes.div_ceil(2) + 1;
     let back_off = ((options.backoff.unwrap_or(ROW_ORDER_BACKOFF) as u64) << 5) + 1;
-    let block = BLOCK_PER_LANE as u64 / 8 + 1;
+    // A long row's block: a lane's part and the team's sum, or all the parts alone (a team
+    // that is not whole) with their partial sums.
+    let block = if long_rows { lanes * (BLOCK_PER_LANE as u64 / 8 + 2) + 8 } else { 0 };
     // A round that gets further backs off not at all.
     let progress_round = ROUND_LOOPS + walk + forward + block;
     let any_round = progress_round + back_off;
-    let rounds_for_longest = longest.div_ceil(long_row(least)) + 1;
+    let rounds_for_longest = match long_rows {
+        true => longest.div_ceil(BLOCK_PER_LANE as u64 * least) + BLOCK_PER_LANE as u64 / per_lane + 1,
+        false => 2,
+    };
     let needed = rounds_for_longest * progress_round + 1;
     let budget = (limit as u64).saturating_sub(2 * any_round);
     let what = || {
@@ -322,14 +342,19 @@ fn loop_budget<T: Scalar>(
     Ok(Some(budget as u32))
 }
 
-/// Whether the solve needs its team's help with long rows (`LONG_ROWS`): only with subgroups,
-/// and not where every row is shorter than the smallest subgroup's block (the transpose's
-/// rows, A's columns, are not counted: assumed long).
-fn long_rows<T: Scalar>(ctx: &Context, a: &GpuSparse<T>, transposed: bool) -> bool {
-    match ctx.subgroup_size_range() {
-        Some((least, _)) => transposed || a.stats().max_len > BLOCK_PER_LANE * least as usize,
-        None => false,
-    }
+/// Whether the solve needs its team's help with long rows (`LONG_ROWS`), and whether with
+/// short blocks: only with subgroups, and not where every row is shorter than the smallest
+/// subgroup's block (the transpose's rows, A's columns, are not counted: assumed long, no
+/// short blocks). Short blocks where a few rows are longer than a short block.
+fn long_rows<T: Scalar>(ctx: &Context, a: &GpuSparse<T>, transposed: bool) -> (bool, bool) {
+    let Some((least, _)) = ctx.subgroup_size_range() else {
+        return (false, false);
+    };
+    let stats = a.stats();
+    let short_block = SHORT_BLOCK_PER_LANE * least as usize;
+    let short_blocks =
+        !transposed && stats.max_len > short_block && stats.rows_at_least(short_block) <= SHORT_BLOCK_MOST_ROWS;
+    (transposed || short_blocks || stats.max_len > BLOCK_PER_LANE * least as usize, short_blocks)
 }
 
 impl<T: Scalar> TriangularSolve<T> {
@@ -431,8 +456,8 @@ impl<T: Scalar> TriangularSolve<T> {
                 max: ctx.limits().max_storage_buffer_binding_size,
             });
         }
-        let long_rows = long_rows(ctx, a, transposed);
-        let loop_budget = loop_budget(ctx, a, transposed, long_rows, &options)?;
+        let (long_rows, short_blocks) = long_rows(ctx, a, transposed);
+        let loop_budget = loop_budget(ctx, a, transposed, (long_rows, short_blocks), &options)?;
         let transpose = if transposed { Some(Transpose::of(ctx, a)?) } else { None };
         let triangle = if transposed { triangle.flipped() } else { triangle };
         let what = format!("{}{}", triangle.name(), if transposed { ", of the transpose" } else { "" });
@@ -449,6 +474,8 @@ impl<T: Scalar> TriangularSolve<T> {
                 kernel::Overrides { wg_size: WORKGROUP },
             )?,
             long_rows,
+            short_blocks,
+            lone_blocks: false,
             loop_budget: loop_budget.unwrap_or(NONE),
             steps: ctx.plain_kernel::<steps::Shader>(Default::default(), Default::default())?,
             aux: ctx.zeros(items.max(1))?,
@@ -813,6 +840,8 @@ impl<T: Scalar> TriangularSolve<T> {
             other_triangle: self.options.ignore_other_triangle as u32,
             persistent: persistent as u32,
             loop_budget: self.loop_budget,
+            lone_blocks: self.lone_blocks as u32,
+            short_blocks: self.short_blocks as u32,
         };
         let bindings = kernel::Bindings {
             row_offsets: row_offsets.bind(),
@@ -854,6 +883,7 @@ enum Launch {
 mod tests {
     use super::*;
     use crate::analysis::level_sets::FrontierInput;
+    use crate::generate::Rng;
     use crate::{generate, ContextOptions, Conversion, CsrMatrix};
 
     /// The levels of a triangle on the host: 1 + the largest of its predecessors'.
@@ -999,26 +1029,134 @@ mod tests {
         assert_eq!(plan.launch_size(l.rows() * k, Some(&sets)), launch, "{what}");
     }
 
+    /// A long row's block taken by its own lane alone (the path of a team that is not whole
+    /// again after a walk, forced here: lavapipe's teams always are) gives the bits of the
+    /// team's blocks: the same parts, summed in the same order. Lower and upper, one and three
+    /// right-hand sides (three lanes of a team on one long row), f32 and f64; both against the
+    /// twin.
+    #[test]
+    fn lone_blocks_give_the_teams_bits() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
+        assert!(ctx.subgroup_size_range().is_some(), "the test context has subgroups");
+        // Diagonals and a few random entries, and full rows of 300 to 1,200 entries (up to
+        // four blocks of a team of 8): from row 300 on every seventh (blocks of 32 entries a
+        // lane), or three (short blocks at their ends).
+        let n = 1200u32;
+        let mut rng = Rng::new(0x10e);
+        let many = |r: u32| r >= 300 && r % 7 == 3;
+        let few = |r: u32| [400, 777, 1150].contains(&r);
+        for (long, short_blocks) in [(&many as &dyn Fn(u32) -> bool, false), (&few, true)] {
+            lone_blocks_in(&ctx, n, long, short_blocks, &mut rng);
+        }
+    }
+
+    fn lone_blocks_in(ctx: &Context, n: u32, long: &dyn Fn(u32) -> bool, short_blocks: bool, rng: &mut Rng) {
+        let rows: Vec<Vec<u32>> = (0..n)
+            .map(|r| {
+                let mut row: Vec<u32> = if long(r) {
+                    (0..=r).collect()
+                } else {
+                    (0..4).map(|_| rng.below(r as u64 + 1) as u32).chain([r]).collect()
+                };
+                row.sort_unstable();
+                row.dedup();
+                row
+            })
+            .collect();
+        for upper in [false, true] {
+            // For U, the rows and columns reversed: the same long rows, above the diagonal.
+            let (mut offsets, mut cols) = (vec![0u32], Vec::new());
+            for r in 0..n {
+                match upper {
+                    false => cols.extend(&rows[r as usize]),
+                    true => cols.extend(rows[(n - 1 - r) as usize].iter().rev().map(|&c| n - 1 - c)),
+                }
+                offsets.push(cols.len() as u32);
+            }
+            let values = (0..cols.len()).map(|_| rng.next_f32() * 2.0 - 1.0).collect();
+            let source = CsrMatrix::try_from_csr_data(n as usize, n as usize, offsets, cols, values).unwrap();
+            let triangle = generate::solvable_triangle(&source, upper);
+            let values64 = triangle.values().iter().map(|&v| v as f64).collect();
+            let (offsets, cols) = (triangle.row_offsets().to_vec(), triangle.col_indices().to_vec());
+            let triangle64 = CsrMatrix::try_from_csr_data(n as usize, n as usize, offsets, cols, values64).unwrap();
+            for k in [1, 3] {
+                lone_blocks_match(ctx, &triangle, upper, k, short_blocks);
+                lone_blocks_match(ctx, &triangle64, upper, k, short_blocks);
+            }
+        }
+    }
+
+    fn lone_blocks_match<T: Scalar>(ctx: &Context, l: &CsrMatrix<T>, upper: bool, k: usize, short_blocks: bool) {
+        let n = l.rows();
+        let matrix = GpuSparse::from_csr(ctx, l, Conversion::Csr).unwrap();
+        let triangle = if upper { Triangle::Upper } else { Triangle::Lower };
+        let options = SptrsvOptions { rhs: k, ..Default::default() };
+        let mut plan = TriangularSolve::with_options(
+            ctx,
+            &matrix,
+            triangle,
+            Diagonal::NonUnit,
+            SptrsvAlgorithm::RowOrder,
+            options,
+        )
+        .unwrap();
+        assert!(plan.long_rows());
+        assert_eq!(plan.short_blocks, short_blocks);
+        let b64: Vec<f64> = (0..n * k).map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0).collect();
+        let b = GpuDense::upload(
+            ctx,
+            &crate::DenseMatrix::try_new(n, k, b64.iter().map(|&v| T::from_f64(v)).collect()).unwrap(),
+            crate::DenseLayout::RowMajor,
+        )
+        .unwrap();
+        let mut run = |lone: bool| {
+            plan.lone_blocks = lone;
+            let poisoned = vec![T::from_f64(f64::NAN); n * k];
+            let mut x = GpuDense::upload(
+                ctx,
+                &crate::DenseMatrix::try_new(n, k, poisoned).unwrap(),
+                crate::DenseLayout::RowMajor,
+            )
+            .unwrap();
+            plan.solve_dense(&b, &mut x).unwrap();
+            x.read_blocking().unwrap().data().to_vec()
+        };
+        let (team, lone) = (run(false), run(true));
+        let what = format!("{}, upper {upper}, k = {k}", T::KIND.name());
+        let twin = crate::reference::triangular_solve(l, upper, false, &b64, k).unwrap();
+        for (path, x) in [("team", &team), ("lone", &lone)] {
+            let error = crate::reference::relative_error(x, &twin);
+            assert!(error < if T::KIND == ElementKind::F64 { 1e-12 } else { 1e-5 }, "{what}, {path}: {error:e}");
+        }
+        let differ = team.iter().zip(&lone).filter(|(a, b)| a.to_f64().to_bits() != b.to_f64().to_bits()).count();
+        assert_eq!(differ, 0, "{what}: the lone blocks changed the bits of {differ} of {} values", n * k);
+    }
+
     /// The team's help for long rows is built in exactly where a row is longer than the
-    /// smallest subgroup's block (and for a transpose, whose rows are not counted); without
-    /// subgroups never. Each plan then solves to the twin (the help is used past the bound).
+    /// smallest subgroup's block, or, with short blocks, where a few rows are longer than its
+    /// short block (and for a transpose, whose rows are not counted); without subgroups never.
+    /// Each plan then solves to the twin (the help is used past the bound).
     #[test]
     fn long_rows_only_where_a_row_needs_the_team() {
         for subgroups in [true, false] {
             let ctx =
                 Context::new_blocking(ContextOptions { subgroups, ..ContextOptions::from_env().unwrap() }).unwrap();
-            let bound =
-                ctx.subgroup_size_range().map_or(BLOCK_PER_LANE * 8, |(least, _)| BLOCK_PER_LANE * least as usize);
-            for len in [bound, bound + 1] {
-                // Rows of their diagonal alone, and a last row as long as `len`.
-                let n = len.max(2);
+            let least = ctx.subgroup_size_range().map_or(8, |(least, _)| least as usize);
+            let (short, block) = (SHORT_BLOCK_PER_LANE * least, BLOCK_PER_LANE * least);
+            let few = SHORT_BLOCK_MOST_ROWS;
+            let cases = [(short, 1), (short + 1, 1), (short + 1, few), (short + 1, few + 1), (block, few + 1)];
+            for (len, count) in cases.into_iter().chain([(block + 1, few + 1)]) {
+                // Rows of their diagonal alone, and `count` last rows `len` long (the diagonal
+                // dominant).
+                let n = len + count;
                 let mut offsets = vec![0u32];
-                let mut cols = Vec::new();
+                let (mut cols, mut values) = (Vec::new(), Vec::new());
                 for r in 0..n {
-                    cols.extend(if r + 1 == n { 0..n as u32 } else { r as u32..r as u32 + 1 });
+                    let first = if r + count >= n { r + 1 - len } else { r };
+                    cols.extend(first as u32..=r as u32);
+                    values.extend((first..=r).map(|c| if c == r { 1.0 + 0.5 * (r - first) as f32 } else { 0.5 }));
                     offsets.push(cols.len() as u32);
                 }
-                let values = (0..cols.len()).map(|e| if e + 1 == cols.len() { 4.0 } else { 0.5 }).collect();
                 let l = CsrMatrix::try_from_csr_data(n, n, offsets, cols, values).unwrap();
                 let matrix = GpuSparse::from_csr(&ctx, &l, Conversion::Csr).unwrap();
                 for transposed in [false, true] {
@@ -1032,12 +1170,10 @@ mod tests {
                         transposed,
                     )
                     .unwrap();
-                    let wanted = subgroups && (transposed || len > bound);
-                    assert_eq!(
-                        plan.long_rows(),
-                        wanted,
-                        "subgroups {subgroups}, longest row {len}, transposed {transposed}"
-                    );
+                    let what = format!("subgroups {subgroups}, {count} rows of {len}, transposed {transposed}");
+                    let short_blocks = subgroups && !transposed && len > short && count <= few;
+                    assert_eq!(plan.short_blocks, short_blocks, "{what}");
+                    assert_eq!(plan.long_rows(), short_blocks || subgroups && (transposed || len > block), "{what}");
                     let b = vec![1.0f32; n];
                     let mut x = ctx.upload(&vec![f32::NAN; n]).unwrap();
                     plan.solve(&ctx.upload(&b).unwrap(), &mut x).unwrap();
@@ -1046,10 +1182,7 @@ mod tests {
                     let twin =
                         crate::reference::triangular_solve(&solved, transposed, false, &vec![1.0; n], 1).unwrap();
                     let error = crate::reference::relative_error(&got, &twin);
-                    assert!(
-                        error < 1e-5,
-                        "subgroups {subgroups}, longest row {len}, transposed {transposed}: {error:e}"
-                    );
+                    assert!(error < 1e-5, "{what}: {error:e}");
                 }
             }
         }
