@@ -92,10 +92,14 @@ const BLOCK_PER_LANE: u32 = 32u;
 // BLOCK_PER_LANE is left, and the length past which a row is long: SHORT_BLOCK_PER_LANE ·
 // subgroup size (256 entries on NVIDIA). What is left a lane walks alone, four entries a step
 // (two waits for memory each): the quick suite's dense row of 512 entries took 171 µs
-// against cuSPARSE's 29, and 40 with short blocks. The host sets it only where a few rows
+// against cuSPARSE's 29, and 37 with short blocks. The host sets it only where a few rows
 // are that long: R-MAT's many were slower (benches/NOTES.md session 70). Mirrored by the
-// host's `SHORT_BLOCK_PER_LANE`.
+// host's `SHORT_BLOCK_PER_LANE`. With short blocks a long row is marked in `left`
+// (LONG_ITEM): its lane never walks it, and its last block is cut at the row's end (lanes past
+// it take nothing), so no tail is left for one lane (the quick suite's upper dense row left
+// 236 entries, 59 steps).
 const SHORT_BLOCK_PER_LANE: u32 = 8u;
+const LONG_ITEM: u32 = 0x80000000u;
 
 const KIND_DEPENDENCY: u32 = 0u;
 const KIND_DIAGONAL: u32 = 1u;
@@ -266,7 +270,7 @@ fn take(item: ptr<function, Item>, e: u32, entry: Entry) -> bool {
 
 // The item at ticket position `pos`; done already when past the end or solved by an
 // earlier launch.
-fn start(pos: u32) -> Item {
+fn start(pos: u32, long_row: u32) -> Item {
     var item: Item;
     item.done = true;
     if pos >= params.items {
@@ -297,6 +301,9 @@ fn start(pos: u32) -> Item {
         item.diagonal = entry_value(last);
         item.has_diagonal = true;
         item.left -= 1u;
+    }
+    if params.short_blocks != 0u && item.left > long_row {
+        item.left |= LONG_ITEM;
     }
     return item;
 }
@@ -572,24 +579,24 @@ fn team_state(done: bool, progressed: bool, lid: u32) -> Team {
 }
 
 #ifdef LONG_ROWS
-// Takes `per_lane` entries (a multiple of 8) of `part`'s row from entry `first` on into
-// `part` (its sum, level, problem and pivot); whether every predecessor among them was
-// published.
-fn block_part(part: ptr<function, Item>, first: u32, per_lane: u32) -> bool {
+// Takes `count` entries of `part`'s row from entry `first` on into `part` (its sum, level,
+// problem and pivot); whether every predecessor among them was published. Eight a step: the
+// ones past `count` read entry `first` again and are not taken.
+fn block_part(part: ptr<function, Item>, first: u32, count: u32) -> bool {
     var ready = true;
-    count_steps(per_lane / 8u);
+    count_steps((count + 7u) / 8u);
     // Eight entries at a time: their columns, then their predecessors, then the takes (a
     // lane keeps walking after a miss so that its loads stay in flight together): two waits
     // for memory per eight entries.
-    for (var j = 0u; j < per_lane; j += 8u) {
+    for (var j = 0u; j < count; j += 8u) {
         let e0 = walk(first, j);
-        let e1 = walk(e0, 1u);
-        let e2 = walk(e0, 2u);
-        let e3 = walk(e0, 3u);
-        let e4 = walk(e0, 4u);
-        let e5 = walk(e0, 5u);
-        let e6 = walk(e0, 6u);
-        let e7 = walk(e0, 7u);
+        let e1 = walk(first, select(0u, j + 1u, j + 1u < count));
+        let e2 = walk(first, select(0u, j + 2u, j + 2u < count));
+        let e3 = walk(first, select(0u, j + 3u, j + 3u < count));
+        let e4 = walk(first, select(0u, j + 4u, j + 4u < count));
+        let e5 = walk(first, select(0u, j + 5u, j + 5u < count));
+        let e6 = walk(first, select(0u, j + 6u, j + 6u < count));
+        let e7 = walk(first, select(0u, j + 7u, j + 7u < count));
         let c0 = col_indices[e0];
         let c1 = col_indices[e1];
         let c2 = col_indices[e2];
@@ -607,26 +614,34 @@ fn block_part(part: ptr<function, Item>, first: u32, per_lane: u32) -> bool {
         let r6 = read_entry(part, e6, c6);
         let r7 = read_entry(part, e7, c7);
         ready = take(part, e0, r0) && ready;
-        ready = take(part, e1, r1) && ready;
-        ready = take(part, e2, r2) && ready;
-        ready = take(part, e3, r3) && ready;
-        ready = take(part, e4, r4) && ready;
-        ready = take(part, e5, r5) && ready;
-        ready = take(part, e6, r6) && ready;
-        ready = take(part, e7, r7) && ready;
+        ready = (j + 1u >= count || take(part, e1, r1)) && ready;
+        ready = (j + 2u >= count || take(part, e2, r2)) && ready;
+        ready = (j + 3u >= count || take(part, e3, r3)) && ready;
+        ready = (j + 4u >= count || take(part, e4, r4)) && ready;
+        ready = (j + 5u >= count || take(part, e5, r5)) && ready;
+        ready = (j + 6u >= count || take(part, e6, r6)) && ready;
+        ready = (j + 7u >= count || take(part, e7, r7)) && ready;
     }
     return ready;
 }
 
-// The entries a lane takes of a long row's next block, from what is left of the row: the
-// same for the team and for a lane alone.
+// The entries a lane takes of a long row's next block, from what is left of the row (`left`,
+// LONG_ITEM included): the same for the team and for a lane alone.
 fn block_per_lane(left: u32) -> u32 {
-    return select(SHORT_BLOCK_PER_LANE, BLOCK_PER_LANE, left > BLOCK_PER_LANE * team_lanes);
+    return select(SHORT_BLOCK_PER_LANE, BLOCK_PER_LANE, (left & ~LONG_ITEM) > BLOCK_PER_LANE * team_lanes);
 }
 
-// Adds a block of the item's long row (its sum, level, problem and pivot: `block_len`
-// entries) and steps past it.
-fn take_block(item: ptr<function, Item>, block: Item, block_len: u32) {
+// The entries of the block's part `p` (of `per_lane` entries from p · per_lane on, cut at the
+// end of what is left of a LONG_ITEM row).
+fn part_len(left: u32, p: u32, per_lane: u32) -> u32 {
+    let rest = select(per_lane * team_lanes, left & ~LONG_ITEM, (left & LONG_ITEM) != 0u);
+    return min(per_lane, rest - min(rest, p * per_lane));
+}
+
+// Adds a block of the item's long row (its sum, level, problem and pivot) and steps past it:
+// `per_lane` entries a lane, cut at the row's end for a LONG_ITEM row, which is then solved.
+fn take_block(item: ptr<function, Item>, block: Item, per_lane: u32) {
+    let block_len = min(per_lane * team_lanes, (*item).left & ~LONG_ITEM);
     (*item).sum += block.sum;
     (*item).level = max((*item).level, block.level);
     (*item).problem = max((*item).problem, block.problem);
@@ -636,6 +651,10 @@ fn take_block(item: ptr<function, Item>, block: Item, block_len: u32) {
     }
     (*item).next = walk((*item).next, block_len);
     (*item).left -= block_len;
+    if (*item).left == LONG_ITEM {
+        (*item).left = 0u;
+        finish(item);
+    }
 }
 
 // The sum of the team's parts of a block (lane l holds part l) in a fixed order: pairs of
@@ -663,7 +682,7 @@ fn lone_block(item: ptr<function, Item>) -> bool {
     for (var p = 0u; p < team_lanes; p++) {
         count_steps(1u);
         part.sum = Acc();
-        if !block_part(&part, walk((*item).next, p * per_lane), per_lane) {
+        if !block_part(&part, walk((*item).next, p * per_lane), part_len((*item).left, p, per_lane)) {
             return false;
         }
         var sum = part.sum;
@@ -685,7 +704,7 @@ fn lone_block(item: ptr<function, Item>) -> bool {
             part.sum = sums[height] + part.sum;
         }
     }
-    take_block(item, part, per_lane * team_lanes);
+    take_block(item, part, per_lane);
     return true;
 }
 
@@ -709,8 +728,10 @@ fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32
         var part: Item;
         part.row = subgroupShuffle((*item).row, owner);
         part.rhs = subgroupShuffle((*item).rhs, owner);
-        let per_lane = block_per_lane(subgroupShuffle((*item).left, owner));
-        let ready = block_part(&part, walk(subgroupShuffle((*item).next, owner), rank * per_lane), per_lane);
+        let owner_left = subgroupShuffle((*item).left, owner);
+        let per_lane = block_per_lane(owner_left);
+        let first = walk(subgroupShuffle((*item).next, owner), rank * per_lane);
+        let ready = block_part(&part, first, part_len(owner_left, rank, per_lane));
         let here_after = subgroupBallot(true);
         let all_ready = subgroupAll(ready);
         if whole(here_after) {
@@ -725,7 +746,7 @@ fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32
             block.has_diagonal = pivot_lane != NONE;
             block.diagonal = subgroupShuffle(part.diagonal, min(pivot_lane, team_lanes - 1u));
             if lane == owner {
-                take_block(item, block, per_lane * team_lanes);
+                take_block(item, block, per_lane);
             }
             return true;
         }
@@ -773,7 +794,7 @@ fn team_state(done: bool, progressed: bool, lid: u32) -> Team {
 // the team ran out of spins (or loop iterations) and left items unsolved.
 fn solve_ticket(team_first: u32, lid: u32, lane: u32, rank: u32, lanes: u32, long_row: u32) -> bool {
     let pos = team_first + rank;
-    var item = start(pos);
+    var item = start(pos, long_row);
     var stalls = 0u;
     var finished = true;
     loop {

@@ -232,8 +232,8 @@ const BLOCK_PER_LANE: usize = 32;
 const SHORT_BLOCK_PER_LANE: usize = 8;
 /// Short blocks where at most this many rows are as long as a short block (of the smallest
 /// subgroup, a power of two) or longer:
-/// on the H200 the dense-row matrices' one long row took 4.3× (512 entries) and 2.6× (8,128)
-/// less time, R-MAT s14's 22 rows past 256 entries 12% and s21's 9,850 20% more.
+/// on the H200 the dense-row matrices' solves took 4.6× (a row of 531 entries) and 4.1× (8,128)
+/// less time, R-MAT s14's (22 rows past 256 entries) 12% and s21's (9,850) 20% more.
 const SHORT_BLOCK_MOST_ROWS: usize = 8;
 /// Back-off steps in row order with subgroups (see [`SptrsvOptions::backoff`]).
 const ROW_ORDER_BACKOFF: u32 = 2;
