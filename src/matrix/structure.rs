@@ -72,6 +72,13 @@ impl RowStats {
     }
 }
 
+impl Default for RowStats {
+    /// The statistics of no rows.
+    fn default() -> Self {
+        RowStats::from_lengths(std::iter::empty())
+    }
+}
+
 /// An analysis a matrix holds: what it is and how much device memory it takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnalysisInfo {
