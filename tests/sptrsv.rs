@@ -498,6 +498,66 @@ fn recorded_solve_and_check() {
     assert!(relative_error(&x.read_blocking().unwrap(), &want) < 1e-5);
 }
 
+/// A recorded solve holds its relaunch rounds, each sized on the GPU: the 3,000-row chain
+/// with a spin bound of 0 (teams leave their rows at their first round without progress),
+/// recorded with 16 rounds and with 3,000, in launches of a workgroup per 64 rows and of 4
+/// taking ticket after ticket. Either the rounds solved it (as many relaunches as ran, the
+/// twin's answer), or every round ran and `check` says rows were left (NaN, not wrong
+/// values); a round per row always solves it (each launch solves at least the lowest row
+/// left). Rounds that never launch, or that restart past the lowest row left, fail it.
+#[test]
+fn recorded_relaunch_rounds_solve_or_say_so() {
+    let seed = common::seed("recorded_relaunch_rounds_solve_or_say_so");
+    let mut rng = Rng::new(seed);
+    let (_, chain) = triangles(seed).into_iter().find(|(n, _)| n == "chain_3000").unwrap();
+    let b = rhs::<f32>(chain.rows(), &mut rng);
+    let want = twin(&chain, false, false, &b, 1);
+    let mut relaunched = 0;
+    for (mode, ctx) in common::contexts_for::<f32>() {
+        let matrix = GpuSparse::from_csr(ctx, &chain, Conversion::Csr).unwrap();
+        let b_gpu = ctx.upload(&b).unwrap();
+        let enough = chain.rows() as u32;
+        for (rounds, max_workgroups) in [16, enough].into_iter().flat_map(|r| [(r, None), (r, Some(4))]) {
+            let what = format!("{mode}, {rounds} rounds, cap {max_workgroups:?}");
+            let options =
+                SptrsvOptions { spin_limit: 0, relaunch_rounds: rounds, max_workgroups, ..Default::default() };
+            let plan = TriangularSolve::with_options(
+                ctx,
+                &matrix,
+                Triangle::Lower,
+                Diagonal::NonUnit,
+                SptrsvAlgorithm::RowOrder,
+                options,
+            )
+            .unwrap();
+            let mut x = ctx.upload(&vec![f32::NAN; chain.rows()]).unwrap();
+            let mut batch = ctx.batch();
+            plan.record(&mut batch.recorder(), &b_gpu, &mut x).unwrap();
+            batch.submit().unwrap();
+            let got = x.read_blocking().unwrap();
+            match plan.check() {
+                Ok(report) => {
+                    eprintln!("{what}: solved with {} relaunches", report.relaunches);
+                    assert!(report.relaunches <= rounds, "{what}: {} relaunches", report.relaunches);
+                    relaunched += report.relaunches;
+                    let err = relative_error(&got, &want);
+                    assert!(err < 1e-5, "{what}: {err:e}");
+                }
+                Err(Error::Timeout(why)) if rounds < enough => {
+                    eprintln!("{what}: {why}");
+                    assert!(why.contains(&format!("after {rounds} relaunches")), "{what}: not every round ran: {why}");
+                    relaunched += rounds;
+                    let (left, right) = got.iter().zip(&want).partition::<Vec<_>, _>(|(g, _)| g.is_nan());
+                    assert!(!left.is_empty(), "{what}: rows left unsolved, yet none is NaN");
+                    assert!(right.iter().all(|(g, w)| (**g as f64 - **w).abs() <= 1e-4 * w.abs().max(1.0)), "{what}");
+                }
+                Err(e) => panic!("{what}: {e}"),
+            }
+        }
+    }
+    assert!(relaunched > 0, "a spin bound of 0 on a 3,000-row chain should need relaunches");
+}
+
 /// Input that cannot be solved is a typed error naming the first offending row, and b is
 /// untouched; misuse is refused before anything runs.
 #[test]

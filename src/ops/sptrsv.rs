@@ -158,15 +158,21 @@ pub struct SptrsvOptions {
     /// Relaunches recorded after each launch (zero-sized on the GPU once every row is
     /// solved). [`TriangularSolve::solve`] records more while rows remain; a recorded run
     /// ([`TriangularSolve::record`]) that runs out of them leaves NaN in the unsolved rows and
-    /// says so in [`TriangularSolve::check`].
+    /// says so in [`TriangularSolve::check`]. A round costs even when empty (a dispatch that
+    /// sizes it and its indirect dispatch: ~5 µs on the H200, a sixth of a small solve), and
+    /// on a GPU whose workgroups all make progress none is needed (none was on the H200 over
+    /// every suite), so the default records one: the relaunch path stays in every recording.
     pub relaunch_rounds: u32,
     /// Steps a waiting team spins for after a round in which none of its lanes got further,
     /// doubled each such round (at most 32×): fewer polls, so that waiting teams do not slow
     /// the ones they wait on. A step is a shuffle across the team with subgroups (tens of
     /// clocks, one issue slot), a multiply-add without; 0 polls back to back. `None` (the
-    /// default): 2 in row order with subgroups, where on the H200 it took the 2-D
-    /// Laplacian's solve from 15.8 to 12.8 ms and left the 3-D one as it was (NOTES,
-    /// sessions 48–49), else 0: with level-order launches capped
+    /// default): 2 in row order with subgroups on [`ROW_ORDER_ROWS`] rows or more, where on
+    /// the H200 it took the 2-D Laplacian's solve (4 M rows) from 15.8 to 12.8 ms and left
+    /// the 3-D one as it was (NOTES, sessions 48–49), else 0: on fewer rows the GPU holds
+    /// every team at once, and the quick and `--small` suites' row-order solves (1,024–65,536
+    /// rows) ran as fast or faster without it (the 2-D Laplacians 11% and 5%, the 3-D one of
+    /// 32³ 7%; NOTES, session 71); with level-order launches capped
     /// ([`SptrsvOptions::max_workgroups`]) few teams poll, and on the H100 a back-off of
     /// multiply-adds only slowed those solves (the 2-D Laplacian 9.8 ms at 0, 10.7 at 16).
     pub backoff: Option<u32>,
@@ -190,7 +196,7 @@ impl Default for SptrsvOptions {
         SptrsvOptions {
             rhs: 1,
             spin_limit: 1 << 16,
-            relaunch_rounds: 2,
+            relaunch_rounds: 1,
             backoff: None,
             max_workgroups: None,
             ignore_other_triangle: false,
@@ -834,7 +840,7 @@ impl<T: Scalar> TriangularSolve<T> {
             level_order: level_sets.is_some() as u32,
             capture: capture as u32,
             backoff: self.options.backoff.unwrap_or(match level_sets {
-                None if self.ctx.subgroups() => ROW_ORDER_BACKOFF,
+                None if self.ctx.subgroups() && n >= ROW_ORDER_ROWS => ROW_ORDER_BACKOFF,
                 _ => 0,
             }),
             other_triangle: self.options.ignore_other_triangle as u32,

@@ -48,9 +48,9 @@ impl<T> SptrsvOp<T> {
     }
 }
 
-/// `algorithm` or a tuning variant `algorithm:backoff=N:wgs=N:capture=C` (the back-off, the
-/// most workgroups a launch has, how the first solve learns the levels: auto, solve or
-/// frontier).
+/// `algorithm` or a tuning variant `algorithm:backoff=N:wgs=N:capture=C:rounds=N` (the
+/// back-off, the most workgroups a launch has, how the first solve learns the levels: auto,
+/// solve or frontier; the relaunch rounds a recorded solve holds).
 fn parse_variant(name: &str) -> Option<(SptrsvAlgorithm, SptrsvOptions)> {
     let mut parts = name.split(':');
     let algorithm = parts.next()?;
@@ -60,6 +60,7 @@ fn parse_variant(name: &str) -> Option<(SptrsvAlgorithm, SptrsvOptions)> {
             ("backoff", v) => options.backoff = Some(v.parse().ok()?),
             ("wgs", v) => options.max_workgroups = Some(v.parse().ok()?),
             ("capture", v) => options.capture = LevelCapture::from_name(v)?,
+            ("rounds", v) => options.relaunch_rounds = v.parse().ok()?,
             _ => return None,
         }
     }
