@@ -62,6 +62,10 @@ struct Params {
     // LONG_ROWS: a row is long past SHORT_BLOCK_PER_LANE entries a lane (its last blocks
     // short), not past BLOCK_PER_LANE.
     short_blocks: u32,
+    // The most batches of entries a lane's walk takes in a round (NONE: no limit): a lane
+    // that walks on holds up its whole team (a subgroup runs its lanes' walks together), so
+    // that a teammate that waits on a predecessor polls only after it.
+    walk_batches: u32,
 }
 
 var<immediate> params: Params;
@@ -364,12 +368,17 @@ fn stash(item: ptr<function, Item>, e: u32, columns: vec4<u32>, count: u32) {
     (*item).cached_count = count;
 }
 
-// Walks the item's entries as far as published predecessors allow, four at a time; whether
-// it got further. Rows longer than a block are left to the team (long_row_block) until one
-// block or less remains, so that how a row's sum is grouped never depends on timing.
+// Walks the item's entries as far as published predecessors allow, four at a time and at
+// most `params.walk_batches` batches a round; whether it got further. Rows longer than a block
+// are left to the team (long_row_block) until one block or less remains, so that how a row's
+// sum is grouped never depends on timing. The cap keeps rounds short for the teammates: the
+// team's round lasts as long as its longest walk, and a lane whose predecessor was published
+// meanwhile sees it only in the next round (H200: R-MAT s21's repeated solves 12.3 → 8.0 ms
+// and 24.7 → 14.6 with 4 batches; benches/NOTES.md, session 72).
 fn advance(item: ptr<function, Item>, long_row: u32) -> bool {
     var progressed = false;
     (*item).pending = false;
+    var batches = 0u;
     loop {
         count_steps(1u);
         let left = (*item).left;
@@ -377,9 +386,10 @@ fn advance(item: ptr<function, Item>, long_row: u32) -> bool {
             finish(item);
             return true;
         }
-        if left > long_row {
+        if left > long_row || batches >= params.walk_batches {
             return progressed;
         }
+        batches += 1u;
         let e0 = (*item).next;
         let e1 = walk(e0, 1u);
         let e2 = walk(e0, 2u);

@@ -476,6 +476,60 @@ fn back_off_changes_when_not_what() {
     }
 }
 
+/// The n × n band of half-width `half` (a row holds the `half` columns on each side of its
+/// diagonal), values in [-1, 1].
+fn band(n: u32, half: u32, rng: &mut Rng) -> CsrMatrix<f32> {
+    let row = |i: u32| (i.saturating_sub(half)..=(i + half).min(n - 1)).collect::<Vec<u32>>();
+    square_from_rows((0..n).map(|i| row(i).into_iter().map(|j| (j, rng.next_f32() * 2.0 - 1.0)).collect()).collect())
+}
+
+/// A lane's walk capped at 1 or 2 batches of 4 entries a round
+/// (`SptrsvOptions::walk_batches`), or not at all: the same sums in the same order, so the
+/// same bits, each the twin's answer. A band of 40 (rows of 40 entries each side) and R-MAT
+/// (hubs of ~100), so that capped walks resume round after round, also where the walk
+/// stopped at a predecessor and kept its columns; row order and level order (the second
+/// solve, on the captured levels), f32 and f64, lower and upper, with and without subgroups.
+#[test]
+fn capped_walks_give_the_same_bits() {
+    let seed = common::seed("capped_walks_give_the_same_bits");
+    let mut rng = Rng::new(seed);
+    let shapes = [("band_40", band(300, 40, &mut rng)), ("rmat_s8", generate::rmat(8, 8, 0.57, 0.19, 0.19, seed))];
+    for (name, a) in shapes {
+        for upper in [false, true] {
+            let l = generate::solvable_triangle(&a, upper);
+            same_bits_capped_or_not::<f32>(name, &l, upper, &mut rng);
+            same_bits_capped_or_not::<f64>(name, &l.map_values(|v| v as f64), upper, &mut rng);
+        }
+    }
+}
+
+fn same_bits_capped_or_not<T: Scalar>(name: &str, l: &CsrMatrix<T>, upper: bool, rng: &mut Rng) {
+    let b = rhs::<T>(l.rows(), rng);
+    let twin = twin(l, upper, false, &b, 1);
+    let side = if upper { Triangle::Upper } else { Triangle::Lower };
+    for (mode, ctx) in common::contexts_for::<T>() {
+        let matrix = GpuSparse::from_csr(ctx, l, Conversion::Csr).unwrap();
+        for algorithm in [SptrsvAlgorithm::RowOrder, SptrsvAlgorithm::LevelOrder] {
+            let runs: Vec<Vec<T>> = [u32::MAX, 1, 2]
+                .into_iter()
+                .flat_map(|walk_batches| {
+                    let options = SptrsvOptions { walk_batches, ..Default::default() };
+                    let plan = TriangularSolve::with_options(ctx, &matrix, side, Diagonal::NonUnit, algorithm, options)
+                        .unwrap();
+                    [solve(ctx, &plan, &b, 1), solve(ctx, &plan, &b, 1)]
+                })
+                .collect();
+            let what = format!("{name} {} upper={upper} {mode} {algorithm:?}", T::KIND.name());
+            for (i, x) in runs.iter().enumerate() {
+                let err = relative_error(x, &twin);
+                assert!(err < common::tolerance::<T>(), "{what} run {i}: {err:e}");
+                let differ = x.iter().zip(&runs[i % 2]).filter(|(a, b)| a.to_f64().to_bits() != b.to_f64().to_bits());
+                assert_eq!(differ.count(), 0, "{what}: run {i} changed the bits of the uncapped run {}", i % 2);
+            }
+        }
+    }
+}
+
 /// A recorded solve in a batch with other work; `check` reports its outcome.
 #[test]
 fn recorded_solve_and_check() {
@@ -636,6 +690,7 @@ fn unsolvable_input_and_misuse_are_typed_errors() {
     for options in [
         SptrsvOptions { rhs: 0, ..Default::default() },
         SptrsvOptions { max_workgroups: Some(0), ..Default::default() },
+        SptrsvOptions { walk_batches: 0, ..Default::default() },
     ] {
         let refused = TriangularSolve::with_options(
             ctx,

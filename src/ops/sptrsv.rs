@@ -189,6 +189,14 @@ pub struct SptrsvOptions {
     pub ignore_other_triangle: bool,
     /// How the first solve of a plan that runs by level learns the levels.
     pub capture: LevelCapture,
+    /// The most batches of 4 entries a lane walks of its row in a round, at least 1
+    /// (`u32::MAX`: no limit). A subgroup runs its lanes' walks together, so one lane's long
+    /// walk holds up teammates whose predecessors were published meanwhile; a row longer
+    /// than the cap is walked over several rounds (R-MAT's hubs: hundreds of entries). The
+    /// default, [`WALK_BATCHES`], took the H200's R-MAT s21 solves from 12.3 to 8.0 ms (lower)
+    /// and 24.7 to 14.6 ms (upper), within 3% of the best of 3–8 on every R-MAT of the suites;
+    /// matrices of short rows never reach it (NOTES, session 72).
+    pub walk_batches: u32,
 }
 
 impl Default for SptrsvOptions {
@@ -201,6 +209,7 @@ impl Default for SptrsvOptions {
             max_workgroups: None,
             ignore_other_triangle: false,
             capture: LevelCapture::DuringSolve,
+            walk_batches: WALK_BATCHES,
         }
     }
 }
@@ -229,6 +238,8 @@ pub const ROW_ORDER_ROWS: usize = 1 << 17;
 const MIN_LEVEL_WORKGROUPS: usize = 64;
 const MAX_LEVEL_WORKGROUPS: usize = 1024;
 
+/// The default of [`SptrsvOptions::walk_batches`].
+pub const WALK_BATCHES: u32 = 4;
 /// Workgroup size of the solve (a multiple of every subgroup size).
 const WORKGROUP: u32 = 64;
 /// Entries a lane takes of a long row's block (`BLOCK_PER_LANE` in `shaders/sptrsv.wgsl`),
@@ -323,7 +334,11 @@ fn loop_budget<T: Scalar>(
     // BLOCK_PER_LANE / SHORT_BLOCK_PER_LANE short ones.
     let per_lane = if short_blocks { SHORT_BLOCK_PER_LANE } else { BLOCK_PER_LANE } as u64;
     let long_row = if long_rows { per_lane * lanes } else { longest.max(1) };
-    let walk = longest.min(long_row).div_ceil(4) + 1;
+    // A lane's walk: at most `walk_batches` batches of 4 a round (and one more iteration that
+    // finds the row done or the cap reached), over as many rounds as its row needs.
+    let batches = longest.min(long_row).div_ceil(4);
+    let walk = batches.min(options.walk_batches as u64) + 1;
+    let walk_rounds = batches.div_ceil(options.walk_batches as u64);
     let forward = lanes.div_ceil(2) + 1;
     let back_off = ((options.backoff.unwrap_or(ROW_ORDER_BACKOFF) as u64) << 5) + 1;
     // A long row's block: a lane's part and the team's sum, or all the parts alone (a team
@@ -333,8 +348,8 @@ fn loop_budget<T: Scalar>(
     let progress_round = ROUND_LOOPS + walk + forward + block;
     let any_round = progress_round + back_off;
     let rounds_for_longest = match long_rows {
-        true => longest.div_ceil(BLOCK_PER_LANE as u64 * least) + BLOCK_PER_LANE as u64 / per_lane + 1,
-        false => 2,
+        true => longest.div_ceil(BLOCK_PER_LANE as u64 * least) + BLOCK_PER_LANE as u64 / per_lane + walk_rounds.max(1),
+        false => 1 + walk_rounds.max(1),
     };
     let needed = rounds_for_longest * progress_round + 1;
     let budget = (limit as u64).saturating_sub(2 * any_round);
@@ -443,6 +458,9 @@ impl<T: Scalar> TriangularSolve<T> {
         }
         if options.max_workgroups == Some(0) {
             return Err(Error::InvalidArgument("sptrsv: max_workgroups must be at least 1".into()));
+        }
+        if options.walk_batches == 0 {
+            return Err(Error::InvalidArgument("sptrsv: walk_batches must be at least 1".into()));
         }
         let n = a.rows();
         let items = n.checked_mul(options.rhs).filter(|&i| n < MAX_ROWS && i < (u32::MAX / 2) as usize);
@@ -848,6 +866,7 @@ impl<T: Scalar> TriangularSolve<T> {
             loop_budget: self.loop_budget,
             lone_blocks: self.lone_blocks as u32,
             short_blocks: self.short_blocks as u32,
+            walk_batches: self.options.walk_batches,
         };
         let bindings = kernel::Bindings {
             row_offsets: row_offsets.bind(),

@@ -48,9 +48,10 @@ impl<T> SptrsvOp<T> {
     }
 }
 
-/// `algorithm` or a tuning variant `algorithm:backoff=N:wgs=N:capture=C:rounds=N` (the
-/// back-off, the most workgroups a launch has, how the first solve learns the levels: auto,
-/// solve or frontier; the relaunch rounds a recorded solve holds).
+/// `algorithm` or a tuning variant `algorithm:backoff=N:wgs=N:capture=C:rounds=N:batches=N`
+/// (the back-off, the most workgroups a launch has, how the first solve learns the levels:
+/// auto, solve or frontier; the relaunch rounds a recorded solve holds; the batches of 4
+/// entries a lane walks a round).
 fn parse_variant(name: &str) -> Option<(SptrsvAlgorithm, SptrsvOptions)> {
     let mut parts = name.split(':');
     let algorithm = parts.next()?;
@@ -61,6 +62,7 @@ fn parse_variant(name: &str) -> Option<(SptrsvAlgorithm, SptrsvOptions)> {
             ("wgs", v) => options.max_workgroups = Some(v.parse().ok()?),
             ("capture", v) => options.capture = LevelCapture::from_name(v)?,
             ("rounds", v) => options.relaunch_rounds = v.parse().ok()?,
+            ("batches", v) => options.walk_batches = v.parse().ok()?,
             _ => return None,
         }
     }
