@@ -194,7 +194,7 @@ pub struct SptrsvOptions {
     /// walk holds up teammates whose predecessors were published meanwhile; a row longer
     /// than the cap is walked over several rounds (R-MAT's hubs: hundreds of entries). The
     /// default, [`WALK_BATCHES`], took the H200's R-MAT s21 solves from 12.3 to 8.0 ms (lower)
-    /// and 24.7 to 14.6 ms (upper), within 3% of the best of 3–8 on every R-MAT of the suites;
+    /// and 24.7 to 14.6 ms (upper), within 4% of the best of 3–8 on every R-MAT of the suites;
     /// matrices of short rows never reach it (NOTES, session 72).
     pub walk_batches: u32,
 }
