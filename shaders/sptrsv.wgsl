@@ -66,6 +66,8 @@ struct Params {
     // that walks on holds up its whole team (a subgroup runs its lanes' walks together), so
     // that a teammate that waits on a predecessor polls only after it.
     walk_batches: u32,
+    // LONG_ROWS: a stalled block's last entry is checked before the block is read again.
+    block_hint: u32,
 }
 
 var<immediate> params: Params;
@@ -169,6 +171,9 @@ struct Item {
     cached: vec4<u32>,
     cached_from: u32,
     cached_count: u32,
+    // LONG_ROWS: the team read this row's next block and found a predecessor in it not
+    // published; until the block is taken, its last entry is checked before it is read again.
+    block_stalled: bool,
 }
 
 struct Published {
@@ -661,6 +666,7 @@ fn take_block(item: ptr<function, Item>, block: Item, per_lane: u32) {
     }
     (*item).next = walk((*item).next, block_len);
     (*item).left -= block_len;
+    (*item).block_stalled = false;
     if (*item).left == LONG_ITEM {
         (*item).left = 0u;
         finish(item);
@@ -739,13 +745,27 @@ fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32
         part.row = subgroupShuffle((*item).row, owner);
         part.rhs = subgroupShuffle((*item).rhs, owner);
         let owner_left = subgroupShuffle((*item).left, owner);
+        let owner_next = subgroupShuffle((*item).next, owner);
         let per_lane = block_per_lane(owner_left);
-        let first = walk(subgroupShuffle((*item).next, owner), rank * per_lane);
+        // A block that waited before is read again (a wait for memory a lane, twice, for each
+        // 8 entries) only once its last entry, nearest the diagonal and so the likeliest to
+        // wait, is published: every round a hub's block was not ready, its team read it all.
+        if params.block_hint != 0u && subgroupShuffle(u32((*item).block_stalled), owner) != 0u {
+            let last = walk(owner_next, min(per_lane * team_lanes, owner_left & ~LONG_ITEM) - 1u);
+            let entry = read_entry(&part, last, col_indices[last]);
+            if entry.kind == KIND_DEPENDENCY && !entry.predecessor.ready {
+                return false;
+            }
+        }
+        let first = walk(owner_next, rank * per_lane);
         let ready = block_part(&part, first, part_len(owner_left, rank, per_lane));
         let here_after = subgroupBallot(true);
         let all_ready = subgroupAll(ready);
         if whole(here_after) {
             if !all_ready {
+                if lane == owner {
+                    (*item).block_stalled = true;
+                }
                 return false;
             }
             var block: Item;

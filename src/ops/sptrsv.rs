@@ -284,6 +284,9 @@ pub struct TriangularSolve<T: Scalar> {
     /// Every long row's block taken by its own lane alone, as where a team is not whole
     /// (tests compare its bits with the team's).
     lone_blocks: bool,
+    /// A long row's block that waited is read again only once its last entry's predecessor
+    /// is published (`params.block_hint`; tests compare the bits without it).
+    block_hint: bool,
     /// The loop iterations a team runs in a launch, where the adapter caps them
     /// (`LOOP_BUDGET`; NONE: not built in).
     loop_budget: u32,
@@ -500,6 +503,7 @@ impl<T: Scalar> TriangularSolve<T> {
             long_rows,
             short_blocks,
             lone_blocks: false,
+            block_hint: true,
             loop_budget: loop_budget.unwrap_or(NONE),
             steps: ctx.plain_kernel::<steps::Shader>(Default::default(), Default::default())?,
             aux: ctx.zeros(items.max(1))?,
@@ -867,6 +871,7 @@ impl<T: Scalar> TriangularSolve<T> {
             lone_blocks: self.lone_blocks as u32,
             short_blocks: self.short_blocks as u32,
             walk_batches: self.options.walk_batches,
+            block_hint: self.block_hint as u32,
         };
         let bindings = kernel::Bindings {
             row_offsets: row_offsets.bind(),
@@ -1056,9 +1061,10 @@ mod tests {
 
     /// A long row's block taken by its own lane alone (the path of a team that is not whole
     /// again after a walk, forced here: lavapipe's teams always are) gives the bits of the
-    /// team's blocks: the same parts, summed in the same order. Lower and upper, one and three
-    /// right-hand sides (three lanes of a team on one long row), f32 and f64; both against the
-    /// twin.
+    /// team's blocks: the same parts, summed in the same order; so does the team without the
+    /// check that keeps it from reading a stalled block again (`block_hint`). Lower and upper,
+    /// one and three right-hand sides (three lanes of a team on one long row), f32 and f64;
+    /// each against the twin.
     #[test]
     fn lone_blocks_give_the_teams_bits() {
         let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
@@ -1134,8 +1140,9 @@ mod tests {
             crate::DenseLayout::RowMajor,
         )
         .unwrap();
-        let mut run = |lone: bool| {
+        let mut run = |lone: bool, hint: bool| {
             plan.lone_blocks = lone;
+            plan.block_hint = hint;
             let poisoned = vec![T::from_f64(f64::NAN); n * k];
             let mut x = GpuDense::upload(
                 ctx,
@@ -1146,15 +1153,15 @@ mod tests {
             plan.solve_dense(&b, &mut x).unwrap();
             x.read_blocking().unwrap().data().to_vec()
         };
-        let (team, lone) = (run(false), run(true));
+        let (team, lone, unhinted) = (run(false, true), run(true, true), run(false, false));
         let what = format!("{}, upper {upper}, k = {k}", T::KIND.name());
         let twin = crate::reference::triangular_solve(l, upper, false, &b64, k).unwrap();
-        for (path, x) in [("team", &team), ("lone", &lone)] {
+        for (path, x) in [("team", &team), ("lone", &lone), ("team without the stalled blocks' check", &unhinted)] {
             let error = crate::reference::relative_error(x, &twin);
             assert!(error < if T::KIND == ElementKind::F64 { 1e-12 } else { 1e-5 }, "{what}, {path}: {error:e}");
+            let differ = team.iter().zip(x).filter(|(a, b)| a.to_f64().to_bits() != b.to_f64().to_bits()).count();
+            assert_eq!(differ, 0, "{what}: the {path} path changed the bits of {differ} of {} values", n * k);
         }
-        let differ = team.iter().zip(&lone).filter(|(a, b)| a.to_f64().to_bits() != b.to_f64().to_bits()).count();
-        assert_eq!(differ, 0, "{what}: the lone blocks changed the bits of {differ} of {} values", n * k);
     }
 
     /// The team's help for long rows is built in exactly where a row is longer than the
