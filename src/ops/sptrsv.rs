@@ -1069,9 +1069,12 @@ mod tests {
     fn lone_blocks_give_the_teams_bits() {
         let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
         assert!(ctx.subgroup_size_range().is_some(), "the test context has subgroups");
-        // Diagonals and a few random entries, and full rows of 300 to 1,200 entries (up to
-        // four blocks of a team of 8): from row 300 on every seventh (blocks of 32 entries a
-        // lane), or three (short blocks at their ends).
+        // Diagonals, the two entries before them and a few random entries, and full rows of
+        // 300 to 1,200 entries (up to four blocks of a team of 8): from row 300 on every
+        // seventh (blocks of 32 entries a lane), or three (short blocks at their ends). The
+        // short rows are a chain that a team resolves over rounds (a lane takes one forwarded
+        // value a round), so a long row's last short block, which holds the rows just before
+        // it, is read before they are solved and waits (`block_hint`'s check).
         let n = 1200u32;
         let mut rng = Rng::new(0x10e);
         let many = |r: u32| r >= 300 && r % 7 == 3;
@@ -1087,7 +1090,8 @@ mod tests {
                 let mut row: Vec<u32> = if long(r) {
                     (0..=r).collect()
                 } else {
-                    (0..4).map(|_| rng.below(r as u64 + 1) as u32).chain([r]).collect()
+                    let band = [r.saturating_sub(2), r.saturating_sub(1), r];
+                    (0..4).map(|_| rng.below(r as u64 + 1) as u32).chain(band).collect()
                 };
                 row.sort_unstable();
                 row.dedup();
