@@ -653,10 +653,16 @@ fn part_len(left: u32, p: u32, per_lane: u32) -> u32 {
     return min(per_lane, rest - min(rest, p * per_lane));
 }
 
+// The entries of a long row's next block, from what is left of the row (`left`, LONG_ITEM
+// included): `per_lane` a lane, cut at the row's end.
+fn block_len(left: u32, per_lane: u32) -> u32 {
+    return min(per_lane * team_lanes, left & ~LONG_ITEM);
+}
+
 // Adds a block of the item's long row (its sum, level, problem and pivot) and steps past it:
 // `per_lane` entries a lane, cut at the row's end for a LONG_ITEM row, which is then solved.
 fn take_block(item: ptr<function, Item>, block: Item, per_lane: u32) {
-    let block_len = min(per_lane * team_lanes, (*item).left & ~LONG_ITEM);
+    let len = block_len((*item).left, per_lane);
     (*item).sum += block.sum;
     (*item).level = max((*item).level, block.level);
     (*item).problem = max((*item).problem, block.problem);
@@ -664,8 +670,8 @@ fn take_block(item: ptr<function, Item>, block: Item, per_lane: u32) {
         (*item).diagonal = block.diagonal;
         (*item).has_diagonal = true;
     }
-    (*item).next = walk((*item).next, block_len);
-    (*item).left -= block_len;
+    (*item).next = walk((*item).next, len);
+    (*item).left -= len;
     (*item).block_stalled = false;
     if (*item).left == LONG_ITEM {
         (*item).left = 0u;
@@ -751,7 +757,7 @@ fn long_row_block(item: ptr<function, Item>, lane: u32, rank: u32, long_row: u32
         // 8 entries) only once its last entry, nearest the diagonal and so the likeliest to
         // wait, is published: every round a hub's block was not ready, its team read it all.
         if params.block_hint != 0u && subgroupShuffle(u32((*item).block_stalled), owner) != 0u {
-            let last = walk(owner_next, min(per_lane * team_lanes, owner_left & ~LONG_ITEM) - 1u);
+            let last = walk(owner_next, block_len(owner_left, per_lane) - 1u);
             let entry = read_entry(&part, last, col_indices[last]);
             if entry.kind == KIND_DEPENDENCY && !entry.predecessor.ready {
                 return false;
