@@ -68,6 +68,10 @@ struct Params {
     walk_batches: u32,
     // LONG_ROWS: a stalled block's last entry is checked before the block is read again.
     block_hint: u32,
+    // SUBGROUP, row order: tickets are segments of items (`team_starts`, from
+    // sptrsv_segments.wgsl), this many; long rows' items have segments of their own. 0:
+    // tickets are items, `lanes` of them each.
+    segments: u32,
 }
 
 var<immediate> params: Params;
@@ -80,6 +84,8 @@ var<immediate> params: Params;
 @group(0) @binding(6) var<storage, read_write> x: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> aux: array<atomic<u32>>;
 @group(0) @binding(8) var<storage, read_write> status: array<atomic<u32>>;
+// With `params.segments`: each segment's first item, then `items` (one past the last).
+@group(0) @binding(9) var<storage, read> team_starts: array<u32>;
 
 override WG_SIZE: u32 = 64u;
 
@@ -277,12 +283,12 @@ fn take(item: ptr<function, Item>, e: u32, entry: Entry) -> bool {
     return true;
 }
 
-// The item at ticket position `pos`; done already when past the end or solved by an
-// earlier launch.
-fn start(pos: u32, long_row: u32) -> Item {
+// The item at position `pos`; done already when past the team's end (`team_end`) or solved by
+// an earlier launch.
+fn start(pos: u32, team_end: u32, long_row: u32) -> Item {
     var item: Item;
     item.done = true;
-    if pos >= params.items {
+    if pos >= team_end {
         return item;
     }
     let row_pos = pos / params.k;
@@ -536,13 +542,14 @@ fn forward_step(item: ptr<function, Item>, lane: u32, source: ptr<function, u32>
 // is solved, in the same round, instead of from memory a round later. The entry is the one
 // the walk stopped at, so sums keep their order (bits do not depend on forwarding). Only
 // with the whole subgroup in the team (lane = rank), and the whole team here (whole);
-// every lane here calls it. Whether some lane got further.
+// every lane here calls it. The team's items are `count` from `team_first`. Whether some
+// lane got further.
 //
 // A step is one link of the chain, and the team's chain is its steps one after another
 // (a 2-D Laplacian's team is 31 links): so a step holds only what the next link, or another
 // team, waits on: the sum, the division and the store of x. The walk's bookkeeping and the
 // problem checks wait until after the last step.
-fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32) -> bool {
+fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, count: u32) -> bool {
     if params.level_order != 0u || !team_full {
         return false;
     }
@@ -551,7 +558,7 @@ fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32) ->
     if !(*item).done && (*item).pending {
         let row_pos = select((*item).pending_col, params.rows - 1u - (*item).pending_col, params.upper != 0u);
         let pos = row_pos * params.k + (*item).rhs;
-        if pos >= team_first && pos - team_first < lanes {
+        if pos >= team_first && pos - team_first < count {
             source = pos - team_first;
         }
     }
@@ -565,7 +572,7 @@ fn forward(item: ptr<function, Item>, lane: u32, team_first: u32, lanes: u32) ->
     var settled = false;
     // Two steps a vote: the vote and its branch are a good part of a step (H200: the chain
     // probe 11.4 -> 10.4 ms, NOTES session 50).
-    for (var step = 0u; step < lanes; step += 2u) {
+    for (var step = 0u; step < count; step += 2u) {
         count_steps(1u);
         let got_first = forward_step(item, lane, &source, &settled);
         let got_second = forward_step(item, lane, &source, &settled);
@@ -826,11 +833,13 @@ fn team_state(done: bool, progressed: bool, lid: u32) -> Team {
 }
 #endif
 
-// Solves the items of one ticket (team-uniform: every lane of the team calls it); false when
-// the team ran out of spins (or loop iterations) and left items unsolved.
-fn solve_ticket(team_first: u32, lid: u32, lane: u32, rank: u32, lanes: u32, long_row: u32) -> bool {
+// Solves the items from `team_first` to `team_end` (at most the team's lanes) of ticket
+// `ticket` (team-uniform: every lane of the team calls it); false when the team ran out of
+// spins (or loop iterations) and left items unsolved. An unsolved item notes its ticket
+// where tickets are segments, else its position: where a relaunch starts taking tickets.
+fn solve_ticket(ticket: u32, team_first: u32, team_end: u32, lid: u32, lane: u32, rank: u32, long_row: u32) -> bool {
     let pos = team_first + rank;
-    var item = start(pos, long_row);
+    var item = start(pos, team_end, long_row);
     var stalls = 0u;
     var finished = true;
     loop {
@@ -839,7 +848,7 @@ fn solve_ticket(team_first: u32, lid: u32, lane: u32, rank: u32, lanes: u32, lon
             progressed = advance(&item, long_row);
         }
 #ifdef SUBGROUP
-        progressed = forward(&item, lane, team_first, lanes) || progressed;
+        progressed = forward(&item, lane, team_first, team_end - team_first) || progressed;
 #ifdef LONG_ROWS
         progressed = long_row_block(&item, lane, rank, long_row) || progressed;
 #endif
@@ -862,7 +871,7 @@ fn solve_ticket(team_first: u32, lid: u32, lane: u32, rank: u32, lanes: u32, lon
         atomicOr(&status[STATUS_PROBLEM], 0u);
     }
     if !item.done {
-        atomicMin(&status[STATUS_LOWEST_UNSOLVED], pos);
+        atomicMin(&status[STATUS_LOWEST_UNSOLVED], select(pos, ticket, params.segments != 0u));
     }
     return finished;
 }
@@ -910,43 +919,59 @@ fn main(@builtin(local_invocation_index) lid: u32
         loop_steps += 1u;
 #endif
 #ifdef SUBGROUP
-        var first = 0u;
+        // A ticket is a segment (`params.segments`) or `lanes` items from the ticket on.
+        let segmented = params.segments != 0u;
+        var claimed = 0u;
         if rank == 0u {
-            first = atomicAdd(&status[STATUS_TICKET], lanes);
+            claimed = atomicAdd(&status[STATUS_TICKET], select(lanes, 1u, segmented));
         }
         // A ticket is solved by the whole team (its lanes take its positions by rank). A
         // persistent team that is not whole again after a ticket leaves: the lanes without
         // rank 0 take nothing, and rank 0 leaves its new ticket to a relaunch.
         let here = subgroupBallot(true);
-        let team_first = subgroupBroadcastFirst(first);
+        let ticket = subgroupBroadcastFirst(claimed);
         if !whole(here) {
-            if rank == 0u && first < params.items {
-                atomicMin(&status[STATUS_LOWEST_UNSOLVED], first);
+            if rank == 0u && claimed < select(params.items, params.segments, segmented) {
+                atomicMin(&status[STATUS_LOWEST_UNSOLVED], claimed);
             }
             break;
         }
+        if segmented && ticket >= params.segments {
+            break;
+        }
+        let team_first = select(ticket, team_starts[min(ticket, params.segments - 1u)], segmented);
+        let team_last = select(ticket + lanes, team_starts[min(ticket + 1u, params.segments)], segmented);
 #else
         // Every lane has read the last round's flags before team_value is written again.
         workgroupBarrier();
         if lid == 0u {
             team_value = atomicAdd(&status[STATUS_TICKET], WG_SIZE);
         }
-        let team_first = workgroupUniformLoad(&team_value);
+        let ticket = workgroupUniformLoad(&team_value);
+        let team_first = ticket;
+        let team_last = ticket + WG_SIZE;
 #endif
         if team_first >= params.items {
             break;
         }
 #ifdef LOOP_BUDGET
         // Out of loop iterations (after tickets each done in a round): this one is left to a
-        // relaunch, which starts at the lowest position left.
+        // relaunch, which starts at the lowest ticket left.
         if loop_steps > params.loop_budget {
             if rank == 0u {
-                atomicMin(&status[STATUS_LOWEST_UNSOLVED], team_first);
+                atomicMin(&status[STATUS_LOWEST_UNSOLVED], ticket);
             }
             break;
         }
 #endif
-        if !solve_ticket(team_first, lid, lane, rank, lanes, long_row) || params.persistent == 0u {
+        // A segment is at most the least subgroup size; a narrower team would take it in parts.
+        let team_end = min(team_last, params.items);
+        var finished = true;
+        for (var part = team_first; part < team_end && finished; part += lanes) {
+            count_steps(1u);
+            finished = solve_ticket(ticket, part, min(part + lanes, team_end), lid, lane, rank, long_row);
+        }
+        if !finished || params.persistent == 0u {
             break;
         }
     }

@@ -2,8 +2,8 @@
 // parameter (each a pass over a few words):
 // - INIT: every x and aux word NOT_READY, the status reset (one per word);
 // - RELAUNCH: one invocation; sizes the next launch of the solve (the indirect arguments in
-//   `args`) from the lowest unsolved position, restarting the tickets there, or zero
-//   workgroups when every item is solved;
+//   `args`) from the lowest unsolved ticket (a position, or a segment of positions),
+//   restarting the tickets there, or zero workgroups when every item is solved;
 // - FINISH: f64 only; rewrites each solved item's encoded words as the plain f64 and marks
 //   its aux word DECODED (the level kept); unsolved items stay NaN;
 // - LEVELS: the keys and values of the level sort, keys[r] = level of row r − 1 (read from
@@ -38,8 +38,10 @@ struct Params {
     rows: u32,
     k: u32,
     f64_values: u32,
-    // Positions one workgroup of the solve takes, and the most workgroups a launch has (its
-    // teams then take several tickets each).
+    // The solve's tickets (its items, or its segments of items), the tickets one workgroup of
+    // it takes, and the most workgroups a launch has (its teams then take several tickets
+    // each).
+    tickets: u32,
     solve_workgroup: u32,
     max_solve_workgroups: u32,
     max_workgroups_per_dimension: u32,
@@ -85,7 +87,7 @@ fn relaunch(i: u32) {
     atomicStore(&status[STATUS_TICKET], lowest);
     atomicStore(&status[STATUS_LOWEST_UNSOLVED], NONE);
     atomicAdd(&status[STATUS_RELAUNCHES], 1u);
-    let workgroups = min((params.items - lowest + params.solve_workgroup - 1u) / params.solve_workgroup,
+    let workgroups = min((params.tickets - lowest + params.solve_workgroup - 1u) / params.solve_workgroup,
                          params.max_solve_workgroups);
     let width = min(workgroups, params.max_workgroups_per_dimension);
     args[0] = width;

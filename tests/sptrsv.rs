@@ -49,6 +49,16 @@ fn try_solve<T: Scalar>(ctx: &Context, plan: &TriangularSolve<T>, b: &[T], k: us
     }
 }
 
+/// A row-order plan of `matrix`'s non-unit `triangle` with `options`.
+fn row_order_plan<T: Scalar>(
+    ctx: &Context,
+    matrix: &GpuSparse<T>,
+    triangle: Triangle,
+    options: SptrsvOptions,
+) -> TriangularSolve<T> {
+    TriangularSolve::with_options(ctx, matrix, triangle, Diagonal::NonUnit, SptrsvAlgorithm::RowOrder, options).unwrap()
+}
+
 /// The n × n CSR matrix with the given rows of (column, value).
 fn square_from_rows(rows: Vec<Vec<(u32, f32)>>) -> CsrMatrix<f32> {
     let n = rows.len();
@@ -339,6 +349,46 @@ fn auto_keeps_row_order_on_small_matrices() {
     }
 }
 
+/// `Auto` keeps row order, capturing no levels, where one row in `SOLO_ROW_ORDER_SHARE` or
+/// more has a team of its own: a random lower triangle of 140,000 rows (past
+/// `ROW_ORDER_ROWS`, its levels not wide) with every row of 4 entries or more alone runs in
+/// row order on both solves with subgroups; with no row alone (or without subgroups, where
+/// there are no segments) its second solve runs by level.
+#[test]
+fn auto_keeps_row_order_where_many_rows_are_alone() {
+    let seed = common::seed("auto_keeps_row_order_where_many_rows_are_alone");
+    let mut rng = Rng::new(seed);
+    let lower = generate::solvable_triangle(&generate::random(140_000, 140_000, 6.0 / 140_000.0, seed), false);
+    assert!(lower.rows() >= wgsparse::ops::sptrsv::ROW_ORDER_ROWS);
+    let b = rhs::<f32>(lower.rows(), &mut rng);
+    let want = twin(&lower, false, false, &b, 1);
+    for (mode, ctx) in common::contexts_for::<f32>() {
+        for (entries, alone) in [(4, ctx.subgroups()), (usize::MAX, false)] {
+            // A matrix of its own: levels another plan kept would be used at once.
+            let matrix = GpuSparse::from_csr(ctx, &lower, Conversion::Csr).unwrap();
+            let options = SptrsvOptions { solo_row_entries: Some(entries), ..Default::default() };
+            let plan = TriangularSolve::with_options(
+                ctx,
+                &matrix,
+                Triangle::Lower,
+                Diagonal::NonUnit,
+                SptrsvAlgorithm::Auto,
+                options,
+            )
+            .unwrap();
+            for round in 0..2 {
+                let what = format!("{mode}, rows of {entries} alone, solve {round}");
+                let mut x = ctx.upload(&vec![f32::NAN; b.len()]).unwrap();
+                let report = plan.solve(&ctx.upload(&b).unwrap(), &mut x).unwrap();
+                let err = relative_error(&x.read_blocking().unwrap(), &want);
+                assert!(err < 1e-5, "{what}: {err:e}");
+                assert_eq!(report.level_order, !alone && round == 1, "{what}");
+                assert_eq!(report.levels.is_none(), alone, "{what}: levels captured");
+            }
+        }
+    }
+}
+
 /// The 3,000-row chain solved with a spin bound of 0 (a team gives up at its first round
 /// without progress) and one relaunch recorded per round, by a plan's first solve (in row
 /// order; a level-order plan learns the levels as well, by `capture`): the solve's report
@@ -530,6 +580,92 @@ fn same_bits_capped_or_not<T: Scalar>(name: &str, l: &CsrMatrix<T>, upper: bool,
     }
 }
 
+/// Rows given teams of their own (`solo_row_entries`: row order's tickets become segments)
+/// change no bit: R-MAT s8, a dense row, a band and the chain, lower and upper, 1, 4 and 33
+/// right-hand sides (33 spans several segments of a row's items), with every row of 1, 8 or
+/// 20 entries or more alone, against the same plan without segments and the twin, f32 and
+/// f64, both subgroup paths (segments need subgroups); with subgroups the segments are there
+/// (kept with the matrix). Then a chain with a spin bound of 0 and every fifth row alone:
+/// relaunches restart at the lowest segment left, in launches of a workgroup per 64 rows and
+/// of 4 taking ticket after ticket.
+#[test]
+fn solo_rows_give_the_same_bits() {
+    let seed = common::seed("solo_rows_give_the_same_bits");
+    let mut rng = Rng::new(seed);
+    let shapes = [
+        ("rmat_s8", generate::rmat(8, 8, 0.57, 0.19, 0.19, seed)),
+        ("dense_row", generate::dense_row_mix(300, 200, seed)),
+        ("band_40", band(200, 40, &mut rng)),
+        ("chain_300", chain(300)),
+    ];
+    for (name, a) in shapes {
+        for upper in [false, true] {
+            let l = if name.starts_with("chain") { a.clone() } else { generate::solvable_triangle(&a, upper) };
+            let upper = upper && !name.starts_with("chain");
+            for k in [1, 4, 33] {
+                same_bits_solo_or_not::<f32>(name, &l, upper, k, &mut rng);
+                same_bits_solo_or_not::<f64>(name, &l.map_values(|v| v as f64), upper, k, &mut rng);
+            }
+        }
+    }
+    // A chain whose every fifth row also needs the three rows before the one before it: with
+    // rows of 4 entries or more alone, a segment's index is not its first row.
+    let chain = square_from_rows(
+        (0..3000u32)
+            .map(|i| {
+                let reach = if i % 5 == 0 { 4 } else { 1 };
+                let mut row: Vec<(u32, f32)> = (i.saturating_sub(reach)..i).map(|j| (j, -0.9 / reach as f32)).collect();
+                row.push((i, 1.0));
+                row
+            })
+            .collect(),
+    );
+    let b = rhs::<f32>(chain.rows(), &mut rng);
+    let want = twin(&chain, false, false, &b, 1);
+    let mut relaunched = 0;
+    for (mode, ctx) in common::contexts_for::<f32>() {
+        let matrix = GpuSparse::from_csr(ctx, &chain, Conversion::Csr).unwrap();
+        for max_workgroups in [None, Some(4)] {
+            let options =
+                SptrsvOptions { spin_limit: 0, solo_row_entries: Some(4), max_workgroups, ..SptrsvOptions::default() };
+            let plan = row_order_plan(ctx, &matrix, Triangle::Lower, options);
+            let b_gpu = ctx.upload(&b).unwrap();
+            let mut x = ctx.upload(&vec![f32::NAN; chain.rows()]).unwrap();
+            let report = plan.solve(&b_gpu, &mut x).unwrap();
+            relaunched += report.relaunches;
+            let err = relative_error(&x.read_blocking().unwrap(), &want);
+            assert!(err < 1e-5, "chain {mode} cap {max_workgroups:?}: {err:e} after {} relaunches", report.relaunches);
+        }
+    }
+    assert!(relaunched > 0, "a spin bound of 0 on a 3,000-row chain should need relaunches");
+}
+
+fn same_bits_solo_or_not<T: Scalar>(name: &str, l: &CsrMatrix<T>, upper: bool, k: usize, rng: &mut Rng) {
+    let b = rhs::<T>(l.rows() * k, rng);
+    let twin = twin(l, upper, false, &b, k);
+    let side = if upper { Triangle::Upper } else { Triangle::Lower };
+    for (mode, ctx) in common::contexts_for::<T>() {
+        let matrix = GpuSparse::from_csr(ctx, l, Conversion::Csr).unwrap();
+        let runs: Vec<Vec<T>> = [usize::MAX, 1, 8, 20]
+            .into_iter()
+            .map(|entries| {
+                let options = SptrsvOptions { rhs: k, solo_row_entries: Some(entries), ..Default::default() };
+                let plan = row_order_plan(ctx, &matrix, side, options);
+                solve(ctx, &plan, &b, k)
+            })
+            .collect();
+        let what = format!("{name} {} upper={upper} k={k} {mode}", T::KIND.name());
+        let segments = matrix.analyses().iter().filter(|a| a.name.starts_with("team segments")).count();
+        assert_eq!(segments > 0, ctx.subgroups(), "{what}: {segments} segment analyses");
+        for (i, x) in runs.iter().enumerate() {
+            let err = relative_error(x, &twin);
+            assert!(err < common::tolerance::<T>(), "{what} run {i}: {err:e}");
+            let differ = x.iter().zip(&runs[0]).filter(|(a, b)| a.to_f64().to_bits() != b.to_f64().to_bits());
+            assert_eq!(differ.count(), 0, "{what}: run {i} changed the bits of the run without segments");
+        }
+    }
+}
+
 /// A recorded solve in a batch with other work; `check` reports its outcome.
 #[test]
 fn recorded_solve_and_check() {
@@ -575,15 +711,7 @@ fn recorded_relaunch_rounds_solve_or_say_so() {
             let what = format!("{mode}, {rounds} rounds, cap {max_workgroups:?}");
             let options =
                 SptrsvOptions { spin_limit: 0, relaunch_rounds: rounds, max_workgroups, ..Default::default() };
-            let plan = TriangularSolve::with_options(
-                ctx,
-                &matrix,
-                Triangle::Lower,
-                Diagonal::NonUnit,
-                SptrsvAlgorithm::RowOrder,
-                options,
-            )
-            .unwrap();
+            let plan = row_order_plan(ctx, &matrix, Triangle::Lower, options);
             let mut x = ctx.upload(&vec![f32::NAN; chain.rows()]).unwrap();
             let mut batch = ctx.batch();
             plan.record(&mut batch.recorder(), &b_gpu, &mut x).unwrap();
@@ -691,6 +819,7 @@ fn unsolvable_input_and_misuse_are_typed_errors() {
         SptrsvOptions { rhs: 0, ..Default::default() },
         SptrsvOptions { max_workgroups: Some(0), ..Default::default() },
         SptrsvOptions { walk_batches: 0, ..Default::default() },
+        SptrsvOptions { solo_row_entries: Some(0), ..Default::default() },
     ] {
         let refused = TriangularSolve::with_options(
             ctx,

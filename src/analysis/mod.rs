@@ -7,4 +7,5 @@ pub(crate) mod merge_path;
 pub(crate) mod radix_sort;
 pub(crate) mod row_split;
 pub(crate) mod scan;
+pub(crate) mod team_segments;
 pub(crate) mod transpose;

@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use super::common::{check_len, check_row_major, Operands};
 use crate::analysis::level_sets::{CapturedLevels, FrontierInput, LevelCount, LevelSets, SolveStep};
+use crate::analysis::team_segments::{SegmentInput, TeamSegments};
 use crate::analysis::transpose::Transpose;
 use crate::context::Context;
 use crate::element::{ElementKind, Scalar};
@@ -83,6 +84,10 @@ pub enum SptrsvAlgorithm {
     /// wait little in row order and keep their locality there) or the matrix has fewer than
     /// [`ROW_ORDER_ROWS`] rows (a large GPU holds a team for every row at once, so row order
     /// already runs the critical path, and the first solve pays no sort); row order before.
+    /// Always row order, capturing nothing, where at least one row in
+    /// [`SOLO_ROW_ORDER_SHARE`] has a team of its own
+    /// ([`SptrsvOptions::solo_row_entries`]): power-law graphs, whose hubs held up the teams
+    /// of level order too.
     Auto,
     /// Rows in order (reversed for an upper triangle); never captures levels.
     RowOrder,
@@ -197,6 +202,19 @@ pub struct SptrsvOptions {
     /// and 24.7 to 14.6 ms (upper), within 4% of the best of 3–8 on every R-MAT of the suites;
     /// matrices of short rows never reach it (NOTES, session 72).
     pub walk_batches: u32,
+    /// In row order with subgroups, a row of this many entries or more is solved by a team
+    /// of its own (its lanes help with its blocks and hold no other row), at least 1
+    /// (`usize::MAX`: never). A subgroup runs its lanes' walks together, so a long row's walk
+    /// held up the short rows of its team, and where a team held several long rows their
+    /// blocks queued. The tickets are then segments of rows, cut once on the GPU and kept
+    /// with the matrix (4 bytes per 32 rows on a GPU of 32-lane subgroups). `None` (the
+    /// default): [`SOLO_ROW_ENTRIES_SMALL`] on fewer than [`ROW_ORDER_ROWS`] rows (a large GPU
+    /// holds every team at once), else [`SOLO_ROW_ENTRIES`] (each team of one row takes a
+    /// place in the window of resident teams that a row-order solve advances by). On the H200
+    /// (NOTES, session 73): R-MAT s14's
+    /// solves 376 → 335 µs (lower) and 533 → 388 (upper), R-MAT s21's first solves (row
+    /// order, levels captured) 16.0 → 6.8 ms and 26.8 → 5.7 ms.
+    pub solo_row_entries: Option<usize>,
 }
 
 impl Default for SptrsvOptions {
@@ -210,6 +228,7 @@ impl Default for SptrsvOptions {
             ignore_other_triangle: false,
             capture: LevelCapture::DuringSolve,
             walk_batches: WALK_BATCHES,
+            solo_row_entries: None,
         }
     }
 }
@@ -240,6 +259,16 @@ const MAX_LEVEL_WORKGROUPS: usize = 1024;
 
 /// The default of [`SptrsvOptions::walk_batches`].
 pub const WALK_BATCHES: u32 = 4;
+/// [`SptrsvOptions::solo_row_entries`] by default from [`ROW_ORDER_ROWS`] rows: on R-MAT
+/// s21 (2 M rows) the first solve took 6.8 ms with it, 7.8 with 128.
+pub const SOLO_ROW_ENTRIES: usize = 512;
+/// `Auto` keeps row order where one row in this many or more has a team of its own: on the
+/// H200, R-MAT s21 (one in 616 and 414 rows of 512 entries or more) solved in 5.6 and 4.5 ms
+/// in row order, 7.6 and 14.2 in level order, lower and upper (NOTES, session 73).
+pub const SOLO_ROW_ORDER_SHARE: usize = 1024;
+/// [`SptrsvOptions::solo_row_entries`] by default below [`ROW_ORDER_ROWS`] rows: on R-MAT
+/// s14 and s10, 128 was 0–14% faster than 256 and 512.
+pub const SOLO_ROW_ENTRIES_SMALL: usize = 128;
 /// Workgroup size of the solve (a multiple of every subgroup size).
 const WORKGROUP: u32 = 64;
 /// Entries a lane takes of a long row's block (`BLOCK_PER_LANE` in `shaders/sptrsv.wgsl`),
@@ -290,6 +319,12 @@ pub struct TriangularSolve<T: Scalar> {
     /// The loop iterations a team runs in a launch, where the adapter caps them
     /// (`LOOP_BUDGET`; NONE: not built in).
     loop_budget: u32,
+    /// Row order's tickets as segments, where some rows get a team of their own
+    /// ([`SptrsvOptions::solo_row_entries`]).
+    segments: Option<Arc<TeamSegments>>,
+    /// `Auto` keeps row order: rows with a team of their own are many
+    /// ([`SOLO_ROW_ORDER_SHARE`]).
+    hubs: bool,
     steps: Kernel<steps::Shader>,
     /// One word per item: its level (f32, when capturing) or the third word of its value (f64).
     aux: GpuVec<u32>,
@@ -364,6 +399,50 @@ fn loop_budget<T: Scalar>(
     };
     ctx.check_loop_iterations(what, needed + 2 * any_round)?;
     Ok(Some(budget as u32))
+}
+
+/// Row order's tickets as segments ([`SptrsvOptions::solo_row_entries`]): with subgroups, where
+/// some row is that long (a transpose's rows, A's columns, are not counted: none). Cut once
+/// per pattern, triangle, right-hand sides and cut, and kept with the matrix.
+fn team_segments<T: Scalar>(
+    ctx: &Context,
+    a: &GpuSparse<T>,
+    triangle: Triangle,
+    options: &SptrsvOptions,
+    transposed: bool,
+) -> Result<Option<Arc<TeamSegments>>> {
+    let long_row = match options.solo_row_entries {
+        Some(entries) => entries,
+        None if a.rows() < ROW_ORDER_ROWS => SOLO_ROW_ENTRIES_SMALL,
+        None => SOLO_ROW_ENTRIES,
+    };
+    let long_rows = a.stats().rows_at_least(long_row);
+    let Some((least, _)) = ctx.subgroup_size_range() else {
+        return Ok(None);
+    };
+    if transposed || long_rows == 0 || a.rows() == 0 {
+        return Ok(None);
+    }
+    let PanelStorage::Csr(csr) = a.panels()[0].storage() else {
+        return Err(Error::Validation("sptrsv: a panel that is not CSR".into()));
+    };
+    let width = (least as usize).min(WORKGROUP as usize);
+    let name = TeamSegments::name(&format!(
+        "{}, {} right-hand sides, {width} wide, rows of {} entries alone",
+        triangle.name(),
+        options.rhs,
+        long_row
+    ));
+    let input = SegmentInput {
+        row_offsets: csr.row_offsets(),
+        rows: a.rows(),
+        k: options.rhs,
+        upper: triangle == Triangle::Upper,
+        width,
+        long_row,
+        long_rows,
+    };
+    a.structure().get_or_build(&name, || TeamSegments::build(ctx, input)).map(Some)
 }
 
 /// Whether the solve needs its team's help with long rows (`LONG_ROWS`), and whether with
@@ -465,6 +544,9 @@ impl<T: Scalar> TriangularSolve<T> {
         if options.walk_batches == 0 {
             return Err(Error::InvalidArgument("sptrsv: walk_batches must be at least 1".into()));
         }
+        if options.solo_row_entries == Some(0) {
+            return Err(Error::InvalidArgument("sptrsv: solo_row_entries must be at least 1".into()));
+        }
         let n = a.rows();
         let items = n.checked_mul(options.rhs).filter(|&i| n < MAX_ROWS && i < (u32::MAX / 2) as usize);
         let Some(items) = items else {
@@ -488,6 +570,8 @@ impl<T: Scalar> TriangularSolve<T> {
         let transpose = if transposed { Some(Transpose::of(ctx, a)?) } else { None };
         let triangle = if transposed { triangle.flipped() } else { triangle };
         let what = format!("{}{}", triangle.name(), if transposed { ", of the transpose" } else { "" });
+        let segments = team_segments(ctx, a, triangle, &options, transposed)?;
+        let hubs = segments.as_ref().is_some_and(|s| s.long_rows * SOLO_ROW_ORDER_SHARE >= n);
         Ok(TriangularSolve {
             ctx: ctx.clone(),
             matrix: a.clone(),
@@ -505,6 +589,8 @@ impl<T: Scalar> TriangularSolve<T> {
             lone_blocks: false,
             block_hint: true,
             loop_budget: loop_budget.unwrap_or(NONE),
+            segments,
+            hubs,
             steps: ctx.plain_kernel::<steps::Shader>(Default::default(), Default::default())?,
             aux: ctx.zeros(items.max(1))?,
             // As INIT leaves it: nothing unsolved, no problem (what `check` reads before a run).
@@ -547,11 +633,13 @@ impl<T: Scalar> TriangularSolve<T> {
         self.level_count()
     }
 
-    /// Device bytes this plan allocated beyond the matrix, b and x: a word per item and the
-    /// status. Level sets and a transpose are kept with the matrix ([`GpuSparse::analyses`]).
+    /// Device bytes this plan allocated beyond the matrix, b and x: a word per item, the
+    /// status and row order's segments. Level sets and a transpose are kept with the matrix
+    /// ([`GpuSparse::analyses`]), as the segments are.
     pub fn extra_bytes(&self) -> u64 {
         let unused = &self.unused;
-        self.aux.byte_len()
+        self.segments.as_ref().map_or(0, |s| crate::matrix::Analysis::device_bytes(&**s))
+            + self.aux.byte_len()
             + self.status.byte_len()
             + self.args.slots().byte_len()
             + [&unused.keys, &unused.rows, &unused.order, &unused.perm].iter().map(|v| v.byte_len()).sum::<u64>()
@@ -578,7 +666,7 @@ impl<T: Scalar> TriangularSolve<T> {
             SptrsvAlgorithm::RowOrder => false,
             SptrsvAlgorithm::LevelOrder => true,
             SptrsvAlgorithm::Auto => {
-                self.matrix.rows() >= ROW_ORDER_ROWS && self.matrix.rows() <= WIDE_LEVELS * levels.max(1)
+                !self.hubs && self.matrix.rows() >= ROW_ORDER_ROWS && self.matrix.rows() <= WIDE_LEVELS * levels.max(1)
             }
         }
     }
@@ -595,7 +683,9 @@ impl<T: Scalar> TriangularSolve<T> {
     /// level and the sort was skipped (by an `Auto` plan on wide levels, for instance).
     fn needs_capture(&self) -> bool {
         match self.level_count() {
-            None => self.algorithm != SptrsvAlgorithm::RowOrder,
+            None => {
+                self.algorithm == SptrsvAlgorithm::LevelOrder || (self.algorithm == SptrsvAlgorithm::Auto && !self.hubs)
+            }
             Some(levels) => self.by_level(levels) && self.level_sets().is_none(),
         }
     }
@@ -790,10 +880,11 @@ impl<T: Scalar> TriangularSolve<T> {
         Ok(SolveReport { relaunches, levels: self.levels(), level_order })
     }
 
-    /// Workgroups a launch of `items` items has ([`SptrsvOptions::max_workgroups`]), and
-    /// whether that is fewer than one per 64 items (its teams then take ticket after ticket).
-    fn launch_size(&self, items: usize, level_sets: Option<&LevelSets>) -> (u32, bool) {
-        let all = items.div_ceil(WORKGROUP as usize);
+    /// Workgroups a launch of `tickets` tickets has, `per_workgroup` a workgroup
+    /// ([`SptrsvOptions::max_workgroups`]), and whether that is fewer than the tickets need
+    /// (its teams then take ticket after ticket).
+    fn launch_size(&self, tickets: usize, per_workgroup: usize, level_sets: Option<&LevelSets>) -> (u32, bool) {
+        let all = tickets.div_ceil(per_workgroup);
         let default_cap = |sets: &LevelSets| {
             (2 * sets.widest * self.options.rhs)
                 .div_ceil(WORKGROUP as usize)
@@ -826,7 +917,14 @@ impl<T: Scalar> TriangularSolve<T> {
         let items = n * self.options.rhs;
         let x_words = if f64_values { 2 * items } else { items };
         let aux_words = if f64_values || capture { items } else { 0 };
-        let (workgroups, persistent) = self.launch_size(items, level_sets);
+        // Row order's segments, a ticket a team (of the widest subgroup, so that a launch has
+        // a team for each), or `items` tickets, a position each.
+        let segments = self.segments.as_deref().filter(|_| level_sets.is_none());
+        let (tickets, per_workgroup) = match (segments, self.ctx.subgroup_size_range()) {
+            (Some(segments), Some((_, most))) => (segments.segments, (WORKGROUP / most).max(1) as usize),
+            _ => (items, WORKGROUP as usize),
+        };
+        let (workgroups, persistent) = self.launch_size(tickets, per_workgroup, level_sets);
         let step = |step: SolveStep| steps::Params {
             step: step as u32,
             items: items as u32,
@@ -835,7 +933,8 @@ impl<T: Scalar> TriangularSolve<T> {
             rows: n as u32,
             k: self.options.rhs as u32,
             f64_values: f64_values as u32,
-            solve_workgroup: WORKGROUP,
+            tickets: tickets as u32,
+            solve_workgroup: per_workgroup as u32,
             max_solve_workgroups: workgroups,
             max_workgroups_per_dimension: self.ctx.limits().max_compute_workgroups_per_dimension,
         };
@@ -872,6 +971,7 @@ impl<T: Scalar> TriangularSolve<T> {
             short_blocks: self.short_blocks as u32,
             walk_batches: self.options.walk_batches,
             block_hint: self.block_hint as u32,
+            segments: segments.map_or(0, |s| s.segments as u32),
         };
         let bindings = kernel::Bindings {
             row_offsets: row_offsets.bind(),
@@ -883,6 +983,7 @@ impl<T: Scalar> TriangularSolve<T> {
             x,
             aux: self.aux.bind(),
             status: self.status.bind(),
+            team_starts: segments.map_or(self.unused.order.bind(), |s| s.starts.bind()),
         };
         if launch == Launch::First {
             rec.dispatch_items(&self.steps, step(SolveStep::Init), step_bindings, x_words.max(aux_words) as u64)?;
@@ -1056,7 +1157,57 @@ mod tests {
         let sets = plan.level_sets().expect("levels captured");
         let what = format!("{} rows, {}, {capture:?}", l.rows(), T::KIND.name());
         assert_eq!(sets.widest, 1 << widest.ilog2(), "{what}: widest {widest}");
-        assert_eq!(plan.launch_size(l.rows() * k, Some(&sets)), launch, "{what}");
+        assert_eq!(plan.launch_size(l.rows() * k, WORKGROUP as usize, Some(&sets)), launch, "{what}");
+    }
+
+    /// Row order's segments as the host cuts them: a segment starts at every width-th item,
+    /// at each long row's first item and at the item after its last, then the item count for
+    /// every word left; so a long row's items share a segment with no other row's. Lower and
+    /// upper (positions from the last row), 1, 3 and 33 right-hand sides (33: a row's items
+    /// past the width), a dense row and R-MAT's hubs.
+    #[test]
+    fn segments_hold_long_rows_alone() {
+        let ctx = Context::new_blocking(ContextOptions::from_env().unwrap()).unwrap();
+        let Some((width, _)) = ctx.subgroup_size_range() else {
+            return;
+        };
+        let width = (width as usize).min(WORKGROUP as usize);
+        let seed = 0x5e9;
+        let long_row = 20;
+        for a in [generate::dense_row_mix(200, 150, seed), generate::rmat(8, 8, 0.57, 0.19, 0.19, seed)] {
+            for (upper, k) in [false, true].into_iter().flat_map(|u| [1, 3, 33].map(|k| (u, k))) {
+                let l = generate::solvable_triangle(&a, upper);
+                let n = l.rows();
+                let matrix = GpuSparse::from_csr(&ctx, &l, Conversion::Csr).unwrap();
+                let triangle = if upper { Triangle::Upper } else { Triangle::Lower };
+                let options = SptrsvOptions { rhs: k, solo_row_entries: Some(long_row), ..Default::default() };
+                let plan = TriangularSolve::with_options(
+                    &ctx,
+                    &matrix,
+                    triangle,
+                    Diagonal::NonUnit,
+                    SptrsvAlgorithm::RowOrder,
+                    options,
+                )
+                .unwrap();
+                let segments = plan.segments.as_ref().expect("rows of 20 entries or more");
+                let long = |pos: usize| {
+                    let row = if upper { n - 1 - pos } else { pos };
+                    l.row_offsets()[row + 1] - l.row_offsets()[row] >= long_row as u32
+                };
+                let mut want: Vec<u32> = (0..n * k)
+                    .filter(|&i| {
+                        let (pos, rhs) = (i / k, i % k);
+                        i % width == 0 || (rhs == 0 && (long(pos) || (pos > 0 && long(pos - 1))))
+                    })
+                    .map(|i| i as u32)
+                    .collect();
+                assert!(want.len() <= segments.segments, "at most the segments counted");
+                want.resize(segments.segments + 1, (n * k) as u32);
+                let what = format!("{n} rows, upper {upper}, k {k}");
+                assert_eq!(segments.starts.read_blocking().unwrap(), want, "{what}");
+            }
+        }
     }
 
     /// A long row's block taken by its own lane alone (the path of a team that is not whole

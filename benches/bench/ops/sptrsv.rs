@@ -48,10 +48,11 @@ impl<T> SptrsvOp<T> {
     }
 }
 
-/// `algorithm` or a tuning variant `algorithm:backoff=N:wgs=N:capture=C:rounds=N:batches=N`
-/// (the back-off, the most workgroups a launch has, how the first solve learns the levels:
-/// auto, solve or frontier; the relaunch rounds a recorded solve holds; the batches of 4
-/// entries a lane walks a round).
+/// `algorithm` or a tuning variant
+/// `algorithm:backoff=N:wgs=N:capture=C:rounds=N:batches=N:solo=N` (the back-off, the most
+/// workgroups a launch has, how the first solve learns the levels: auto, solve or frontier;
+/// the relaunch rounds a recorded solve holds; the batches of 4 entries a lane walks a round;
+/// the entries from which a row has a team of its own in row order).
 fn parse_variant(name: &str) -> Option<(SptrsvAlgorithm, SptrsvOptions)> {
     let mut parts = name.split(':');
     let algorithm = parts.next()?;
@@ -63,6 +64,7 @@ fn parse_variant(name: &str) -> Option<(SptrsvAlgorithm, SptrsvOptions)> {
             ("capture", v) => options.capture = LevelCapture::from_name(v)?,
             ("rounds", v) => options.relaunch_rounds = v.parse().ok()?,
             ("batches", v) => options.walk_batches = v.parse().ok()?,
+            ("solo", v) => options.solo_row_entries = Some(v.parse().ok()?),
             _ => return None,
         }
     }
